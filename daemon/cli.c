@@ -1,0 +1,185 @@
+/* Offline subcommands: info, eval, conform. */
+#include "cli.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_args.h"
+#include "engine/eval.h"
+#include "engine/load.h"
+
+/* ---- shared helpers ------------------------------------------------------------------- */
+
+int cli_fail(const char *what, const struct eng_error *err)
+{
+    fprintf(stderr, "skeld: %s: %s\n", what, err->msg);
+    return err->code == ENG_EINVAL ? 2 : 1;
+}
+
+int cli_load(const char *path, bool pixels, struct armature **arm)
+{
+    struct load_limits lim;
+    struct eng_error err;
+    load_limits_default(&lim);
+    lim.skip_atlas_pixels = !pixels;
+    if (armature_load_file(path, &lim, arm, &err))
+        return cli_fail("load", &err);
+    return 0;
+}
+
+/* ---- JSON output ---------------------------------------------------------------------- */
+
+void cli_write_json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+static void write_num(FILE *out, double v)
+{
+    if (v == 0.0)
+        v = 0.0; /* no "-0" */
+    fprintf(out, "%.9g", v);
+}
+
+void cli_write_pose_json(FILE *out, const struct pose *p)
+{
+    const struct armature *arm = p->arm;
+    fputs("[", out);
+    for (uint32_t b = 0; b < arm->bone_count; b++) {
+        const struct bone_out *o = &p->out[b];
+        fprintf(out, "%s\n{\"id\":%u,\"pos\":[", b ? "," : "", b);
+        write_num(out, o->pos.x);
+        fputc(',', out);
+        write_num(out, o->pos.y);
+        fputs("],\"rot\":", out);
+        write_num(out, o->rot);
+        fputs(",\"scale\":[", out);
+        write_num(out, o->scale.x);
+        fputc(',', out);
+        write_num(out, o->scale.y);
+        fprintf(out, "],\"hidden\":%s,\"zindex\":%d,\"tex\":", o->hidden ? "true" : "false",
+                o->zindex);
+        cli_write_json_string(out, armature_tex_name(arm, o->tex));
+        const struct arm_bone *bone = &arm->bones[b];
+        if (bone->vert_len) {
+            fputs(",\"verts\":[", out);
+            for (uint32_t v = 0; v < bone->vert_len; v++) {
+                const struct vec2 *q = &p->verts[bone->vert_off + v];
+                fputs(v ? ",[" : "[", out);
+                write_num(out, q->x);
+                fputc(',', out);
+                write_num(out, q->y);
+                fputc(']', out);
+            }
+            fputc(']', out);
+        }
+        fputc('}', out);
+    }
+    fputs("\n]\n", out);
+}
+
+/* ---- skeld info ----------------------------------------------------------------------- */
+
+int cli_info(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: skeld info FILE.skf\n");
+        return 2;
+    }
+    struct armature *arm;
+    int rc = cli_load(argv[1], false, &arm);
+    if (rc)
+        return rc;
+    FILE *out = stdout;
+    fputs("{\"version\":", out);
+    cli_write_json_string(out, arm->version);
+    fputs(",\"bones\":[", out);
+    for (uint32_t b = 0; b < arm->bone_count; b++) {
+        fprintf(out, "%s\n{\"id\":%u,\"name\":", b ? "," : "", b);
+        cli_write_json_string(out, arm->bones[b].name);
+        fprintf(out, ",\"parent\":%d}", arm->bones[b].parent);
+    }
+    fputs("],\"animations\":[", out);
+    for (uint32_t a = 0; a < arm->anim_count; a++) {
+        const struct arm_anim *an = &arm->anims[a];
+        fprintf(out, "%s\n{\"id\":%u,\"name\":", a ? "," : "", a);
+        cli_write_json_string(out, an->name);
+        fprintf(out, ",\"fps\":%.9g,\"frames\":%.9g}", an->fps, an->last_frame + 1);
+    }
+    fputs("],\"styles\":[", out);
+    for (uint32_t s = 0; s < arm->style_count; s++) {
+        fprintf(out, "%s\n{\"id\":%d,\"name\":", s ? "," : "", arm->styles[s].id);
+        cli_write_json_string(out, arm->styles[s].name);
+        fprintf(out, ",\"textures\":%u}", arm->styles[s].tex_len);
+    }
+    fputs("],\"atlases\":[", out);
+    for (uint32_t a = 0; a < arm->atlas_count; a++) {
+        fprintf(out, "%s\n{\"filename\":", a ? "," : "");
+        cli_write_json_string(out, arm->atlases[a].filename);
+        fprintf(out, ",\"width\":%u,\"height\":%u}", arm->atlases[a].width,
+                arm->atlases[a].height);
+    }
+    fprintf(out, "],\"ik_families\":%u,\"mesh_vertices\":%u,\"keyframes\":%u}\n",
+            arm->ik_root_count, arm->vert_count, arm->keyframe_count);
+    armature_free(arm);
+    return 0;
+}
+
+/* ---- skeld eval ----------------------------------------------------------------------- */
+
+static const char eval_usage[] =
+    "usage: skeld eval FILE.skf [--anim A[,B..]] [--frame F[,G..]] [--smooth S[,..]]\n"
+    "                  [--from F0] [--warmup N] [--loop] [--reverse]\n"
+    "                  [--position X,Y] [--scale X,Y] [--velocity X,Y] [--y-down]\n";
+
+int cli_eval(int argc, char **argv)
+{
+    struct eval_flags flags = {0};
+    const char *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (cli_take_eval_flag(&flags, argc, argv, &i) ||
+            cli_take_opts_flag(&flags, argc, argv, &i))
+            continue;
+        if (argv[i][0] == '-' || file) {
+            fprintf(stderr, "skeld eval: unexpected argument \"%s\"\n%s", argv[i], eval_usage);
+            return 2;
+        }
+        file = argv[i];
+    }
+    if (!file) {
+        fputs(eval_usage, stderr);
+        return 2;
+    }
+    struct armature *arm;
+    int rc = cli_load(file, false, &arm);
+    if (rc)
+        return rc;
+    struct eval_request req;
+    struct construct_opts opts;
+    struct eng_error err;
+    struct pose *p = NULL;
+    if (cli_resolve_eval(arm, &flags, &req, &err) || cli_resolve_opts(&flags, &opts, &err)) {
+        rc = cli_fail("eval", &err);
+    } else if (!(p = pose_new(arm))) {
+        fprintf(stderr, "skeld eval: out of memory\n");
+        rc = 1;
+    } else {
+        eval_run(p, &req, &opts);
+        cli_write_pose_json(stdout, p);
+    }
+    pose_free(p);
+    armature_free(arm);
+    return rc;
+}

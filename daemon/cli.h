@@ -1,0 +1,29 @@
+/* Offline subcommands of skeld: the engine without a server. */
+#ifndef SKELD_CLI_H
+#define SKELD_CLI_H
+
+#include <stdio.h>
+
+#include "engine/errors.h"
+#include "engine/pose.h"
+
+int cli_info(int argc, char **argv);
+int cli_render(int argc, char **argv);
+int cli_eval(int argc, char **argv);
+int cli_conform(int argc, char **argv);
+
+/* Loads path (decoding atlas pixels only if pixels); prints the error and returns the exit
+ * status (1) on failure, 0 on success. */
+int cli_load(const char *path, bool pixels, struct armature **arm);
+
+/* Prints "skeld: WHAT: message" and returns the exit status for err (2 usage, 1 other). */
+int cli_fail(const char *what, const struct eng_error *err);
+
+/* Writes s as a JSON string literal. */
+void cli_write_json_string(FILE *out, const char *s);
+
+/* Writes the constructed bones of p as the JSON array `skeld eval` prints (the keys of the
+ * conformance vectors' expect entries), followed by a newline. */
+void cli_write_pose_json(FILE *out, const struct pose *p);
+
+#endif

@@ -1,0 +1,270 @@
+/* Construct (SPEC.md section 2): inheritance, IK, inheritance with IK rotations, physics,
+ * inheritance with physics, mesh vertices; then the per-request engine options.
+ *
+ * The reference runs inheritance three times over every bone. The second pass differs from
+ * the first only for bones that get an IK rotation and their descendants (PLAN_IK), and the
+ * third from the second only for physics bones and their descendants (PLAN_PHYS); those sets
+ * are fixed per armature (construct_plan), so the later passes revisit only them, and the
+ * first pass skips PLAN_IK bones whose first-pass position nothing reads. cos/sin of a world
+ * rotation are computed once, where children, vertices or binds read them (PLAN_TRIG). The
+ * numbers are the reference's. */
+#include "construct.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+enum pass { PASS_PLAIN, PASS_IK, PASS_PHYS };
+
+void construct_opts_default(struct construct_opts *o)
+{
+    *o = (struct construct_opts){{0, 0}, {1, 1}, {0, 0}, false};
+}
+
+static void rotate_onto(struct bone_out *child, const struct bone_out *parent, double orbit,
+                        double c, double s)
+{
+    double x = child->pos.x * parent->scale.x, y = child->pos.y * parent->scale.y;
+    child->rot += orbit;
+    child->scale.x *= parent->scale.x;
+    child->scale.y *= parent->scale.y;
+    child->pos.x = x * c - y * s + parent->pos.x;
+    child->pos.y = x * s + y * c + parent->pos.y;
+}
+
+void construct_inherit(struct bone_out *child, const struct bone_out *parent, double orbit)
+{
+    rotate_onto(child, parent, orbit, cos(orbit), sin(orbit));
+}
+
+static void set_trig(struct bone_out *o, double c, double s)
+{
+    o->cos_rot = c;
+    o->sin_rot = s;
+}
+
+/* cos/sin of the bone's local rotation, recomputed only when the rotation changed. */
+static const struct rot_trig *local_trig(struct pose *p, uint32_t b)
+{
+    struct rot_trig *t = &p->local_trig[b];
+    if (t->rot != p->local[b].rot) {
+        t->rot = p->local[b].rot;
+        t->c = cos(t->rot);
+        t->s = sin(t->rot);
+    }
+    return t;
+}
+
+/* Inherits o from its parent. Returns true if o's cos/sin are set: the world rotation is the
+ * local one plus the parent's, so they compose from cached values without a sincos call. */
+static bool inherit_parent(struct pose *p, uint32_t b, int pi, enum pass pass,
+                           struct bone_out *o)
+{
+    /* A parent listed after its child has not been inherited yet in this pass: the
+     * reference then reads its raw local fields. */
+    if ((uint32_t)pi > b) {
+        struct bone_out raw = {.pos = p->local[pi].pos, .scale = p->local[pi].scale,
+                               .rot = p->local[pi].rot};
+        construct_inherit(o, &raw, raw.rot);
+        return false;
+    }
+    const struct bone_out *parent = &p->out[pi];
+    if (pass == PASS_PHYS && p->arm->bones[b].phys.sway > 0.0) {
+        construct_inherit(o, parent, parent->rot - p->phys[b].orbit_diff);
+        return false;
+    }
+    rotate_onto(o, parent, parent->rot, parent->cos_rot, parent->sin_rot);
+    if (!(p->arm->plan[b] & PLAN_TRIG))
+        return false;
+    const struct rot_trig *l = local_trig(p, b);
+    set_trig(o, l->c * parent->cos_rot - l->s * parent->sin_rot,
+             l->s * parent->cos_rot + l->c * parent->sin_rot);
+    return true;
+}
+
+static void inherit_bone(struct pose *p, uint32_t b, enum pass pass)
+{
+    const struct arm_bone *bone = &p->arm->bones[b];
+    const struct bone_fields *lf = &p->local[b];
+    struct bone_out *o = &p->out[b];
+    o->pos = lf->pos;
+    o->scale = lf->scale;
+    o->rot = lf->rot;
+    bool trig = false;
+    if (bone->parent >= 0) {
+        trig = inherit_parent(p, b, bone->parent, pass, o);
+    } else if (p->arm->plan[b] & PLAN_TRIG) {
+        const struct rot_trig *l = local_trig(p, b);
+        set_trig(o, l->c, l->s);
+        trig = true;
+    }
+    if (pass != PASS_PLAIN && p->ik_has[b]) {
+        const struct rot_trig *ik = &p->ik_rot[b];
+        o->rot = ik->rot;
+        set_trig(o, ik->c, ik->s);
+        trig = true;
+    }
+    if (pass == PASS_PHYS) {
+        const struct bone_phys *ph = &bone->phys;
+        if (ph->rot_damping > 0.0) {
+            o->rot = p->phys[b].rot;
+            trig = false;
+        }
+        if (ph->pos_damping > 0.0)
+            o->pos = p->phys[b].pos;
+        if (ph->scale_damping > 0.0)
+            o->scale = p->phys[b].scale;
+    }
+    if (!trig && (p->arm->plan[b] & PLAN_TRIG))
+        set_trig(o, cos(o->rot), sin(o->rot));
+}
+
+/* Runs one pass over the bones whose plan bits match: (plan & mask) == want. */
+static void inherit_pass(struct pose *p, enum pass pass, uint8_t mask, uint8_t want,
+                         uint8_t also)
+{
+    const uint8_t *plan = p->arm->plan;
+    uint32_t n = p->arm->bone_count;
+    for (uint32_t b = 0; b < n; b++)
+        if ((plan[b] & mask) == want || (plan[b] & also))
+            inherit_bone(p, b, pass);
+}
+
+static void finish_bone(struct pose *p, uint32_t b, const struct construct_opts *opts)
+{
+    const struct bone_fields *lf = &p->local[b];
+    struct bone_out *o = &p->out[b];
+    o->hidden = lf->hidden;
+    o->zindex = lf->zindex;
+    o->tex = lf->tex;
+    for (int i = 0; i < 4; i++)
+        o->tint[i] = lf->tint[i];
+    if (!opts)
+        return;
+    if (opts->y_down) {
+        o->pos.y = -o->pos.y;
+        o->rot = -o->rot;
+    }
+    o->scale.x *= opts->scale.x;
+    o->scale.y *= opts->scale.y;
+    o->pos.x = o->pos.x * opts->scale.x + opts->position.x;
+    o->pos.y = o->pos.y * opts->scale.y + opts->position.y;
+    /* CheckBoneFlip: a mirror on exactly one axis reverses rotations. */
+    if ((opts->scale.x < 0.0) != (opts->scale.y < 0.0))
+        o->rot = -o->rot;
+}
+
+static bool is_identity(const struct construct_opts *o)
+{
+    return !o || (!o->y_down && o->position.x == 0.0 && o->position.y == 0.0 &&
+                  o->scale.x == 1.0 && o->scale.y == 1.0 && o->velocity.x == 0.0 &&
+                  o->velocity.y == 0.0);
+}
+
+static void apply_vertex_opts(struct pose *p, const struct construct_opts *opts)
+{
+    for (uint32_t v = 0; v < p->arm->vert_count; v++) {
+        struct vec2 *q = &p->verts[v];
+        if (opts->y_down)
+            q->y = -q->y;
+        q->x = q->x * opts->scale.x + opts->position.x;
+        q->y = q->y * opts->scale.y + opts->position.y;
+    }
+    for (uint32_t b = 0; b < p->arm->bone_count; b++) {
+        if (p->arm->bones[b].has_phys) {
+            p->phys[b].pos.x -= opts->velocity.x;
+            p->phys[b].pos.y -= opts->velocity.y;
+        }
+    }
+}
+
+void construct(struct pose *p, const struct construct_opts *opts)
+{
+    const struct armature *arm = p->arm;
+    if (!arm->baked_ik && arm->ik_root_count > 0) {
+        inherit_pass(p, PASS_PLAIN, PLAN_IK, 0, PLAN_IK_INPUT);
+        ik_solve(p);
+        inherit_pass(p, PASS_IK, PLAN_IK, PLAN_IK, 0);
+    } else {
+        inherit_pass(p, PASS_PLAIN, 0, 0, 0);
+    }
+    if (arm->any_phys) {
+        physics_step(p);
+        inherit_pass(p, PASS_PHYS, PLAN_PHYS, PLAN_PHYS, 0);
+    }
+    mesh_construct(p);
+    if (is_identity(opts))
+        opts = NULL;
+    for (uint32_t b = 0; b < arm->bone_count; b++)
+        finish_bone(p, b, opts);
+    if (opts)
+        apply_vertex_opts(p, opts);
+}
+
+/* Only parents evaluated before their child pass a change on within a pass. */
+static void mark_descendants(const struct armature *arm, uint8_t bit)
+{
+    for (uint32_t b = 0; b < arm->bone_count; b++) {
+        int pi = arm->bones[b].parent;
+        if (pi >= 0 && (uint32_t)pi < b && (arm->plan[pi] & bit))
+            arm->plan[b] |= bit;
+    }
+}
+
+static void mark_ik(struct armature *arm)
+{
+    for (uint32_t r = 0; r < arm->ik_root_count; r++) {
+        const struct arm_bone *root = &arm->bones[arm->ik_roots[r]];
+        if (root->ik_len > arm->max_chain)
+            arm->max_chain = root->ik_len;
+        for (uint32_t i = 0; i < root->ik_len; i++) {
+            int id = arm->ik_chain[root->ik_off + i];
+            arm->plan[id] |= PLAN_IK_INPUT | (i + 1 < root->ik_len ? PLAN_IK : 0);
+        }
+        arm->plan[arm->ik_roots[r]] |= PLAN_IK_INPUT;
+        arm->plan[root->ik_target] |= PLAN_IK_INPUT;
+    }
+    mark_descendants(arm, PLAN_IK);
+    /* IK reads first-pass positions, which need the ancestors' first-pass values. */
+    for (uint32_t b = arm->bone_count; b-- > 0;) {
+        int pi = arm->bones[b].parent;
+        if (pi >= 0 && (arm->plan[b] & PLAN_IK_INPUT))
+            arm->plan[pi] |= PLAN_IK_INPUT;
+    }
+}
+
+static void mark_trig(struct armature *arm)
+{
+    for (uint32_t b = 0; b < arm->bone_count; b++) {
+        const struct arm_bone *bone = &arm->bones[b];
+        if (bone->parent >= 0)
+            arm->plan[bone->parent] |= PLAN_TRIG;
+        if (bone->vert_len)
+            arm->plan[b] |= PLAN_TRIG;
+        for (uint32_t i = 0; i < bone->bind_len; i++) {
+            const struct arm_bind *bind = &arm->binds[bone->bind_off + i];
+            if (bind->bone >= 0 && !bind->is_path)
+                arm->plan[bind->bone] |= PLAN_TRIG;
+        }
+    }
+}
+
+int construct_plan(struct armature *arm)
+{
+    uint32_t n = arm->bone_count;
+    arm->plan = calloc(n ? n : 1, 1);
+    if (!arm->plan)
+        return -1;
+    arm->max_chain = 0;
+    mark_ik(arm);
+    mark_trig(arm);
+    arm->any_phys = false;
+    for (uint32_t b = 0; b < n; b++) {
+        const struct bone_phys *ph = &arm->bones[b].phys;
+        arm->any_phys |= arm->bones[b].has_phys;
+        if (ph->rot_damping > 0.0 || ph->pos_damping > 0.0 || ph->scale_damping > 0.0 ||
+            ph->sway > 0.0)
+            arm->plan[b] |= PLAN_PHYS;
+    }
+    mark_descendants(arm, PLAN_PHYS);
+    return 0;
+}

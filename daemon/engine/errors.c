@@ -1,0 +1,44 @@
+#include "errors.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int eng_seterr(struct eng_error *err, int code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+const char *eng_strerror(int code)
+{
+    switch (code) {
+    case ENG_OK: return "ok";
+    case ENG_ENOMEM: return "out of memory";
+    case ENG_EBADFILE: return "bad file";
+    case ENG_ELIMIT: return "limit exceeded";
+    case ENG_EUNSUPPORTED: return "unsupported";
+    case ENG_EINVAL: return "invalid argument";
+    case ENG_EIO: return "i/o error";
+    default: return "unknown error";
+    }
+}
+
+const char *eng_quote(const char *s, char buf[ENG_QUOTE_MAX])
+{
+    size_t i = 0;
+    for (; s[i] && i < ENG_QUOTE_MAX - 8; i++)
+        buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+    if (s[i]) {
+        memcpy(buf + i, "...", 3);
+        i += 3;
+    }
+    buf[i] = 0;
+    return buf;
+}

@@ -1,0 +1,256 @@
+/* .skf archive -> armature: libzip for the archive, load_json.c for armature.json, libpng's
+ * simplified API for the atlases (decoded once to straight RGBA8). */
+#define _DEFAULT_SOURCE /* madvise */
+#include "load.h"
+
+#include <errno.h>
+#include <png.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <zip.h>
+
+#include "load_json.h"
+
+void load_limits_default(struct load_limits *lim)
+{
+    lim->max_uncompressed = 256u << 20;
+    lim->max_atlas_pixels = 8192u * 8192u;
+    lim->max_bones = 10000;
+    lim->max_keyframes = 2000000;
+    lim->max_vertices = 1000000;
+    lim->skip_atlas_pixels = false;
+}
+
+static void fill_limits(const struct load_limits *in, struct load_limits *out)
+{
+    load_limits_default(out);
+    if (!in)
+        return;
+    if (in->max_uncompressed)
+        out->max_uncompressed = in->max_uncompressed;
+    if (in->max_atlas_pixels)
+        out->max_atlas_pixels = in->max_atlas_pixels;
+    if (in->max_bones)
+        out->max_bones = in->max_bones;
+    if (in->max_keyframes)
+        out->max_keyframes = in->max_keyframes;
+    if (in->max_vertices)
+        out->max_vertices = in->max_vertices;
+    out->skip_atlas_pixels = in->skip_atlas_pixels;
+}
+
+/* Reads one archive member whole, counting it against the uncompressed budget. shown is the
+ * name as messages print it. */
+static int read_member(zip_t *za, const char *name, const char *shown, uint64_t *budget,
+                       char **out, size_t *len, struct eng_error *err)
+{
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat(za, name, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
+        return eng_seterr(err, ENG_EBADFILE, "%s is not in the archive", shown);
+    if (st.size > *budget)
+        return eng_seterr(err, ENG_ELIMIT,
+                          "%s: %llu bytes uncompressed exceed the remaining limit of %llu", shown,
+                          (unsigned long long)st.size, (unsigned long long)*budget);
+    char *buf = malloc(st.size + 1);
+    if (!buf)
+        return eng_seterr(err, ENG_ENOMEM, "out of memory");
+    zip_file_t *zf = zip_fopen(za, name, 0);
+    zip_int64_t got = zf ? zip_fread(zf, buf, st.size) : -1;
+    if (zf)
+        zip_fclose(zf);
+    if (got < 0 || (zip_uint64_t)got != st.size) {
+        free(buf);
+        return eng_seterr(err, ENG_EBADFILE, "%s: cannot be read from the archive (corrupt?)",
+                          shown);
+    }
+    buf[st.size] = 0;
+    *budget -= st.size;
+    *out = buf;
+    *len = st.size;
+    return 0;
+}
+
+/* Pixel memory for an atlas. The renderer reads a minified atlas sparsely, a page or two per
+ * texel; on 2 MiB pages (where the kernel offers them) those reads stop missing the TLB,
+ * which is most of the cost of drawing otherwise. */
+static void *alloc_pixels(size_t bytes)
+{
+    const size_t huge = 2u << 20;
+    if (bytes < huge)
+        return malloc(bytes);
+    void *p = NULL;
+    size_t rounded = (bytes + huge - 1) & ~(huge - 1);
+    if (posix_memalign(&p, huge, rounded))
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    madvise(p, rounded, MADV_HUGEPAGE); /* advice only: failure changes nothing */
+#endif
+    return p;
+}
+
+/* The renderer samples premultiplied texels, as GL does with premultiplied uploads. */
+static void premultiply(uint8_t *px, size_t n)
+{
+    for (size_t i = 0; i < n; i++, px += 4) {
+        unsigned a = px[3];
+        if (a == 255)
+            continue;
+        for (int c = 0; c < 3; c++)
+            px[c] = (uint8_t)((px[c] * a + 127) / 255);
+    }
+}
+
+static int decode_png(const char *name, const char *bytes, size_t len,
+                      const struct load_limits *lim, struct arm_atlas *at, struct eng_error *err)
+{
+    png_image img;
+    memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    if (!png_image_begin_read_from_memory(&img, bytes, len))
+        return eng_seterr(err, ENG_EBADFILE, "%s: undecodable PNG: %s", name, img.message);
+    if ((uint64_t)img.width * img.height > lim->max_atlas_pixels) {
+        png_image_free(&img);
+        return eng_seterr(err, ENG_ELIMIT, "%s: %ux%u pixels exceed the limit of %llu", name,
+                          img.width, img.height, (unsigned long long)lim->max_atlas_pixels);
+    }
+    img.format = PNG_FORMAT_RGBA;
+    at->width = img.width;
+    at->height = img.height;
+    if (lim->skip_atlas_pixels) {
+        png_image_free(&img);
+        return 0;
+    }
+    at->rgba = alloc_pixels(PNG_IMAGE_SIZE(img));
+    if (!at->rgba) {
+        png_image_free(&img);
+        return eng_seterr(err, ENG_ENOMEM, "out of memory");
+    }
+    if (!png_image_finish_read(&img, NULL, at->rgba, 0, NULL)) {
+        free(at->rgba);
+        at->rgba = NULL;
+        return eng_seterr(err, ENG_EBADFILE, "%s: undecodable PNG: %s", name, img.message);
+    }
+    premultiply(at->rgba, (size_t)at->width * at->height);
+    return 0;
+}
+
+static int load_atlases(zip_t *za, struct armature *arm, const struct load_limits *lim,
+                        uint64_t *budget, struct eng_error *err)
+{
+    for (uint32_t a = 0; a < arm->atlas_count; a++) {
+        struct arm_atlas *at = &arm->atlases[a];
+        char q[ENG_QUOTE_MAX];
+        if (zip_name_locate(za, at->filename, 0) < 0)
+            return eng_seterr(err, ENG_EBADFILE,
+                              "armature.json: atlases[%u].filename: %s is not in the archive",
+                              a, eng_quote(at->filename, q));
+        char *bytes;
+        size_t len;
+        int rc = read_member(za, at->filename, eng_quote(at->filename, q), budget, &bytes,
+                             &len, err);
+        if (rc)
+            return rc;
+        rc = decode_png(eng_quote(at->filename, q), bytes, len, lim, at, err);
+        free(bytes);
+        if (rc)
+            return rc;
+        arm->mem_bytes += (size_t)at->width * at->height * 4;
+    }
+    return load_check_textures(arm, err);
+}
+
+static int open_zip(const void *bytes, size_t len, zip_t **out, struct eng_error *err)
+{
+    zip_error_t ze;
+    zip_error_init(&ze);
+    zip_source_t *src = zip_source_buffer_create(bytes, len, 0, &ze);
+    if (!src) {
+        zip_error_fini(&ze);
+        return eng_seterr(err, ENG_ENOMEM, "out of memory");
+    }
+    *out = zip_open_from_source(src, ZIP_RDONLY, &ze);
+    if (!*out) {
+        zip_source_free(src);
+        int rc = eng_seterr(err, ENG_EBADFILE, "not a .skf file (zip archive): %s",
+                            zip_error_strerror(&ze));
+        zip_error_fini(&ze);
+        return rc;
+    }
+    zip_error_fini(&ze);
+    return 0;
+}
+
+int armature_load(const void *bytes, size_t len, const struct load_limits *in_lim,
+                  struct armature **out, struct eng_error *err)
+{
+    struct load_limits lim;
+    fill_limits(in_lim, &lim);
+    *out = NULL;
+    zip_t *za;
+    int rc = open_zip(bytes, len, &za, err);
+    if (rc)
+        return rc;
+    uint64_t budget = lim.max_uncompressed;
+    char *json;
+    size_t json_len;
+    struct armature *arm = NULL;
+    rc = read_member(za, "armature.json", "armature.json", &budget, &json, &json_len, err);
+    if (rc == 0) {
+        rc = load_json(json, json_len, &lim, &arm, err);
+        free(json);
+    }
+    if (rc == 0)
+        rc = load_atlases(za, arm, &lim, &budget, err);
+    zip_discard(za);
+    if (rc) {
+        armature_free(arm);
+        return rc;
+    }
+    *out = arm;
+    return 0;
+}
+
+int armature_load_file(const char *path, const struct load_limits *in_lim,
+                       struct armature **out, struct eng_error *err)
+{
+    struct load_limits lim;
+    fill_limits(in_lim, &lim);
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return eng_seterr(err, ENG_EIO, "%s: %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int rc = 0;
+    for (;;) {
+        if (len == cap) {
+            cap = cap ? cap * 2 : 1u << 20;
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                rc = eng_seterr(err, ENG_ENOMEM, "out of memory");
+                break;
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) {
+            if (ferror(f))
+                rc = eng_seterr(err, ENG_EIO, "%s: read error", path);
+            break;
+        }
+        if (len > lim.max_uncompressed) {
+            rc = eng_seterr(err, ENG_ELIMIT, "%s: file larger than %llu bytes", path,
+                            (unsigned long long)lim.max_uncompressed);
+            break;
+        }
+    }
+    fclose(f);
+    if (rc == 0)
+        rc = armature_load(buf, len, in_lim, out, err);
+    free(buf);
+    return rc;
+}

@@ -1,0 +1,1077 @@
+/* armature.json -> struct armature. Every key is optional (exports omit defaults); a key
+ * that is present with the wrong type, an id out of range or a cycle is an error whose
+ * message names the JSON path. */
+#include "load_json.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "animate.h"
+#include "construct.h"
+
+struct ctx {
+    struct armature *arm;
+    struct eng_error *err;
+    const struct load_limits *lim;
+    /* texture-name intern table (open addressing) */
+    uint32_t *slots;
+    uint32_t slot_cap;
+    uint32_t name_cap;
+};
+
+#define BAD(c, ...) eng_seterr((c)->err, ENG_EBADFILE, "armature.json: " __VA_ARGS__)
+/* "." between a JSON path and a key, none at the top level. */
+#define DOT(path) (*(path) ? "." : "")
+
+
+/* ---- typed field access ------------------------------------------------------------ */
+
+static int get_num(struct ctx *c, json_t *obj, const char *key, const char *path, double def,
+                   double *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) {
+        *out = def;
+        return 0;
+    }
+    if (!json_is_number(v))
+        return BAD(c, "%s%s%s: expected a number", path, DOT(path), key);
+    *out = json_number_value(v);
+    if (!isfinite(*out))
+        return BAD(c, "%s%s%s: not a finite number", path, DOT(path), key);
+    return 0;
+}
+
+static int get_int(struct ctx *c, json_t *obj, const char *key, const char *path, long def,
+                   long *out)
+{
+    double d;
+    int rc = get_num(c, obj, key, path, (double)def, &d);
+    if (rc)
+        return rc;
+    if (d != floor(d))
+        return BAD(c, "%s%s%s: expected an integer, got %g", path, DOT(path), key, d);
+    if (d < -2147483648.0 || d > 2147483647.0)
+        return BAD(c, "%s%s%s: %g is out of range", path, DOT(path), key, d);
+    *out = (long)d;
+    return 0;
+}
+
+static int get_bool(struct ctx *c, json_t *obj, const char *key, const char *path, bool def,
+                    bool *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) {
+        *out = def;
+        return 0;
+    }
+    if (!json_is_boolean(v))
+        return BAD(c, "%s%s%s: expected true or false", path, DOT(path), key);
+    *out = json_is_true(v);
+    return 0;
+}
+
+static int get_str(struct ctx *c, json_t *obj, const char *key, const char *path,
+                   const char *def, const char **out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) {
+        *out = def;
+        return 0;
+    }
+    if (!json_is_string(v))
+        return BAD(c, "%s%s%s: expected a string", path, DOT(path), key);
+    *out = json_string_value(v);
+    return 0;
+}
+
+static int get_vec2(struct ctx *c, json_t *obj, const char *key, const char *path,
+                    struct vec2 def, struct vec2 *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) {
+        *out = def;
+        return 0;
+    }
+    if (!json_is_object(v))
+        return BAD(c, "%s%s%s: expected an object {\"x\", \"y\"}", path, DOT(path), key);
+    char sub[160];
+    snprintf(sub, sizeof sub, "%s%s%s", path, DOT(path), key);
+    int rc = get_num(c, v, "x", sub, def.x, &out->x);
+    return rc ? rc : get_num(c, v, "y", sub, def.y, &out->y);
+}
+
+static int get_color(struct ctx *c, json_t *obj, const char *key, const char *path,
+                     const double *def, double *out)
+{
+    json_t *v = json_object_get(obj, key);
+    if (!v || json_is_null(v)) {
+        memcpy(out, def, 4 * sizeof *out);
+        return 0;
+    }
+    if (!json_is_object(v))
+        return BAD(c, "%s%s%s: expected an object {\"r\", \"g\", \"b\", \"a\"}", path, DOT(path), key);
+    static const char *const names[4] = {"r", "g", "b", "a"};
+    char sub[160];
+    snprintf(sub, sizeof sub, "%s%s%s", path, DOT(path), key);
+    for (int i = 0; i < 4; i++) {
+        int rc = get_num(c, v, names[i], sub, def[i], &out[i]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* An optional array; *n = 0 when absent. */
+static int get_array(struct ctx *c, json_t *obj, const char *key, const char *path,
+                     json_t **out, size_t *n)
+{
+    json_t *v = json_object_get(obj, key);
+    *out = NULL;
+    *n = 0;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_array(v))
+        return BAD(c, "%s%s%s: expected an array", path, DOT(path), key);
+    *out = v;
+    *n = json_array_size(v);
+    return 0;
+}
+
+static int need_object(struct ctx *c, json_t *v, const char *path)
+{
+    return json_is_object(v) ? 0 : BAD(c, "%s: expected an object", path);
+}
+
+static int check_index(struct ctx *c, long v, long count, bool allow_unset, const char *path,
+                       const char *key)
+{
+    if ((allow_unset && v == -1) || (v >= 0 && v < count))
+        return 0;
+    return BAD(c, "%s.%s: %ld is out of range", path, key, v);
+}
+
+static char *dup_str(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* ---- texture-name interning -------------------------------------------------------- */
+
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}
+
+static int grow_names(struct ctx *c)
+{
+    uint32_t cap = c->slot_cap ? c->slot_cap * 2 : 64;
+    uint32_t *slots = malloc(cap * sizeof *slots);
+    char **names = realloc(c->arm->tex_names, (cap / 2) * sizeof *names);
+    if (!slots || !names) {
+        free(slots);
+        if (names)
+            c->arm->tex_names = names;
+        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    }
+    c->arm->tex_names = names;
+    c->name_cap = cap / 2;
+    memset(slots, 0xff, cap * sizeof *slots);
+    for (uint32_t i = 0; i < c->arm->tex_name_count; i++) {
+        uint32_t h = hash_str(names[i]) & (cap - 1);
+        while (slots[h] != UINT32_MAX)
+            h = (h + 1) & (cap - 1);
+        slots[h] = i;
+    }
+    free(c->slots);
+    c->slots = slots;
+    c->slot_cap = cap;
+    return 0;
+}
+
+/* Index of name in the armature's texture-name table, adding it; "" is -1. */
+static int intern(struct ctx *c, const char *name, int *out)
+{
+    if (!*name) {
+        *out = -1;
+        return 0;
+    }
+    if (c->arm->tex_name_count >= c->name_cap) {
+        int rc = grow_names(c);
+        if (rc)
+            return rc;
+    }
+    uint32_t h = hash_str(name) & (c->slot_cap - 1);
+    while (c->slots[h] != UINT32_MAX) {
+        if (!strcmp(c->arm->tex_names[c->slots[h]], name)) {
+            *out = (int)c->slots[h];
+            return 0;
+        }
+        h = (h + 1) & (c->slot_cap - 1);
+    }
+    char *d = dup_str(name);
+    if (!d)
+        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    c->slots[h] = c->arm->tex_name_count;
+    c->arm->tex_names[c->arm->tex_name_count] = d;
+    *out = (int)c->arm->tex_name_count++;
+    return 0;
+}
+
+/* ---- enums ------------------------------------------------------------------------- */
+
+static const char *const element_names[EL_COUNT] = {
+    "PositionX", "PositionY", "Rotation", "ScaleX", "ScaleY", "Hidden",       "TintR",
+    "TintG",     "TintB",     "TintA",    "Zindex", "Texture", "IkConstraint", "IkMode"};
+
+static int parse_element(const char *s)
+{
+    for (int i = 0; i < EL_COUNT; i++)
+        if (!strcmp(s, element_names[i]))
+            return i;
+    return -1;
+}
+
+static int parse_ik_mode(const char *s)
+{
+    return !strcmp(s, "FABRIK") ? IK_FABRIK : !strcmp(s, "Arc") ? IK_ARC : -1;
+}
+
+static int parse_ik_constraint(const char *s)
+{
+    if (!strcmp(s, "None"))
+        return IKC_NONE;
+    if (!strcmp(s, "Clockwise"))
+        return IKC_CLOCKWISE;
+    return !strcmp(s, "CounterClockwise") ? IKC_COUNTER_CLOCKWISE : -1;
+}
+
+static int get_enum(struct ctx *c, json_t *obj, const char *key, const char *path,
+                    int (*parse)(const char *), int def, uint8_t *out)
+{
+    const char *s;
+    int rc = get_str(c, obj, key, path, NULL, &s);
+    if (rc)
+        return rc;
+    char q[ENG_QUOTE_MAX];
+    int v = s ? parse(s) : def;
+    if (v < 0)
+        return BAD(c, "%s.%s: unknown value \"%s\"", path, key, eng_quote(s, q));
+    *out = (uint8_t)v;
+    return 0;
+}
+
+/* ---- bones ------------------------------------------------------------------------- */
+
+static const double white[4] = {255.0, 255.0, 255.0, 255.0};
+
+static int read_fields(struct ctx *c, json_t *jb, const char *path, struct arm_bone *b)
+{
+    struct bone_fields *s = &b->start, *i = &b->init;
+    const char *tex, *init_tex;
+    long z, iz;
+    int rc;
+    if ((rc = get_vec2(c, jb, "pos", path, (struct vec2){0, 0}, &s->pos)) ||
+        (rc = get_vec2(c, jb, "scale", path, (struct vec2){1, 1}, &s->scale)) ||
+        (rc = get_num(c, jb, "rot", path, 0, &s->rot)) ||
+        (rc = get_color(c, jb, "tint", path, white, s->tint)) ||
+        (rc = get_int(c, jb, "zindex", path, 0, &z)) ||
+        (rc = get_bool(c, jb, "hidden", path, false, &s->hidden)) ||
+        (rc = get_str(c, jb, "tex", path, "", &tex)) ||
+        (rc = get_enum(c, jb, "ik_mode", path, parse_ik_mode, IK_FABRIK, &s->ik_mode)) ||
+        (rc = get_enum(c, jb, "ik_constraint", path, parse_ik_constraint, IKC_NONE,
+                       &s->ik_constraint)))
+        return rc;
+    s->zindex = (int)z;
+    if ((rc = intern(c, tex, &s->tex)))
+        return rc;
+    /* Every init_ field defaults to the field's own value. */
+    *i = *s;
+    if ((rc = get_vec2(c, jb, "init_pos", path, s->pos, &i->pos)) ||
+        (rc = get_vec2(c, jb, "init_scale", path, s->scale, &i->scale)) ||
+        (rc = get_num(c, jb, "init_rot", path, s->rot, &i->rot)) ||
+        (rc = get_color(c, jb, "init_tint", path, s->tint, i->tint)) ||
+        (rc = get_int(c, jb, "init_zindex", path, z, &iz)) ||
+        (rc = get_bool(c, jb, "init_hidden", path, s->hidden, &i->hidden)) ||
+        (rc = get_str(c, jb, "init_tex", path, tex, &init_tex)) ||
+        (rc = get_enum(c, jb, "init_ik_mode", path, parse_ik_mode, s->ik_mode, &i->ik_mode)) ||
+        (rc = get_enum(c, jb, "init_ik_constraint", path, parse_ik_constraint,
+                       s->ik_constraint, &i->ik_constraint)))
+        return rc;
+    i->zindex = (int)iz;
+    return intern(c, init_tex, &i->tex);
+}
+
+static int read_phys(struct ctx *c, json_t *jb, const char *path, struct bone_phys *ph)
+{
+    static const struct vec2 zero = {0, 0};
+    int rc;
+    if ((rc = get_num(c, jb, "phys_pos_damping", path, 0, &ph->pos_damping)) ||
+        (rc = get_num(c, jb, "phys_pos_ratio", path, 0, &ph->pos_ratio)) ||
+        (rc = get_num(c, jb, "phys_scale_damping", path, 0, &ph->scale_damping)) ||
+        (rc = get_num(c, jb, "phys_scale_ratio", path, 0, &ph->scale_ratio)) ||
+        (rc = get_num(c, jb, "phys_rot_damping", path, 0, &ph->rot_damping)) ||
+        (rc = get_num(c, jb, "phys_sway", path, 0, &ph->sway)) ||
+        (rc = get_num(c, jb, "phys_rot_bounce", path, 0, &ph->rot_bounce)) ||
+        (rc = get_vec2(c, jb, "phys_global_pos", path, zero, &ph->global_pos)) ||
+        (rc = get_vec2(c, jb, "phys_global_scale", path, zero, &ph->global_scale)) ||
+        (rc = get_num(c, jb, "phys_global_rot", path, 0, &ph->global_rot)) ||
+        (rc = get_num(c, jb, "phys_global_orbit", path, 0, &ph->global_orbit)) ||
+        (rc = get_num(c, jb, "phys_global_orbit_vel", path, 0, &ph->global_orbit_vel)) ||
+        (rc = get_num(c, jb, "phys_global_orbit_diff", path, 0, &ph->global_orbit_diff)))
+        return rc;
+    return 0;
+}
+
+static int read_ik(struct ctx *c, json_t *jb, const char *path, struct arm_bone *b,
+                   uint32_t *chain_total)
+{
+    long target;
+    json_t *ids;
+    size_t n;
+    int rc;
+    if ((rc = get_int(c, jb, "ik_target_id", path, -1, &target)) ||
+        (rc = check_index(c, target, c->arm->bone_count, true, path, "ik_target_id")) ||
+        (rc = get_array(c, jb, "ik_bone_ids", path, &ids, &n)))
+        return rc;
+    b->ik_target = (int)target;
+    b->ik_len = (uint32_t)n;
+    b->ik_off = *chain_total;
+    for (size_t k = 0; k < n; k++) {
+        json_t *v = json_array_get(ids, k);
+        if (!json_is_integer(v))
+            return BAD(c, "%s.ik_bone_ids[%zu]: expected an integer", path, k);
+        long id = (long)json_integer_value(v);
+        if (id < 0 || id >= (long)c->arm->bone_count)
+            return BAD(c, "%s.ik_bone_ids[%zu]: %ld is out of range", path, k, id);
+    }
+    *chain_total += (uint32_t)n;
+    return 0;
+}
+
+/* Counts mesh data first so the flat arrays are allocated once. */
+static int count_mesh(struct ctx *c, json_t *bones, uint32_t *verts, uint32_t *indices,
+                      uint32_t *binds, uint32_t *bind_verts, uint32_t *chain)
+{
+    uint64_t v = 0, ix = 0, bi = 0, bv = 0, ch = 0;
+    for (size_t i = 0; i < json_array_size(bones); i++) {
+        json_t *jb = json_array_get(bones, i);
+        json_t *a;
+        v += json_array_size(json_object_get(jb, "vertices"));
+        ix += json_array_size(json_object_get(jb, "indices"));
+        ch += json_array_size(json_object_get(jb, "ik_bone_ids"));
+        a = json_object_get(jb, "binds");
+        bi += json_array_size(a);
+        for (size_t k = 0; k < json_array_size(a); k++)
+            bv += json_array_size(json_object_get(json_array_get(a, k), "verts"));
+    }
+    if (v > c->lim->max_vertices)
+        return eng_seterr(c->err, ENG_ELIMIT,
+                          "armature.json: %llu mesh vertices exceed the limit of %u",
+                          (unsigned long long)v, c->lim->max_vertices);
+    uint64_t cap = (uint64_t)c->lim->max_vertices * 16;
+    if (ix > cap || bi > cap || bv > cap || ch > cap)
+        return eng_seterr(c->err, ENG_ELIMIT, "armature.json: mesh or IK arrays too large");
+    *verts = (uint32_t)v;
+    *indices = (uint32_t)ix;
+    *binds = (uint32_t)bi;
+    *bind_verts = (uint32_t)bv;
+    *chain = (uint32_t)ch;
+    return 0;
+}
+
+static int read_vertices(struct ctx *c, json_t *jb, const char *path, struct arm_bone *b,
+                         uint32_t *total)
+{
+    json_t *arr;
+    size_t n;
+    int rc = get_array(c, jb, "vertices", path, &arr, &n);
+    if (rc)
+        return rc;
+    b->vert_off = *total;
+    b->vert_len = (uint32_t)n;
+    for (size_t k = 0; k < n; k++) {
+        char sub[128];
+        snprintf(sub, sizeof sub, "%s.vertices[%zu]", path, k);
+        json_t *jv = json_array_get(arr, k);
+        struct vec2 pos, *init = &c->arm->vert_init[*total + k];
+        if ((rc = need_object(c, jv, sub)) ||
+            (rc = get_vec2(c, jv, "pos", sub, (struct vec2){0, 0}, &pos)) ||
+            (rc = get_vec2(c, jv, "init_pos", sub, pos, init)) ||
+            (rc = get_vec2(c, jv, "uv", sub, (struct vec2){0, 0}, &c->arm->vert_uv[*total + k])))
+            return rc;
+    }
+    *total += (uint32_t)n;
+    return 0;
+}
+
+static int read_indices(struct ctx *c, json_t *jb, const char *path, struct arm_bone *b,
+                        uint32_t *total)
+{
+    json_t *arr;
+    size_t n;
+    int rc = get_array(c, jb, "indices", path, &arr, &n);
+    if (rc)
+        return rc;
+    if (n % 3)
+        return BAD(c, "%s.indices: %zu entries is not a whole number of triangles", path, n);
+    b->index_off = *total;
+    b->index_len = (uint32_t)n;
+    for (size_t k = 0; k < n; k++) {
+        json_t *v = json_array_get(arr, k);
+        if (!json_is_integer(v))
+            return BAD(c, "%s.indices[%zu]: expected an integer", path, k);
+        json_int_t ix = json_integer_value(v);
+        if (ix < 0 || ix >= (json_int_t)b->vert_len)
+            return BAD(c, "%s.indices[%zu]: vertex %lld is out of range (%u vertices)", path,
+                       k, (long long)ix, b->vert_len);
+        c->arm->indices[*total + k] = (uint32_t)ix;
+    }
+    *total += (uint32_t)n;
+    return 0;
+}
+
+static int read_bind(struct ctx *c, json_t *jbind, const char *path, const struct arm_bone *b,
+                     struct arm_bind *bind, uint32_t *bv_total)
+{
+    long bone;
+    json_t *arr;
+    size_t n;
+    int rc;
+    if ((rc = need_object(c, jbind, path)) ||
+        (rc = get_int(c, jbind, "bone_id", path, -1, &bone)) ||
+        (rc = check_index(c, bone, c->arm->bone_count, true, path, "bone_id")) ||
+        (rc = get_bool(c, jbind, "is_path", path, false, &bind->is_path)) ||
+        (rc = get_array(c, jbind, "verts", path, &arr, &n)))
+        return rc;
+    bind->bone = (int)bone;
+    bind->vert_off = *bv_total;
+    bind->vert_len = (uint32_t)n;
+    for (size_t k = 0; k < n; k++) {
+        char sub[160];
+        snprintf(sub, sizeof sub, "%s.verts[%zu]", path, k);
+        json_t *jv = json_array_get(arr, k);
+        struct arm_bind_vert *bv = &c->arm->bind_verts[*bv_total + k];
+        long id;
+        if ((rc = need_object(c, jv, sub)) || (rc = get_int(c, jv, "id", sub, 0, &id)) ||
+            (rc = check_index(c, id, b->vert_len, false, sub, "id")) ||
+            (rc = get_num(c, jv, "weight", sub, 0, &bv->weight)))
+            return rc;
+        bv->vert = (uint32_t)id;
+    }
+    *bv_total += (uint32_t)n;
+    return 0;
+}
+
+static int read_binds(struct ctx *c, json_t *jb, const char *path, struct arm_bone *b,
+                      uint32_t *bind_total, uint32_t *bv_total)
+{
+    json_t *arr;
+    size_t n;
+    int rc = get_array(c, jb, "binds", path, &arr, &n);
+    if (rc)
+        return rc;
+    b->bind_off = *bind_total;
+    b->bind_len = (uint32_t)n;
+    for (size_t k = 0; k < n; k++) {
+        char sub[128];
+        snprintf(sub, sizeof sub, "%s.binds[%zu]", path, k);
+        rc = read_bind(c, json_array_get(arr, k), sub, b, &c->arm->binds[*bind_total + k],
+                       bv_total);
+        if (rc)
+            return rc;
+    }
+    *bind_total += (uint32_t)n;
+    return 0;
+}
+
+struct mesh_cursor {
+    uint32_t verts, indices, binds, bind_verts, chain;
+};
+
+static int read_bone(struct ctx *c, json_t *jb, uint32_t i, struct mesh_cursor *cur)
+{
+    char path[64];
+    snprintf(path, sizeof path, "bones[%u]", i);
+    struct arm_bone *b = &c->arm->bones[i];
+    const char *name;
+    long id, parent;
+    int rc;
+    if ((rc = need_object(c, jb, path)) || (rc = get_int(c, jb, "id", path, i, &id)))
+        return rc;
+    if (id != (long)i)
+        return BAD(c, "%s.id: %ld, expected %u (ids are sequential from 0)", path, id, i);
+    if ((rc = get_str(c, jb, "name", path, "", &name)))
+        return rc;
+    if (!(b->name = dup_str(name)))
+        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    if ((rc = get_int(c, jb, "parent_id", path, -1, &parent)) ||
+        (rc = check_index(c, parent, c->arm->bone_count, true, path, "parent_id")))
+        return rc;
+    if (parent == (long)i)
+        return BAD(c, "%s.parent_id: a bone cannot be its own parent", path);
+    b->parent = (int)parent;
+    if ((rc = read_fields(c, jb, path, b)) || (rc = read_phys(c, jb, path, &b->phys)) ||
+        (rc = read_ik(c, jb, path, b, &cur->chain)) ||
+        (rc = read_vertices(c, jb, path, b, &cur->verts)) ||
+        (rc = read_indices(c, jb, path, b, &cur->indices)) ||
+        (rc = read_binds(c, jb, path, b, &cur->binds, &cur->bind_verts)))
+        return rc;
+    const struct bone_phys *ph = &b->phys;
+    b->has_phys = ph->pos_damping > 0 || ph->scale_damping > 0 || ph->rot_damping > 0 ||
+                  ph->sway > 0;
+    return 0;
+}
+
+static int fill_chains(struct ctx *c, json_t *bones)
+{
+    for (uint32_t i = 0; i < c->arm->bone_count; i++) {
+        const struct arm_bone *b = &c->arm->bones[i];
+        json_t *ids = json_object_get(json_array_get(bones, i), "ik_bone_ids");
+        for (uint32_t k = 0; k < b->ik_len; k++)
+            c->arm->ik_chain[b->ik_off + k] = (int)json_integer_value(json_array_get(ids, k));
+    }
+    return 0;
+}
+
+/* Parent links must end at a root: walk each chain once, marking what is known to be fine. */
+static int check_cycles(struct ctx *c)
+{
+    uint32_t n = c->arm->bone_count;
+    uint8_t *state = calloc(n ? n : 1, 1); /* 0 unknown, 1 on the current walk, 2 fine */
+    if (!state)
+        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    int rc = 0;
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        int b = (int)i;
+        while (b >= 0 && state[b] == 0) {
+            state[b] = 1;
+            b = c->arm->bones[b].parent;
+        }
+        if (b >= 0 && state[b] == 1)
+            rc = BAD(c, "bones[%d].parent_id: parent chain forms a cycle", b);
+        for (b = (int)i; b >= 0 && state[b] == 1; b = c->arm->bones[b].parent)
+            state[b] = 2;
+    }
+    free(state);
+    return rc;
+}
+
+static int alloc_bones(struct ctx *c, json_t *bones, struct mesh_cursor *sizes)
+{
+    struct armature *arm = c->arm;
+    size_t n = json_array_size(bones);
+    if (n > c->lim->max_bones)
+        return eng_seterr(c->err, ENG_ELIMIT, "armature.json: %zu bones exceed the limit of %u",
+                          n, c->lim->max_bones);
+    arm->bone_count = (uint32_t)n;
+    int rc = count_mesh(c, bones, &sizes->verts, &sizes->indices, &sizes->binds,
+                        &sizes->bind_verts, &sizes->chain);
+    if (rc)
+        return rc;
+    arm->bones = calloc(n ? n : 1, sizeof *arm->bones);
+    arm->vert_init = calloc(sizes->verts + 1, sizeof *arm->vert_init);
+    arm->vert_uv = calloc(sizes->verts + 1, sizeof *arm->vert_uv);
+    arm->indices = calloc(sizes->indices + 1, sizeof *arm->indices);
+    arm->binds = calloc(sizes->binds + 1, sizeof *arm->binds);
+    arm->bind_verts = calloc(sizes->bind_verts + 1, sizeof *arm->bind_verts);
+    arm->ik_chain = calloc(sizes->chain + 1, sizeof *arm->ik_chain);
+    if (!arm->bones || !arm->vert_init || !arm->vert_uv || !arm->indices || !arm->binds ||
+        !arm->bind_verts || !arm->ik_chain)
+        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    arm->vert_count = sizes->verts;
+    arm->index_count = sizes->indices;
+    arm->bind_count = sizes->binds;
+    arm->mem_bytes += n * sizeof *arm->bones + sizes->verts * 2 * sizeof(struct vec2) +
+                      sizes->indices * 4 + sizes->binds * sizeof(struct arm_bind) +
+                      sizes->bind_verts * sizeof(struct arm_bind_vert) + sizes->chain * 4;
+    return 0;
+}
+
+static int read_bones(struct ctx *c, json_t *root)
+{
+    json_t *bones;
+    size_t n;
+    struct mesh_cursor sizes = {0, 0, 0, 0, 0}, cur = {0, 0, 0, 0, 0};
+    int rc = get_array(c, root, "bones", "", &bones, &n);
+    if (rc || (rc = alloc_bones(c, bones, &sizes)))
+        return rc;
+    for (uint32_t i = 0; i < c->arm->bone_count; i++)
+        if ((rc = read_bone(c, json_array_get(bones, i), i, &cur)))
+            return rc;
+    fill_chains(c, bones);
+    return check_cycles(c);
+}
+
+static int read_ik_roots(struct ctx *c, json_t *root)
+{
+    json_t *arr;
+    size_t n;
+    int rc = get_array(c, root, "ik_root_ids", "", &arr, &n);
+    if (rc)
+        return rc;
+    c->arm->ik_roots = calloc(n ? n : 1, sizeof *c->arm->ik_roots);
+    if (!c->arm->ik_roots)
+        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    for (size_t k = 0; k < n; k++) {
+        json_t *v = json_array_get(arr, k);
+        if (!json_is_integer(v))
+            return BAD(c, "ik_root_ids[%zu]: expected an integer", k);
+        json_int_t id = json_integer_value(v);
+        if (id < 0 || id >= (json_int_t)c->arm->bone_count)
+            return BAD(c, "ik_root_ids[%zu]: %lld is out of range", k, (long long)id);
+        /* A family without a target, or with fewer than two bones, has nothing to solve
+         * (the reference skips the first and would fail on the second). */
+        const struct arm_bone *b = &c->arm->bones[id];
+        if (b->ik_target >= 0 && b->ik_len >= 2)
+            c->arm->ik_roots[c->arm->ik_root_count++] = (int)id;
+    }
+    return 0;
+}
+
+/* ---- animations -------------------------------------------------------------------- */
+
+#define NEXT_ABSENT (-2L) /* no next_kf in the file: derive it */
+
+static int read_keyframe(struct ctx *c, json_t *jk, const char *path, struct arm_keyframe *kf,
+                         int *bone, int *element, long *next)
+{
+    long b;
+    const char *el, *str;
+    char q[ENG_QUOTE_MAX];
+    int rc;
+    if ((rc = need_object(c, jk, path)) || (rc = get_num(c, jk, "frame", path, 0, &kf->frame)))
+        return rc;
+    if (kf->frame < 0)
+        return BAD(c, "%s.frame: %g is negative", path, kf->frame);
+    if (json_object_get(jk, "next_kf") && !json_is_null(json_object_get(jk, "next_kf")) &&
+        json_is_number(json_object_get(jk, "next_kf")) &&
+        json_number_value(json_object_get(jk, "next_kf")) == NEXT_ABSENT)
+        return BAD(c, "%s.next_kf: %ld is out of range", path, (long)NEXT_ABSENT);
+    if ((rc = get_int(c, jk, "bone_id", path, 0, &b)))
+        return rc;
+    if (b < 0 || b >= (long)c->arm->bone_count)
+        return BAD(c, "%s.bone_id: %ld is not a bone (%u bones)", path, b, c->arm->bone_count);
+    if ((rc = get_str(c, jk, "element", path, "PositionX", &el)))
+        return rc;
+    if ((*element = parse_element(el)) < 0)
+        return BAD(c, "%s.element: unknown element \"%s\"", path, eng_quote(el, q));
+    *bone = (int)b;
+    if ((rc = get_num(c, jk, "value", path, 0, &kf->value)) ||
+        (rc = get_str(c, jk, "value_str", path, "", &str)) ||
+        (rc = get_int(c, jk, "next_kf", path, NEXT_ABSENT, next)) ||
+        (rc = get_vec2(c, jk, "start_handle", path, (struct vec2){0, 0}, &kf->h1)) ||
+        (rc = get_vec2(c, jk, "end_handle", path, (struct vec2){0, 0}, &kf->h2)))
+        return rc;
+    kf->ivalue = 0;
+    if (*element == EL_ZINDEX) {
+        if (kf->value != floor(kf->value) || kf->value < -2147483648.0 ||
+            kf->value > 2147483647.0)
+            return BAD(c, "%s.value: %g is not a valid zindex", path, kf->value);
+        kf->ivalue = (int)kf->value;
+    }
+    if (*element == EL_TEXTURE)
+        return intern(c, str, &kf->ivalue);
+    if (*element == EL_IK_MODE || *element == EL_IK_CONSTRAINT) {
+        kf->ivalue = *element == EL_IK_MODE ? parse_ik_mode(str) : parse_ik_constraint(str);
+        if (kf->ivalue < 0)
+            return BAD(c, "%s.value_str: unknown value \"%s\"", path, eng_quote(str, q));
+    }
+    return 0;
+}
+
+/* Scratch for grouping one animation's keyframes into tracks. */
+struct kf_key {
+    int bone, element;
+    uint32_t index; /* in the animation's list */
+    long next;      /* file next_kf: index in the list, -1 none, NEXT_ABSENT */
+};
+
+static int cmp_key(const void *pa, const void *pb)
+{
+    const struct kf_key *a = pa, *b = pb;
+    if (a->bone != b->bone)
+        return a->bone < b->bone ? -1 : 1;
+    if (a->element != b->element)
+        return a->element < b->element ? -1 : 1;
+    return a->index < b->index ? -1 : (a->index > b->index);
+}
+
+/* Derives next_kf where the file has none: the first later keyframe of the same bone and
+ * element with a greater frame (what the web player does for older exports). */
+static long derive_next(const struct kf_key *keys, const struct arm_keyframe *kfs, size_t at,
+                        size_t end)
+{
+    for (size_t j = at + 1; j < end; j++)
+        if (kfs[keys[j].index].frame > kfs[keys[at].index].frame)
+            return (long)keys[j].index;
+    return -1;
+}
+
+/* Position of list index want among keys[start..end) (sorted by index), or end. */
+static size_t find_index(const struct kf_key *keys, size_t start, size_t end, long want)
+{
+    size_t lo = start, hi = end;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((long)keys[mid].index < want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < end && (long)keys[lo].index == want ? lo : end;
+}
+
+static int build_track(struct ctx *c, const char *apath, struct kf_key *keys, size_t start,
+                       size_t end, const struct arm_keyframe *raw, uint32_t *pos)
+{
+    struct armature *arm = c->arm;
+    struct arm_track *t = &arm->tracks[arm->track_count++];
+    t->bone = keys[start].bone;
+    t->element = keys[start].element;
+    t->kf_off = *pos;
+    t->kf_len = (uint32_t)(end - start);
+    t->monotone = true;
+    for (size_t j = start; j < end; j++) {
+        struct arm_keyframe *kf = &arm->keyframes[*pos + (j - start)];
+        *kf = raw[keys[j].index];
+        long next = keys[j].next == NEXT_ABSENT ? derive_next(keys, raw, j, end) : keys[j].next;
+        kf->next = (uint32_t)(j - start);
+        if (next == -1)
+            continue;
+        size_t k = find_index(keys, start, end, next);
+        if (k == end)
+            return BAD(c, "%s.keyframes[%u].next_kf: %ld is not a keyframe of the same bone "
+                          "and element", apath, keys[j].index, next);
+        kf->next = (uint32_t)(k - start);
+    }
+    /* Binary search needs the frame each keyframe acts until to never decrease. */
+    const struct arm_keyframe *kfs = arm->keyframes + t->kf_off;
+    double prev = -INFINITY;
+    for (uint32_t j = 0; j < t->kf_len; j++) {
+        double r = kfs[j].next == j ? INFINITY : kfs[kfs[j].next].frame;
+        if (r < prev)
+            t->monotone = false;
+        prev = r;
+    }
+    *pos += t->kf_len;
+    return 0;
+}
+
+static int read_anim_keyframes(struct ctx *c, json_t *arr, const char *apath,
+                               struct arm_anim *anim, struct kf_key *keys,
+                               struct arm_keyframe *raw, uint32_t *pos)
+{
+    size_t n = json_array_size(arr);
+    int rc;
+    for (size_t k = 0; k < n; k++) {
+        char path[96];
+        snprintf(path, sizeof path, "%s.keyframes[%zu]", apath, k);
+        keys[k].index = (uint32_t)k;
+        if ((rc = read_keyframe(c, json_array_get(arr, k), path, &raw[k], &keys[k].bone,
+                                &keys[k].element, &keys[k].next)))
+            return rc;
+        if (keys[k].next != NEXT_ABSENT && keys[k].next != -1 &&
+            (keys[k].next < 0 || keys[k].next >= (long)n))
+            return BAD(c, "%s.next_kf: %ld is out of range", path, keys[k].next);
+        if (k > 0 && raw[k].frame < raw[k - 1].frame)
+            return BAD(c, "%s.frame: %g comes after frame %g (keyframes must be sorted)", path,
+                       raw[k].frame, raw[k - 1].frame);
+    }
+    anim->last_frame = n ? raw[n - 1].frame : 0.0;
+    qsort(keys, n, sizeof *keys, cmp_key);
+    anim->track_off = c->arm->track_count;
+    for (size_t s = 0, e; s < n; s = e) {
+        for (e = s + 1; e < n && keys[e].bone == keys[s].bone && keys[e].element == keys[s].element;)
+            e++;
+        if ((rc = build_track(c, apath, keys, s, e, raw, pos)))
+            return rc;
+    }
+    anim->track_len = c->arm->track_count - anim->track_off;
+    return 0;
+}
+
+static int count_keyframes(struct ctx *c, json_t *anims, size_t *total, size_t *biggest)
+{
+    *total = *biggest = 0;
+    for (size_t a = 0; a < json_array_size(anims); a++) {
+        json_t *ja = json_array_get(anims, a);
+        if (!json_is_object(ja))
+            return BAD(c, "animations[%zu]: expected an object", a);
+        json_t *kfs = json_object_get(ja, "keyframes");
+        if (kfs && !json_is_array(kfs) && !json_is_null(kfs))
+            return BAD(c, "animations[%zu].keyframes: expected an array", a);
+        size_t n = json_array_size(kfs);
+        *total += n;
+        if (n > *biggest)
+            *biggest = n;
+    }
+    if (*total > c->lim->max_keyframes)
+        return eng_seterr(c->err, ENG_ELIMIT,
+                          "armature.json: %zu keyframes exceed the limit of %u", *total,
+                          c->lim->max_keyframes);
+    return 0;
+}
+
+static int read_anim(struct ctx *c, json_t *ja, uint32_t a, struct kf_key *keys,
+                     struct arm_keyframe *raw, uint32_t *pos)
+{
+    char path[48];
+    snprintf(path, sizeof path, "animations[%u]", a);
+    struct arm_anim *anim = &c->arm->anims[a];
+    const char *name;
+    int rc;
+    if ((rc = get_str(c, ja, "name", path, "", &name)) ||
+        (rc = get_num(c, ja, "fps", path, 60, &anim->fps)))
+        return rc;
+    if (anim->fps <= 0)
+        return BAD(c, "%s.fps: %g is not positive", path, anim->fps);
+    if (!(anim->name = dup_str(name)))
+        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    return read_anim_keyframes(c, json_object_get(ja, "keyframes"), path, anim, keys, raw, pos);
+}
+
+static int read_anims(struct ctx *c, json_t *root)
+{
+    struct armature *arm = c->arm;
+    json_t *anims;
+    size_t n, total, biggest;
+    int rc = get_array(c, root, "animations", "", &anims, &n);
+    if (rc || (rc = count_keyframes(c, anims, &total, &biggest)))
+        return rc;
+    arm->anims = calloc(n ? n : 1, sizeof *arm->anims);
+    arm->keyframes = calloc(total ? total : 1, sizeof *arm->keyframes);
+    arm->tracks = calloc(total ? total : 1, sizeof *arm->tracks);
+    struct kf_key *keys = calloc(biggest ? biggest : 1, sizeof *keys);
+    struct arm_keyframe *raw = calloc(biggest ? biggest : 1, sizeof *raw);
+    if (!arm->anims || !arm->keyframes || !arm->tracks || !keys || !raw) {
+        free(keys);
+        free(raw);
+        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    }
+    arm->anim_count = (uint32_t)n;
+    arm->keyframe_count = (uint32_t)total;
+    arm->mem_bytes += total * (sizeof *arm->keyframes + sizeof *arm->tracks);
+    uint32_t pos = 0;
+    for (uint32_t a = 0; a < n && !rc; a++)
+        rc = read_anim(c, json_array_get(anims, a), a, keys, raw, &pos);
+    free(keys);
+    free(raw);
+    return rc;
+}
+
+/* ---- styles and atlases ------------------------------------------------------------ */
+
+static int read_texture(struct ctx *c, json_t *jt, const char *path, struct arm_texture *t)
+{
+    const char *name;
+    long atlas;
+    int rc;
+    if ((rc = need_object(c, jt, path)) || (rc = get_str(c, jt, "name", path, "", &name)) ||
+        (rc = get_vec2(c, jt, "offset", path, (struct vec2){0, 0}, &t->offset)) ||
+        (rc = get_vec2(c, jt, "size", path, (struct vec2){0, 0}, &t->size)) ||
+        (rc = get_int(c, jt, "atlas_idx", path, 0, &atlas)) ||
+        (rc = check_index(c, atlas, c->arm->atlas_count, false, path, "atlas_idx")))
+        return rc;
+    if (t->offset.x < 0 || t->offset.y < 0 || t->size.x < 0 || t->size.y < 0)
+        return BAD(c, "%s: negative offset or size", path);
+    t->atlas = (int)atlas;
+    if (!(t->name = dup_str(name)))
+        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    return intern(c, name, &t->name_idx);
+}
+
+static int count_textures(struct ctx *c, json_t *styles, size_t *total)
+{
+    *total = 0;
+    for (size_t s = 0; s < json_array_size(styles); s++) {
+        json_t *js = json_array_get(styles, s);
+        if (!json_is_object(js))
+            return BAD(c, "styles[%zu]: expected an object", s);
+        json_t *t = json_object_get(js, "textures");
+        if (t && !json_is_array(t) && !json_is_null(t))
+            return BAD(c, "styles[%zu].textures: expected an array", s);
+        *total += json_array_size(t);
+    }
+    return 0;
+}
+
+static int read_styles(struct ctx *c, json_t *root)
+{
+    struct armature *arm = c->arm;
+    json_t *styles;
+    size_t n, total;
+    int rc = get_array(c, root, "styles", "", &styles, &n);
+    if (rc || (rc = count_textures(c, styles, &total)))
+        return rc;
+    arm->styles = calloc(n ? n : 1, sizeof *arm->styles);
+    arm->textures = calloc(total ? total : 1, sizeof *arm->textures);
+    if (!arm->styles || !arm->textures)
+        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    arm->style_count = (uint32_t)n;
+    for (uint32_t s = 0; s < n; s++) {
+        char path[48];
+        snprintf(path, sizeof path, "styles[%u]", s);
+        json_t *js = json_array_get(styles, s);
+        struct arm_style *st = &arm->styles[s];
+        const char *name;
+        long id;
+        if ((rc = get_str(c, js, "name", path, "", &name)) ||
+            (rc = get_int(c, js, "id", path, s, &id)))
+            return rc;
+        st->id = (int)id;
+        if (!(st->name = dup_str(name)))
+            return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+        json_t *texs = json_object_get(js, "textures");
+        st->tex_off = arm->texture_count;
+        st->tex_len = (uint32_t)json_array_size(texs);
+        for (uint32_t t = 0; t < st->tex_len; t++) {
+            char tpath[80];
+            snprintf(tpath, sizeof tpath, "%s.textures[%u]", path, t);
+            if ((rc = read_texture(c, json_array_get(texs, t), tpath,
+                                   &arm->textures[arm->texture_count++])))
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* Per style: texture-name index -> first texture of that name in the style, or -1. */
+static int index_styles(struct ctx *c)
+{
+    struct armature *arm = c->arm;
+    for (uint32_t s = 0; s < arm->style_count; s++) {
+        struct arm_style *st = &arm->styles[s];
+        st->by_name = malloc((arm->tex_name_count + 1) * sizeof *st->by_name);
+        if (!st->by_name)
+            return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+        for (uint32_t i = 0; i < arm->tex_name_count; i++)
+            st->by_name[i] = -1;
+        for (uint32_t t = st->tex_len; t-- > 0;) {
+            int ni = arm->textures[st->tex_off + t].name_idx;
+            if (ni >= 0)
+                st->by_name[ni] = (int)(st->tex_off + t);
+        }
+        arm->mem_bytes += (arm->tex_name_count + 1) * sizeof(int);
+    }
+    return 0;
+}
+
+static int read_atlases(struct ctx *c, json_t *root)
+{
+    struct armature *arm = c->arm;
+    json_t *arr;
+    size_t n;
+    int rc = get_array(c, root, "atlases", "", &arr, &n);
+    if (rc)
+        return rc;
+    arm->atlases = calloc(n ? n : 1, sizeof *arm->atlases);
+    if (!arm->atlases)
+        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    arm->atlas_count = (uint32_t)n;
+    for (uint32_t a = 0; a < n; a++) {
+        char path[48];
+        snprintf(path, sizeof path, "atlases[%u]", a);
+        json_t *ja = json_array_get(arr, a);
+        const char *file;
+        if ((rc = need_object(c, ja, path)) || (rc = get_str(c, ja, "filename", path, "", &file)))
+            return rc;
+        if (!*file)
+            return BAD(c, "%s.filename: missing", path);
+        if (!(arm->atlases[a].filename = dup_str(file)))
+            return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+int load_check_textures(const struct armature *arm, struct eng_error *err)
+{
+    for (uint32_t s = 0; s < arm->style_count; s++) {
+        const struct arm_style *st = &arm->styles[s];
+        for (uint32_t t = 0; t < st->tex_len; t++) {
+            const struct arm_texture *tx = &arm->textures[st->tex_off + t];
+            const struct arm_atlas *at = &arm->atlases[tx->atlas];
+            char q[ENG_QUOTE_MAX];
+            if (tx->offset.x + tx->size.x > at->width || tx->offset.y + tx->size.y > at->height)
+                return eng_seterr(err, ENG_EBADFILE,
+                                  "armature.json: styles[%u].textures[%u]: rectangle %gx%g at "
+                                  "(%g,%g) exceeds %s (%ux%u)",
+                                  s, t, tx->size.x, tx->size.y, tx->offset.x, tx->offset.y,
+                                  eng_quote(at->filename, q), at->width, at->height);
+        }
+    }
+    return 0;
+}
+
+/* ---- top level --------------------------------------------------------------------- */
+
+static int check_version(struct ctx *c, json_t *root)
+{
+    const char *version;
+    int rc = get_str(c, root, "version", "", "", &version);
+    if (rc)
+        return rc;
+    char q[ENG_QUOTE_MAX];
+    if (*version && strcmp(version, "0.5") != 0 && strncmp(version, "0.5.", 4) != 0)
+        return eng_seterr(c->err, ENG_EUNSUPPORTED,
+                          "armature.json: unsupported format version %s (skeld reads 0.5.x)",
+                          eng_quote(version, q));
+    const char *fmt;
+    if ((rc = get_str(c, root, "img_format", "", "PNG", &fmt)))
+        return rc;
+    if (strcmp(fmt, "PNG") != 0)
+        return eng_seterr(c->err, ENG_EUNSUPPORTED,
+                          "armature.json: img_format: unsupported atlas format %s",
+                          eng_quote(fmt, q));
+    if (!(c->arm->version = dup_str(version)))
+        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    return 0;
+}
+
+static int read_root(struct ctx *c, json_t *root)
+{
+    int rc;
+    if (!json_is_object(root))
+        return BAD(c, "the top level is not an object");
+    if ((rc = check_version(c, root)) ||
+        (rc = get_bool(c, root, "baked_ik", "", false, &c->arm->baked_ik)) ||
+        (rc = read_atlases(c, root)) || (rc = read_bones(c, root)) ||
+        (rc = read_ik_roots(c, root)) || (rc = read_anims(c, root)) ||
+        (rc = read_styles(c, root)) || (rc = index_styles(c)))
+        return rc;
+    if (construct_plan(c->arm) || anim_plan_ease(c->arm))
+        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    return 0;
+}
+
+int load_json(const char *text, size_t len, const struct load_limits *lim,
+              struct armature **out, struct eng_error *err)
+{
+    *out = NULL;
+    json_error_t jerr;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root)
+        return eng_seterr(err, ENG_EBADFILE, "armature.json: invalid JSON at line %d column %d: %s",
+                          jerr.line, jerr.column, jerr.text);
+    struct ctx c = {calloc(1, sizeof(struct armature)), err, lim, NULL, 0, 0};
+    int rc = c.arm ? read_root(&c, root) : eng_seterr(err, ENG_ENOMEM, "out of memory");
+    free(c.slots);
+    json_decref(root);
+    if (rc) {
+        armature_free(c.arm);
+        return rc;
+    }
+    c.arm->mem_bytes += sizeof *c.arm;
+    *out = c.arm;
+    return 0;
+}

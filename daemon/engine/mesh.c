@@ -1,0 +1,102 @@
+/* Mesh vertices (SPEC.md section 2, step 7): each vertex follows its bone, weighted binds
+ * pull it toward another bone's transform, path binds lay it along the chain of bind bones. */
+#include "construct.h"
+
+#include <math.h>
+
+static struct vec2 inherit_vert(struct vec2 v, const struct bone_out *b)
+{
+    double c = b->cos_rot, s = b->sin_rot; /* cached by construct (PLAN_TRIG) */
+    double x = v.x * b->scale.x, y = v.y * b->scale.y;
+    return (struct vec2){x * c - y * s + b->pos.x, x * s + y * c + b->pos.y};
+}
+
+static struct vec2 normal_of(struct vec2 from, struct vec2 to)
+{
+    struct vec2 n = {-(to.y - from.y), to.x - from.x};
+    double m = sqrt(n.x * n.x + n.y * n.y);
+    if (m == 0.0)
+        return (struct vec2){0.0, 0.0};
+    return (struct vec2){n.x / m, n.y / m};
+}
+
+/* Unit normal of the segment between the positions of two binds' bones; an unset bone (-1)
+ * stands at the other end, giving a zero segment, where the reference would fail. */
+static struct vec2 segment_normal(const struct pose *p, const struct arm_bind *from,
+                                  const struct arm_bind *to)
+{
+    if (from->bone < 0 || to->bone < 0)
+        return (struct vec2){0.0, 0.0};
+    return normal_of(p->out[from->bone].pos, p->out[to->bone].pos);
+}
+
+/* Path binds lay their vertices around the bind bone, turned to the average normal of the
+ * segments to the previous and next bind. The reference takes atan2 of that average and
+ * rotates by the angle; its direction normalised is the same rotation (atan2(0, 0) is 0). */
+static void path_bind(struct pose *p, const struct arm_bone *bone, uint32_t bi,
+                      struct vec2 n_prev, struct vec2 n_next)
+{
+    const struct armature *arm = p->arm;
+    const struct arm_bind *bind = &arm->binds[bone->bind_off + bi];
+    struct vec2 at = p->out[bind->bone].pos;
+    double x = n_prev.x + n_next.x, y = n_prev.y + n_next.y, m = sqrt(x * x + y * y);
+    double c = m > 0.0 ? x / m : 1.0, s = m > 0.0 ? y / m : 0.0;
+    const struct vec2 *init = arm->vert_init + bone->vert_off;
+    struct vec2 *verts = p->verts + bone->vert_off;
+    const struct arm_bind_vert *bv = arm->bind_verts + bind->vert_off;
+    for (uint32_t i = 0; i < bind->vert_len; i++) {
+        struct vec2 v = init[bv[i].vert];
+        double w = bv[i].weight;
+        verts[bv[i].vert] = (struct vec2){at.x + (v.x * c - v.y * s) * w,
+                                          at.y + (v.x * s + v.y * c) * w};
+    }
+}
+
+/* Weighted binds pull each vertex toward where the bind bone would put it. */
+static void weight_bind(struct pose *p, const struct arm_bone *bone, const struct arm_bind *bind)
+{
+    const struct armature *arm = p->arm;
+    const struct bone_out *bb = &p->out[bind->bone];
+    const struct vec2 *init = arm->vert_init + bone->vert_off;
+    struct vec2 *verts = p->verts + bone->vert_off;
+    const struct arm_bind_vert *bv = arm->bind_verts + bind->vert_off;
+    for (uint32_t i = 0; i < bind->vert_len; i++) {
+        uint32_t v = bv[i].vert;
+        struct vec2 end = inherit_vert(init[v], bb);
+        verts[v].x += (end.x - verts[v].x) * bv[i].weight;
+        verts[v].y += (end.y - verts[v].y) * bv[i].weight;
+    }
+}
+
+static void bone_binds(struct pose *p, const struct arm_bone *bone)
+{
+    const struct arm_bind *binds = p->arm->binds + bone->bind_off;
+    uint32_t n = bone->bind_len;
+    /* Normal of the segment before bind bi; the first bind's "previous" is itself. */
+    struct vec2 n_prev = {0.0, 0.0};
+    for (uint32_t bi = 0; bi < n; bi++) {
+        struct vec2 n_next = bi + 1 < n ? segment_normal(p, &binds[bi], &binds[bi + 1])
+                                        : (struct vec2){0.0, 0.0};
+        if (binds[bi].bone >= 0) {
+            if (binds[bi].is_path)
+                path_bind(p, bone, bi, n_prev, n_next);
+            else
+                weight_bind(p, bone, &binds[bi]);
+        }
+        n_prev = n_next;
+    }
+}
+
+void mesh_construct(struct pose *p)
+{
+    const struct armature *arm = p->arm;
+    for (uint32_t b = 0; b < arm->bone_count; b++) {
+        const struct arm_bone *bone = &arm->bones[b];
+        if (!bone->vert_len)
+            continue;
+        for (uint32_t v = 0; v < bone->vert_len; v++)
+            p->verts[bone->vert_off + v] =
+                inherit_vert(arm->vert_init[bone->vert_off + v], &p->out[b]);
+        bone_binds(p, bone);
+    }
+}

@@ -1,0 +1,95 @@
+/* Per-instance state: one allocation, carved into index-parallel arrays. */
+#include "pose.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ALIGN16(n) (((n) + 15u) & ~(size_t)15u)
+
+struct layout {
+    size_t local, phys, out, verts, ik_rot, local_trig, ik_has, keyed, chain, chain_dist, chain_rot, total;
+};
+
+static size_t take(size_t *total, size_t bytes)
+{
+    size_t at = *total;
+    *total += ALIGN16(bytes);
+    return at;
+}
+
+static void plan(const struct armature *arm, struct layout *l)
+{
+    size_t n = arm->bone_count ? arm->bone_count : 1;
+    size_t chain = arm->max_chain ? arm->max_chain : 1;
+    l->total = ALIGN16(sizeof(struct pose));
+    l->local = take(&l->total, n * sizeof(struct bone_fields));
+    l->phys = take(&l->total, n * sizeof(struct phys_state));
+    l->out = take(&l->total, n * sizeof(struct bone_out));
+    l->verts = take(&l->total, (arm->vert_count + 1) * sizeof(struct vec2));
+    l->ik_rot = take(&l->total, n * sizeof(struct rot_trig));
+    l->local_trig = take(&l->total, n * sizeof(struct rot_trig));
+    l->ik_has = take(&l->total, n);
+    l->keyed = take(&l->total, n * sizeof(uint16_t));
+    l->chain = take(&l->total, n * sizeof(struct vec2));
+    l->chain_dist = take(&l->total, chain * sizeof(double));
+    l->chain_rot = take(&l->total, chain * sizeof(struct rot_trig));
+}
+
+struct pose *pose_new(const struct armature *arm)
+{
+    struct layout l;
+    plan(arm, &l);
+    char *mem = calloc(1, l.total);
+    if (!mem)
+        return NULL;
+    struct pose *p = (struct pose *)mem;
+    p->arm = arm;
+    p->local = (struct bone_fields *)(mem + l.local);
+    p->phys = (struct phys_state *)(mem + l.phys);
+    p->out = (struct bone_out *)(mem + l.out);
+    p->verts = (struct vec2 *)(mem + l.verts);
+    p->ik_rot = (struct rot_trig *)(mem + l.ik_rot);
+    p->local_trig = (struct rot_trig *)(mem + l.local_trig);
+    p->ik_has = (uint8_t *)(mem + l.ik_has);
+    p->keyed = (uint16_t *)(mem + l.keyed);
+    p->chain = (struct vec2 *)(mem + l.chain);
+    p->chain_dist = (double *)(mem + l.chain_dist);
+    p->chain_rot = (struct rot_trig *)(mem + l.chain_rot);
+    pose_reset(p);
+    return p;
+}
+
+void pose_free(struct pose *p)
+{
+    free(p);
+}
+
+void pose_reset(struct pose *p)
+{
+    const struct armature *arm = p->arm;
+    for (uint32_t b = 0; b < arm->bone_count; b++) {
+        const struct arm_bone *bone = &arm->bones[b];
+        const struct bone_phys *ph = &bone->phys;
+        p->local[b] = bone->start;
+        p->phys[b] = (struct phys_state){ph->global_pos, ph->global_scale, ph->global_rot,
+                                         ph->global_orbit, ph->global_orbit_vel,
+                                         ph->global_orbit_diff};
+        p->ik_has[b] = 0;
+        p->local_trig[b] = (struct rot_trig){NAN, 1.0, 0.0}; /* NAN: never matches */
+        p->keyed[b] = 0;
+    }
+    memset(p->out, 0, arm->bone_count * sizeof *p->out);
+}
+
+void pose_bone_matrix(const struct pose *p, uint32_t b, double m[6])
+{
+    const struct bone_out *o = &p->out[b];
+    double c = cos(o->rot), s = sin(o->rot);
+    m[0] = c * o->scale.x;
+    m[1] = s * o->scale.x;
+    m[2] = -s * o->scale.y;
+    m[3] = c * o->scale.y;
+    m[4] = o->pos.x;
+    m[5] = o->pos.y;
+}

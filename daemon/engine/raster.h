@@ -1,0 +1,39 @@
+/* Internal to the renderer: a multisampled triangle rasteriser over premultiplied RGBA8. */
+#ifndef SKELD_ENGINE_RASTER_H
+#define SKELD_ENGINE_RASTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A vertex in pixel space (y down) with its atlas coordinates (0..1). */
+struct raster_vertex {
+    double x, y, u, v;
+};
+
+struct raster {
+    uint32_t *samples; /* premultiplied RGBA8 packed little-endian, ns per pixel */
+    uint32_t w, h, ns;
+    int x0, y0, x1, y1; /* the region whose samples were cleared (inclusive-exclusive) */
+    uint32_t background; /* premultiplied, packed */
+    const uint8_t *tex;  /* premultiplied RGBA8 atlas */
+    uint32_t tw, th;
+    float tint[4];
+    bool tinted;
+};
+
+/* Starts a picture: samples sized w*h*ns; only pixels in [x0,x1) x [y0,y1) can be drawn.
+ * Triangles then come front to back (nearest first): each goes under what is there. */
+void raster_begin(struct raster *r, uint32_t *samples, uint32_t w, uint32_t h, uint32_t ns,
+                  const uint8_t background[4], int x0, int y0, int x1, int y1);
+
+/* Selects the atlas and the premultiplied tint multiplier for the next triangles. */
+void raster_set_texture(struct raster *r, const uint8_t *rgba, uint32_t w, uint32_t h,
+                        const float tint[4]);
+
+void raster_triangle(struct raster *r, const struct raster_vertex *a,
+                     const struct raster_vertex *b, const struct raster_vertex *c);
+
+/* Averages each pixel's samples into out (premultiplied RGBA8, w*h*4). */
+void raster_resolve(const struct raster *r, uint8_t *out);
+
+#endif

@@ -1,0 +1,360 @@
+/* CPU renderer (see render.h). Geometry follows the web player: a textured bone without a
+ * mesh is a quad of its texture's size centred on the bone, scaled by the bone's scale and
+ * rotated by its rotation; a mesh bone draws its constructed triangles. Rasterisation uses
+ * fixed-point edge functions with a top-left rule, so triangles sharing an edge cover each
+ * sample once, and shades once per pixel at its centre, as multisampled GL does. */
+#include "render.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "errors.h"
+#include "eval.h"
+#include "raster.h"
+
+void render_opts_default(struct render_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->width = o->height = 512;
+    o->scale = (struct vec2){1.0, 1.0};
+    o->samples = 4;
+}
+
+void image_init(struct image *img)
+{
+    memset(img, 0, sizeof *img);
+}
+
+void image_close(struct image *img)
+{
+    free(img->rgba);
+    free(img->samples);
+    free(img->order);
+    free(img->keys);
+    free(img->skip);
+    image_init(img);
+}
+
+/* The style list in effect: the caller's, else "Default" alone, else all (NULL). */
+static const int *active_styles(const struct armature *arm, const struct render_opts *opts,
+                                uint32_t *count, int *one)
+{
+    if (opts->style_count) {
+        *count = opts->style_count;
+        return opts->styles;
+    }
+    *one = armature_find_style(arm, "Default");
+    if (*one >= 0 && !strcmp(arm->styles[*one].name, "Default")) {
+        *count = 1;
+        return one;
+    }
+    *count = 0;
+    return NULL;
+}
+
+int render_bone_texture(const struct armature *arm, const struct render_opts *opts, int tex_name)
+{
+    uint32_t count;
+    int one;
+    const int *styles = active_styles(arm, opts, &count, &one);
+    return armature_resolve_texture(arm, tex_name, styles, count);
+}
+
+/* Hidden bones hide their descendants (by bone id, not draw position). */
+static void mark_hidden(const struct armature *arm, const struct pose *p, uint8_t *skip)
+{
+    for (uint32_t b = 0; b < arm->bone_count; b++) {
+        int a = (int)b;
+        uint32_t depth = 0;
+        while (a >= 0 && !p->out[a].hidden && depth++ <= arm->bone_count)
+            a = arm->bones[a].parent;
+        skip[b] = a >= 0;
+    }
+}
+
+static int cmp_key(const void *pa, const void *pb)
+{
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+uint32_t render_draw_order(const struct armature *arm, const struct pose *p,
+                           const struct render_opts *opts, uint32_t *out, uint64_t *keys,
+                           uint8_t *skip)
+{
+    uint32_t count;
+    int one;
+    const int *styles = active_styles(arm, opts, &count, &one);
+    mark_hidden(arm, p, skip);
+    /* Sort keys: zindex ascending (biased to unsigned), then bone id descending. */
+    uint32_t n = 0;
+    for (uint32_t b = 0; b < arm->bone_count; b++) {
+        if (skip[b] || armature_resolve_texture(arm, p->out[b].tex, styles, count) < 0)
+            continue;
+        uint64_t z = (uint64_t)((int64_t)p->out[b].zindex + 2147483648LL);
+        keys[n++] = z << 32 | (uint64_t)(UINT32_MAX - b);
+    }
+    qsort(keys, n, sizeof *keys, cmp_key);
+    for (uint32_t i = 0; i < n; i++)
+        out[i] = UINT32_MAX - (uint32_t)(keys[i] & UINT32_MAX);
+    return n;
+}
+
+/* Corners of a bone's quad in armature space, with their atlas UVs (top-left first). */
+static void quad_corners(const struct bone_out *o, const struct arm_texture *t,
+                         struct vec2 pos[4])
+{
+    double hw = t->size.x / 2 * o->scale.x, hh = t->size.y / 2 * o->scale.y;
+    double c = cos(o->rot), s = sin(o->rot);
+    /* y up: the texture's top row is at +hh. */
+    static const double sx[4] = {-1, 1, 1, -1}, sy[4] = {1, 1, -1, -1};
+    for (int i = 0; i < 4; i++) {
+        double x = sx[i] * hw, y = sy[i] * hh;
+        pos[i] = (struct vec2){o->pos.x + x * c - y * s, o->pos.y + x * s + y * c};
+    }
+}
+
+void bounds_add(struct bounds *b, double x, double y)
+{
+    if (b->empty) {
+        *b = (struct bounds){x, y, x, y, false};
+        return;
+    }
+    b->min_x = fmin(b->min_x, x);
+    b->min_y = fmin(b->min_y, y);
+    b->max_x = fmax(b->max_x, x);
+    b->max_y = fmax(b->max_y, y);
+}
+
+static bool visible(const struct armature *arm, const struct pose *p, uint32_t b)
+{
+    int a = (int)b;
+    for (uint32_t depth = 0; a >= 0 && depth <= arm->bone_count; depth++) {
+        if (p->out[a].hidden)
+            return false;
+        a = arm->bones[a].parent;
+    }
+    return true;
+}
+
+void render_bounds(const struct armature *arm, const struct pose *p,
+                   const struct render_opts *opts, struct bounds *bd)
+{
+    uint32_t count;
+    int one;
+    const int *styles = active_styles(arm, opts, &count, &one);
+    for (uint32_t b = 0; b < arm->bone_count; b++) {
+        const struct bone_out *o = &p->out[b];
+        if (!visible(arm, p, b))
+            continue;
+        int t = armature_resolve_texture(arm, o->tex, styles, count);
+        if (t < 0)
+            continue;
+        const struct arm_bone *bone = &arm->bones[b];
+        if (bone->vert_len) {
+            for (uint32_t v = 0; v < bone->vert_len; v++)
+                bounds_add(bd, p->verts[bone->vert_off + v].x, p->verts[bone->vert_off + v].y);
+            continue;
+        }
+        struct vec2 c[4];
+        quad_corners(o, &arm->textures[t], c);
+        for (int i = 0; i < 4; i++)
+            bounds_add(bd, c[i].x, c[i].y);
+    }
+}
+
+void render_anim_bounds(const struct armature *arm, struct pose *p,
+                        const struct eval_request *r, const struct render_opts *opts,
+                        struct bounds *bd)
+{
+    pose_reset(p);
+    eval_warmup(p, r->warmup, NULL);
+    /* The player's protocol: after the warm-up, one step per frame 0..last of the first
+     * animation; the others play the same frame numbers round their own loops. */
+    double last = r->count ? arm->anims[r->anims[0]].last_frame : 0.0;
+    struct anim_play plays[EVAL_MAX_ANIMS];
+    for (double f = 0; f <= last; f++) {
+        for (unsigned i = 0; i < r->count; i++) {
+            double fi = i ? anim_format_frame(arm, r->anims[i], f, false, true) : f;
+            plays[i] = (struct anim_play){r->anims[i], fi, r->smooth[i]};
+        }
+        animate(p, plays, r->count);
+        construct(p, NULL);
+        render_bounds(arm, p, opts, bd);
+    }
+}
+
+void render_fit(const struct bounds *b, double fraction, struct render_opts *opts)
+{
+    double w = b->empty ? 0 : b->max_x - b->min_x, h = b->empty ? 0 : b->max_y - b->min_y;
+    double sx = w > 0 ? fraction * opts->width / w : INFINITY;
+    double sy = h > 0 ? fraction * opts->height / h : INFINITY;
+    double s = fmin(sx, sy);
+    s = isfinite(s) ? floor(s * 1000.0) / 1000.0 : 1.0;
+    if (s <= 0)
+        s = 0.001;
+    double cx = b->empty ? 0 : (b->min_x + b->max_x) / 2;
+    double cy = b->empty ? 0 : (b->min_y + b->max_y) / 2;
+    opts->scale = (struct vec2){s, s};
+    opts->position = (struct vec2){floor(opts->width / 2.0 - cx * s + 0.5),
+                                   floor(-(opts->height / 2.0) - cy * s + 0.5)};
+}
+
+static int reserve(void **buf, size_t *cap, size_t bytes)
+{
+    if (*cap >= bytes)
+        return 0;
+    void *n = realloc(*buf, bytes);
+    if (!n)
+        return ENG_ENOMEM;
+    *buf = n;
+    *cap = bytes;
+    return 0;
+}
+
+static int prepare(struct image *img, const struct armature *arm, const struct render_opts *o)
+{
+    if (!o->width || !o->height || o->width > RENDER_MAX_SIDE || o->height > RENDER_MAX_SIDE ||
+        (o->samples != 1 && o->samples != 4))
+        return ENG_EINVAL;
+    for (uint32_t i = 0; i < o->style_count; i++)
+        if (o->styles[i] < 0 || (uint32_t)o->styles[i] >= arm->style_count)
+            return ENG_EINVAL;
+    size_t px = (size_t)o->width * o->height;
+    size_t n = arm->bone_count ? arm->bone_count : 1;
+    int rc;
+    if ((rc = reserve((void **)&img->rgba, &img->rgba_cap, px * 4)) ||
+        (rc = reserve((void **)&img->samples, &img->sample_cap, px * o->samples * 4)))
+        return rc;
+    if (img->bone_cap < n) {
+        uint32_t *order = realloc(img->order, n * sizeof *order);
+        if (order)
+            img->order = order;
+        uint64_t *keys = realloc(img->keys, n * sizeof *keys);
+        if (keys)
+            img->keys = keys;
+        uint8_t *skip = realloc(img->skip, n);
+        if (skip)
+            img->skip = skip;
+        if (!order || !keys || !skip)
+            return ENG_ENOMEM;
+        img->bone_cap = n;
+    }
+    img->width = o->width;
+    img->height = o->height;
+    return 0;
+}
+
+/* Armature space -> pixel space (y down) with the camera. */
+static struct vec2 to_pixel(const struct render_opts *o, struct vec2 v)
+{
+    return (struct vec2){v.x * o->scale.x + o->position.x, -(v.y * o->scale.y + o->position.y)};
+}
+
+static void tint_of(const struct bone_out *o, float tint[4])
+{
+    float a = (float)(o->tint[3] / 255.0);
+    for (int i = 0; i < 3; i++)
+        tint[i] = (float)(o->tint[i] / 255.0) * a; /* premultiplied multiplier */
+    tint[3] = a;
+}
+
+static void draw_quad(struct raster *r, const struct render_opts *opts, const struct bone_out *o,
+                      const struct arm_texture *t, const struct arm_atlas *at)
+{
+    struct vec2 c[4];
+    quad_corners(o, t, c);
+    double l = t->offset.x / at->width, rt = (t->offset.x + t->size.x) / at->width;
+    double tp = t->offset.y / at->height, bt = (t->offset.y + t->size.y) / at->height;
+    struct raster_vertex v[4];
+    const double u[4] = {l, rt, rt, l}, w[4] = {tp, tp, bt, bt};
+    for (int i = 0; i < 4; i++) {
+        struct vec2 px = to_pixel(opts, c[i]);
+        v[i] = (struct raster_vertex){px.x, px.y, u[i], w[i]};
+    }
+    raster_triangle(r, &v[0], &v[1], &v[2]);
+    raster_triangle(r, &v[0], &v[2], &v[3]);
+}
+
+static void draw_mesh(struct raster *r, const struct armature *arm, const struct pose *p,
+                      const struct render_opts *opts, uint32_t b, const struct arm_texture *t,
+                      const struct arm_atlas *at)
+{
+    const struct arm_bone *bone = &arm->bones[b];
+    double l = t->offset.x / at->width, tp = t->offset.y / at->height;
+    double uw = t->size.x / at->width, vh = t->size.y / at->height;
+    const uint32_t *ix = arm->indices + bone->index_off;
+    for (uint32_t i = 0; i + 2 < bone->index_len; i += 3) {
+        struct raster_vertex v[3];
+        for (int k = 0; k < 3; k++) {
+            uint32_t vi = bone->vert_off + ix[i + k];
+            struct vec2 px = to_pixel(opts, p->verts[vi]);
+            v[k] = (struct raster_vertex){px.x, px.y, l + uw * arm->vert_uv[vi].x,
+                                          tp + vh * arm->vert_uv[vi].y};
+        }
+        raster_triangle(r, &v[0], &v[1], &v[2]);
+    }
+}
+
+int render(const struct armature *arm, const struct pose *p, const struct render_opts *opts,
+           struct image *img)
+{
+    int rc = prepare(img, arm, opts);
+    if (rc)
+        return rc;
+    uint32_t n = render_draw_order(arm, p, opts, img->order, img->keys, img->skip);
+    /* Only the region the armature can touch is cleared and resolved sample by sample. */
+    struct bounds bd = {0, 0, 0, 0, true};
+    render_bounds(arm, p, opts, &bd);
+    struct vec2 lo = to_pixel(opts, (struct vec2){bd.min_x, bd.max_y});
+    struct vec2 hi = to_pixel(opts, (struct vec2){bd.max_x, bd.min_y});
+    int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
+    if (!bd.empty && isfinite(lo.x) && isfinite(lo.y) && isfinite(hi.x) && isfinite(hi.y)) {
+        double ax = fmin(lo.x, hi.x), bx = fmax(lo.x, hi.x);
+        double ay = fmin(lo.y, hi.y), by = fmax(lo.y, hi.y);
+        x0 = (int)fmax(floor(ax) - 2, 0);
+        y0 = (int)fmax(floor(ay) - 2, 0);
+        x1 = (int)fmin(ceil(bx) + 2, opts->width);
+        y1 = (int)fmin(ceil(by) + 2, opts->height);
+    }
+    struct raster r;
+    raster_begin(&r, img->samples, opts->width, opts->height, opts->samples, opts->background,
+                 x0, y0, x1, y1);
+    for (uint32_t i = n; i-- > 0;) { /* front to back: see raster.h */
+        uint32_t b = img->order[i];
+        const struct bone_out *o = &p->out[b];
+        const struct arm_texture *t = &arm->textures[render_bone_texture(arm, opts, o->tex)];
+        const struct arm_atlas *at = &arm->atlases[t->atlas];
+        if (!at->rgba)
+            continue; /* loaded without pixels */
+        float tint[4];
+        tint_of(o, tint);
+        raster_set_texture(&r, at->rgba, at->width, at->height, tint);
+        if (arm->bones[b].vert_len)
+            draw_mesh(&r, arm, p, opts, b, t, at);
+        else
+            draw_quad(&r, opts, o, t, at);
+    }
+    raster_resolve(&r, img->rgba);
+    return 0;
+}
+
+void image_unpremultiply(struct image *img)
+{
+    size_t n = (size_t)img->width * img->height;
+    uint8_t *px = img->rgba;
+    for (size_t i = 0; i < n; i++, px += 4) {
+        uint32_t a = px[3];
+        if (a == 255)
+            continue;
+        if (a == 0) {
+            px[0] = px[1] = px[2] = 0;
+            continue;
+        }
+        for (int c = 0; c < 3; c++) {
+            uint32_t v = (px[c] * 255u + a / 2) / a;
+            px[c] = (uint8_t)(v > 255 ? 255 : v);
+        }
+    }
+}

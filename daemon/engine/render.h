@@ -1,0 +1,87 @@
+/* CPU renderer: draws a constructed pose the way the official web player does (textured
+ * quads and meshes, zindex order, hidden subtrees skipped, bilinear clamp-to-edge sampling of
+ * the premultiplied atlas, premultiplied source-over, 4x multisampling), deterministically.
+ *
+ * render() reads only the armature and the pose; all scratch lives in the caller's struct
+ * image, so one image per worker thread makes rendering lock-free and allocation-free after
+ * the first call at a given size. */
+#ifndef SKELD_ENGINE_RENDER_H
+#define SKELD_ENGINE_RENDER_H
+
+#include "pose.h"
+
+#define RENDER_MAX_STYLES 64
+#define RENDER_MAX_SIDE 16384
+
+struct render_opts {
+    uint32_t width, height;
+    uint8_t background[4]; /* straight RGBA */
+    /* Camera, the player's convention: armature point (X, Y) lands on pixel
+     * (X * scale.x + position.x, -(Y * scale.y + position.y)), origin top-left. */
+    struct vec2 scale, position;
+    int styles[RENDER_MAX_STYLES]; /* style indices in priority order */
+    uint32_t style_count;          /* 0: the style named "Default", else all in file order */
+    uint32_t samples;              /* 1 (no antialiasing) or 4 (the player's 4x MSAA) */
+};
+
+/* An RGBA8 picture plus the renderer's reusable scratch. Pixels are premultiplied after
+ * render(); image_unpremultiply() turns them straight (what PNG files hold). */
+struct image {
+    uint32_t width, height;
+    uint8_t *rgba;
+    /* scratch, owned */
+    uint32_t *samples; /* per-sample premultiplied colour, width*height*samples */
+    size_t sample_cap, rgba_cap;
+    uint32_t *order; /* bone draw order */
+    uint64_t *keys;  /* sort keys for it */
+    uint8_t *skip;   /* hidden or under a hidden bone */
+    size_t bone_cap;
+};
+
+/* Defaults: 512x512, transparent, scale 1, position 0, default styles, 4 samples. */
+void render_opts_default(struct render_opts *o);
+
+void image_init(struct image *img);
+void image_close(struct image *img);
+
+/* Renders p into img (resized as needed; the only allocations happen here when img is too
+ * small). Returns 0, ENG_EINVAL (bad size or options) or ENG_ENOMEM. Any thread. */
+int render(const struct armature *arm, const struct pose *p, const struct render_opts *opts,
+           struct image *img);
+
+/* Premultiplied -> straight alpha in place (a = 0 pixels become 0,0,0,0). */
+void image_unpremultiply(struct image *img);
+
+/* The draw order render() uses: visible textured bones, zindex ascending, higher bone id
+ * first within a zindex. out, keys and skip hold arm->bone_count entries each (keys and skip
+ * are scratch). Returns the number of bones written to out. */
+uint32_t render_draw_order(const struct armature *arm, const struct pose *p,
+                           const struct render_opts *opts, uint32_t *out, uint64_t *keys,
+                           uint8_t *skip);
+
+/* Resolves a bone's texture through opts' styles: index into arm->textures or -1. */
+int render_bone_texture(const struct armature *arm, const struct render_opts *opts, int tex_name);
+
+/* Axis-aligned bounds, in armature space (y up), of everything render() would draw for p. */
+struct bounds {
+    double min_x, min_y, max_x, max_y;
+    bool empty;
+};
+void render_bounds(const struct armature *arm, const struct pose *p,
+                   const struct render_opts *opts, struct bounds *b);
+void bounds_add(struct bounds *b, double x, double y);
+
+/* Bounds of everything drawn while playing r's first animation through all its frames after
+ * r's warm-up (the other animations keep pace), as the player's reference renders were
+ * framed. Uses p as scratch (it is reset first). */
+struct eval_request;
+void render_anim_bounds(const struct armature *arm, struct pose *p,
+                        const struct eval_request *r, const struct render_opts *opts,
+                        struct bounds *b);
+
+/* Camera that fits bounds b (armature space) into fraction of the canvas, centred, the way
+ * the player's reference renders were framed: scale rounded down to 3 decimals, position to
+ * whole pixels. Sets opts->scale and opts->position. */
+void render_fit(const struct bounds *b, double fraction, struct render_opts *opts);
+
+#endif

@@ -1,0 +1,447 @@
+/* skeld render: PNG pictures of an armature on the CPU, one frame, a frame range (one
+ * instance stepping through the frames in order) or a spritesheet. */
+#include <errno.h>
+#include <stddef.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_args.h"
+#include "engine/png.h"
+#include "engine/render.h"
+
+static const char render_usage[] =
+    "usage: skeld render FILE.skf [--anim A[,B..]] [--frame F[,G..] | --frames F0-F1]\n"
+    "                    [--from F0] [--warmup N] [--smooth S[,..]] [--loop] [--reverse]\n"
+    "                    [--size WxH] [--scale S[,SY] [--position X,Y] | --fit 0.9]\n"
+    "                    [--style NAME,..] [--background RRGGBBAA] [--samples 1|4]\n"
+    "                    [--sheet COLSxROWS] [--png-level 0-9] -o OUT.png\n"
+    "  With --frames, OUT is a printf pattern such as 'out_%04d.png' (one file per frame)\n"
+    "  unless --sheet packs the range into OUT plus OUT.json.\n";
+
+struct render_flags {
+    struct eval_flags eval;
+    char *size, *scale, *fit, *position, *styles, *background, *frames, *sheet, *samples;
+    char *level, *output;
+};
+
+static int take_render_flag(struct render_flags *f, int argc, char **argv, int *i)
+{
+    static const struct {
+        const char *name;
+        size_t off;
+    } table[] = {
+        {"--size", offsetof(struct render_flags, size)},
+        {"--scale", offsetof(struct render_flags, scale)},
+        {"--fit", offsetof(struct render_flags, fit)},
+        {"--position", offsetof(struct render_flags, position)},
+        {"--style", offsetof(struct render_flags, styles)},
+        {"--background", offsetof(struct render_flags, background)},
+        {"--frames", offsetof(struct render_flags, frames)},
+        {"--sheet", offsetof(struct render_flags, sheet)},
+        {"--samples", offsetof(struct render_flags, samples)},
+        {"--png-level", offsetof(struct render_flags, level)},
+        {"--output", offsetof(struct render_flags, output)},
+        {"-o", offsetof(struct render_flags, output)},
+    };
+    for (size_t k = 0; k < sizeof table / sizeof table[0]; k++) {
+        char *v = cli_flag_value(table[k].name, argc, argv, i);
+        if (v) {
+            *(char **)((char *)f + table[k].off) = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Prints "skeld render: " and the message; returns the usage exit status. */
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "skeld render: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 2;
+}
+
+static int parse_pair(const char *s, char sep, long *a, long *b)
+{
+    char *end;
+    *a = strtol(s, &end, 10);
+    if (end == s || *end != sep)
+        return -1;
+    const char *t = end + 1;
+    *b = strtol(t, &end, 10);
+    return end == t || *end ? -1 : 0;
+}
+
+static int parse_hex_color(const char *s, uint8_t out[4])
+{
+    size_t n = strlen(s);
+    if (n != 6 && n != 8)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!strchr("0123456789abcdefABCDEF", s[i]))
+            return -1;
+    unsigned long v = strtoul(s, NULL, 16);
+    if (n == 6)
+        v = v << 8 | 0xff;
+    for (int c = 0; c < 4; c++)
+        out[c] = (uint8_t)(v >> (24 - 8 * c));
+    return 0;
+}
+
+static int resolve_styles(const struct armature *arm, char *list, struct render_opts *o)
+{
+    char *items[RENDER_MAX_STYLES];
+    int n = cli_split_list(list, items, RENDER_MAX_STYLES);
+    if (n <= 0)
+        return bad("--style: expected style names or indices separated by commas");
+    for (int i = 0; i < n; i++) {
+        o->styles[i] = armature_find_style(arm, items[i]);
+        if (o->styles[i] < 0)
+            return bad("--style: no style named or numbered \"%s\"", items[i]);
+    }
+    o->style_count = (uint32_t)n;
+    return 0;
+}
+
+/* Size, samples, background and styles (the camera comes later: fit needs the request). */
+static int resolve_canvas(const struct armature *arm, struct render_flags *f,
+                          struct render_opts *o)
+{
+    render_opts_default(o);
+    long w, h;
+    if (f->size) {
+        if (parse_pair(f->size, 'x', &w, &h) || w < 1 || h < 1 || w > RENDER_MAX_SIDE ||
+            h > RENDER_MAX_SIDE)
+            return bad("--size: expected WxH, each 1..16384, got \"%s\"", f->size);
+        o->width = (uint32_t)w;
+        o->height = (uint32_t)h;
+    }
+    if (f->samples) {
+        if (strcmp(f->samples, "1") && strcmp(f->samples, "4"))
+            return bad("--samples: expected 1 or 4, got \"%s\"", f->samples);
+        o->samples = (uint32_t)atoi(f->samples);
+    }
+    if (f->background && parse_hex_color(f->background, o->background))
+        return bad("--background: expected RRGGBBAA in hex, got \"%s\"", f->background);
+    if (f->styles && resolve_styles(arm, f->styles, o))
+        return 2;
+    return 0;
+}
+
+static int resolve_camera(const struct armature *arm, struct render_flags *f,
+                          const struct eval_request *req, struct pose *scratch,
+                          struct render_opts *o)
+{
+    struct eng_error err;
+    if (f->scale && f->fit)
+        return bad("--scale and --fit exclude each other");
+    if (f->scale) {
+        if (cli_parse_vec2("--scale", f->scale, &o->scale, &err))
+            return cli_fail("render", &err);
+        o->position = (struct vec2){o->width / 2.0, -(o->height / 2.0)};
+        if (f->position && cli_parse_vec2("--position", f->position, &o->position, &err))
+            return cli_fail("render", &err);
+        return 0;
+    }
+    double fraction = 0.9;
+    if (f->fit) {
+        char *end;
+        fraction = strtod(f->fit, &end);
+        if (end == f->fit || *end || !(fraction > 0 && fraction <= 10))
+            return bad("--fit: expected a fraction of the canvas such as 0.9, got \"%s\"",
+                       f->fit);
+    }
+    if (f->position)
+        return bad("--position needs --scale");
+    struct bounds b = {0, 0, 0, 0, true};
+    render_anim_bounds(arm, scratch, req, o, &b);
+    render_fit(&b, fraction, o);
+    return 0;
+}
+
+struct job {
+    const struct armature *arm;
+    struct render_opts opts;
+    struct png_opts png;
+    struct eval_request req;
+    long first, last; /* frames to write (inclusive), on the first animation's count */
+    bool range;
+    long cols, rows; /* spritesheet, 0 for none */
+    const char *output;
+    struct image img, sheet;
+    struct byte_buf buf;
+};
+
+static int write_file(const char *path, const struct byte_buf *b)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "wb") : stdout;
+    if (!f) {
+        fprintf(stderr, "skeld render: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    size_t put = fwrite(b->data, 1, b->len, f);
+    int bad_close = f != stdout ? fclose(f) : fflush(f);
+    if (put != b->len || bad_close) {
+        fprintf(stderr, "skeld render: %s: write failed\n", path);
+        return 1;
+    }
+    return 0;
+}
+
+/* Accepts exactly one integer conversion (%d, %04d, ...) and no other. */
+static bool is_frame_pattern(const char *s)
+{
+    int conversions = 0;
+    for (; *s; s++) {
+        if (*s != '%')
+            continue;
+        if (s[1] == '%') {
+            s++;
+            continue;
+        }
+        s++;
+        while (*s && strchr("0123456789-+ ", *s))
+            s++;
+        if (*s != 'd')
+            return false;
+        conversions++;
+    }
+    return conversions == 1;
+}
+
+static void progress(long done, long total)
+{
+    if (total < 2 || !isatty(STDERR_FILENO))
+        return;
+    int width = 40, fill = (int)(done * width / total);
+    fprintf(stderr, "\r[%.*s%*s] %ld/%ld", fill, "########################################",
+            width - fill, "", done, total);
+    if (done == total)
+        fputc('\n', stderr);
+}
+
+static int encode_and_write(struct job *j, const char *path, const struct image *img)
+{
+    j->buf.len = 0;
+    if (png_encode(img->rgba, img->width, img->height, &j->png, &j->buf)) {
+        fprintf(stderr, "skeld render: PNG encoding failed\n");
+        return 1;
+    }
+    return write_file(path, &j->buf);
+}
+
+static void blit(struct image *sheet, const struct image *cell, long index, long cols)
+{
+    size_t x0 = (size_t)(index % cols) * cell->width, y0 = (size_t)(index / cols) * cell->height;
+    for (uint32_t y = 0; y < cell->height; y++)
+        memcpy(sheet->rgba + ((y0 + y) * sheet->width + x0) * 4,
+               cell->rgba + (size_t)y * cell->width * 4, (size_t)cell->width * 4);
+}
+
+/* One finished frame: written alone, or copied into its sheet cell. */
+static int emit(struct job *j, const struct pose *p, long frame, long index)
+{
+    if (render(j->arm, p, &j->opts, &j->img)) {
+        fprintf(stderr, "skeld render: out of memory\n");
+        return 1;
+    }
+    image_unpremultiply(&j->img);
+    if (j->cols) {
+        blit(&j->sheet, &j->img, index, j->cols);
+        return 0;
+    }
+    if (!j->range)
+        return encode_and_write(j, j->output, &j->img);
+    char path[4096];
+    /* The pattern holds exactly one integer conversion (is_frame_pattern). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    snprintf(path, sizeof path, j->output, (int)frame);
+#pragma GCC diagnostic pop
+    return encode_and_write(j, path, &j->img);
+}
+
+static int write_sheet_json(struct job *j, const struct bounds *b)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s.json", j->output);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "skeld render: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    const struct render_opts *o = &j->opts;
+    fprintf(f, "{\"image\":");
+    cli_write_json_string(f, j->output);
+    fprintf(f, ",\"cell\":{\"w\":%u,\"h\":%u},\"cols\":%ld,\"rows\":%ld,", o->width,
+            o->height, j->cols, j->rows);
+    fprintf(f, "\"scale\":[%.9g,%.9g],\"pivot\":{\"x\":%.9g,\"y\":%.9g},", o->scale.x,
+            o->scale.y, o->position.x, -o->position.y);
+    /* Animation bounds in cell pixels (y down). */
+    double x0 = b->min_x * o->scale.x + o->position.x, x1 = b->max_x * o->scale.x + o->position.x;
+    double y0 = -(b->max_y * o->scale.y + o->position.y);
+    double y1 = -(b->min_y * o->scale.y + o->position.y);
+    fprintf(f, "\"bounds\":{\"x\":%.9g,\"y\":%.9g,\"w\":%.9g,\"h\":%.9g},\"frames\":[",
+            b->empty ? 0 : fmin(x0, x1), b->empty ? 0 : fmin(y0, y1),
+            b->empty ? 0 : fabs(x1 - x0), b->empty ? 0 : fabs(y1 - y0));
+    for (long i = 0; i <= j->last - j->first; i++)
+        fprintf(f, "%s{\"frame\":%ld,\"x\":%ld,\"y\":%ld,\"w\":%u,\"h\":%u}", i ? "," : "",
+                j->first + i, (i % j->cols) * o->width, (i / j->cols) * o->height, o->width,
+                o->height);
+    fprintf(f, "]}\n");
+    return fclose(f) ? 1 : 0;
+}
+
+static int play(struct job *j, struct pose *p)
+{
+    pose_reset(p);
+    eval_warmup(p, j->req.warmup, NULL);
+    long steps = eval_steps(&j->req), total = j->last - j->first + 1, done = 0;
+    for (long s = 0; s < steps; s++) {
+        eval_step(p, &j->req, s, NULL);
+        long frame = (long)eval_step_frame(&j->req, s);
+        if (frame < j->first || frame > j->last)
+            continue;
+        int rc = emit(j, p, frame, frame - j->first);
+        if (rc)
+            return rc;
+        progress(++done, total);
+    }
+    return 0;
+}
+
+/* Frames: --frames F0-F1 plays from --from (default F0) to F1; else the single --frame. */
+static int resolve_range(struct render_flags *f, struct job *j)
+{
+    struct eng_error err;
+    if (!f->frames) {
+        j->first = j->last = (long)eval_step_frame(&j->req, eval_steps(&j->req) - 1);
+        return 0;
+    }
+    if (f->eval.frame_list)
+        return bad("--frames and --frame exclude each other");
+    if (parse_pair(f->frames, '-', &j->first, &j->last) || j->first < 0 || j->last < j->first)
+        return bad("--frames: expected F0-F1 with 0 <= F0 <= F1, got \"%s\"", f->frames);
+    if (!j->req.count)
+        return bad("--frames needs --anim");
+    for (unsigned i = 0; i < j->req.count; i++)
+        j->req.frames[i] = (double)j->last;
+    if (!j->req.has_from || j->req.from > j->first) {
+        j->req.from = j->req.has_from ? j->req.from : (double)j->first;
+        j->req.has_from = true;
+    }
+    j->range = true;
+    if (eval_check(j->arm, &j->req, &err))
+        return cli_fail("render", &err);
+    return 0;
+}
+
+static int resolve_output(struct render_flags *f, struct job *j)
+{
+    if (!f->output)
+        return bad("-o OUT.png is required");
+    j->output = f->output;
+    png_opts_default(&j->png);
+    if (f->level) {
+        char *end;
+        long v = strtol(f->level, &end, 10);
+        if (end == f->level || *end || v < 0 || v > 9)
+            return bad("--png-level: expected 0..9, got \"%s\"", f->level);
+        j->png.level = (int)v;
+    }
+    if (f->sheet) {
+        if (parse_pair(f->sheet, 'x', &j->cols, &j->rows) || j->cols < 1 || j->rows < 1 ||
+            j->cols * j->rows < j->last - j->first + 1)
+            return bad("--sheet: expected COLSxROWS with room for every frame, got \"%s\"",
+                       f->sheet);
+        return 0;
+    }
+    if (j->range && j->last > j->first && !is_frame_pattern(j->output))
+        return bad("-o: a frame range needs a pattern with one %%d, such as out_%%04d.png");
+    return 0;
+}
+
+static int make_sheet(struct job *j)
+{
+    uint64_t w = (uint64_t)j->cols * j->opts.width, h = (uint64_t)j->rows * j->opts.height;
+    if (w > RENDER_MAX_SIDE || h > RENDER_MAX_SIDE)
+        return bad("--sheet: the sheet would exceed 16384 pixels a side");
+    j->sheet.width = (uint32_t)w;
+    j->sheet.height = (uint32_t)h;
+    j->sheet.rgba = calloc((size_t)(w * h), 4);
+    if (!j->sheet.rgba) {
+        fprintf(stderr, "skeld render: out of memory\n");
+        return 1;
+    }
+    return 0;
+}
+
+static int run(struct render_flags *f, struct job *j, struct pose *p)
+{
+    struct eng_error err;
+    int rc;
+    if (cli_resolve_eval(j->arm, &f->eval, &j->req, &err))
+        return cli_fail("render", &err);
+    if ((rc = resolve_range(f, j)) || (rc = resolve_output(f, j)) ||
+        (rc = resolve_canvas(j->arm, f, &j->opts)) ||
+        (rc = resolve_camera(j->arm, f, &j->req, p, &j->opts)))
+        return rc;
+    if (j->cols && (rc = make_sheet(j)))
+        return rc;
+    if ((rc = play(j, p)))
+        return rc;
+    if (!j->cols)
+        return 0;
+    struct bounds b = {0, 0, 0, 0, true};
+    render_anim_bounds(j->arm, p, &j->req, &j->opts, &b);
+    if ((rc = encode_and_write(j, j->output, &j->sheet)))
+        return rc;
+    return write_sheet_json(j, &b);
+}
+
+int cli_render(int argc, char **argv)
+{
+    struct render_flags flags;
+    memset(&flags, 0, sizeof flags);
+    const char *file = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (take_render_flag(&flags, argc, argv, &i) ||
+            cli_take_eval_flag(&flags.eval, argc, argv, &i))
+            continue;
+        if (argv[i][0] == '-' || file) {
+            fprintf(stderr, "skeld render: unexpected argument \"%s\"\n%s", argv[i],
+                    render_usage);
+            return 2;
+        }
+        file = argv[i];
+    }
+    if (!file) {
+        fputs(render_usage, stderr);
+        return 2;
+    }
+    struct job j;
+    memset(&j, 0, sizeof j);
+    struct armature *arm;
+    int rc = cli_load(file, true, &arm);
+    if (rc)
+        return rc;
+    j.arm = arm;
+    struct pose *p = pose_new(arm);
+    rc = p ? run(&flags, &j, p) : (fprintf(stderr, "skeld render: out of memory\n"), 1);
+    image_close(&j.img);
+    free(j.sheet.rgba);
+    free(j.buf.data);
+    pose_free(p);
+    armature_free(arm);
+    return rc;
+}

@@ -1,0 +1,140 @@
+#include "testhelp.h"
+
+#include <check.h>
+#include <png.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zip.h>
+
+#include "engine/load.h"
+
+int th_png(uint32_t w, uint32_t h, const uint8_t rgba[4], void **out, size_t *len)
+{
+    uint8_t *px = malloc((size_t)w * h * 4);
+    if (!px)
+        return -1;
+    for (size_t i = 0; i < (size_t)w * h; i++)
+        memcpy(px + i * 4, rgba, 4);
+    png_image img;
+    memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    img.width = w;
+    img.height = h;
+    img.format = PNG_FORMAT_RGBA;
+    png_alloc_size_t size = 0;
+    int rc = -1;
+    if (png_image_write_to_memory(&img, NULL, &size, 0, px, 0, NULL)) {
+        *out = malloc(size);
+        if (*out && png_image_write_to_memory(&img, *out, &size, 0, px, 0, NULL)) {
+            *len = size;
+            rc = 0;
+        }
+    }
+    free(px);
+    return rc;
+}
+
+static int zip_bytes(zip_source_t *src, void **out, size_t *len)
+{
+    zip_stat_t st;
+    if (zip_source_open(src) < 0)
+        return -1;
+    if (zip_source_stat(src, &st) < 0 || !(*out = malloc(st.size ? st.size : 1))) {
+        zip_source_close(src);
+        return -1;
+    }
+    zip_int64_t got = zip_source_read(src, *out, st.size);
+    zip_source_close(src);
+    *len = (size_t)st.size;
+    return got == (zip_int64_t)st.size ? 0 : -1;
+}
+
+int th_zip(const char *const *names, const void *const *data, const size_t *lens, int count,
+           void **out, size_t *len)
+{
+    zip_error_t ze;
+    zip_error_init(&ze);
+    zip_source_t *src = zip_source_buffer_create(NULL, 0, 0, &ze);
+    zip_t *za = src ? zip_open_from_source(src, ZIP_TRUNCATE, &ze) : NULL;
+    zip_error_fini(&ze);
+    if (!za)
+        return -1;
+    zip_source_keep(src);
+    for (int i = 0; i < count; i++) {
+        zip_source_t *f = zip_source_buffer(za, data[i], lens[i], 0);
+        if (!f || zip_file_add(za, names[i], f, ZIP_FL_OVERWRITE) < 0) {
+            zip_source_free(f);
+            zip_discard(za);
+            zip_source_free(src);
+            return -1;
+        }
+    }
+    int rc = zip_close(za) == 0 ? zip_bytes(src, out, len) : -1;
+    if (rc)
+        zip_discard(za);
+    zip_source_free(src);
+    return rc;
+}
+
+int th_skf(const char *json, int atlases, void **out, size_t *len)
+{
+    enum { MAX = 8 };
+    const char *names[MAX + 1] = {"armature.json"};
+    const void *data[MAX + 1] = {json};
+    size_t lens[MAX + 1] = {strlen(json)};
+    char namebuf[MAX][32];
+    void *pngs[MAX] = {0};
+    static const uint8_t fill[4] = {200, 100, 50, 255};
+    int rc = 0;
+    for (int i = 0; i < atlases && i < MAX && !rc; i++) {
+        snprintf(namebuf[i], sizeof namebuf[i], "atlas%d.png", i);
+        names[i + 1] = namebuf[i];
+        rc = th_png(64, 64, fill, &pngs[i], &lens[i + 1]);
+        data[i + 1] = pngs[i];
+    }
+    if (!rc)
+        rc = th_zip(names, data, lens, 1 + (atlases < MAX ? atlases : MAX), out, len);
+    for (int i = 0; i < MAX; i++)
+        free(pngs[i]);
+    return rc;
+}
+
+int th_load(const char *json, int atlases, struct armature **arm, struct eng_error *err)
+{
+    void *buf;
+    size_t len;
+    ck_assert_int_eq(th_skf(json, atlases, &buf, &len), 0);
+    int rc = armature_load(buf, len, NULL, arm, err);
+    free(buf);
+    return rc;
+}
+
+static const char *existing_dir(const char *env)
+{
+    const char *d = getenv(env);
+    struct stat st;
+    return d && stat(d, &st) == 0 && S_ISDIR(st.st_mode) ? d : NULL;
+}
+
+const char *th_shared_dir(void)
+{
+    return existing_dir("SKELD_SHARED");
+}
+
+const char *th_samples_dir(void)
+{
+    return existing_dir("SKELD_SAMPLES");
+}
+
+struct armature *th_load_path(const char *dir, const char *name)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    struct armature *arm = NULL;
+    struct eng_error err = {0, ""};
+    int rc = armature_load_file(path, NULL, &arm, &err);
+    ck_assert_msg(rc == 0, "loading %s: %s", path, err.msg);
+    return arm;
+}

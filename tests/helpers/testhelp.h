@@ -1,0 +1,33 @@
+/* Test fixtures: .skf files built in memory from JSON text, and the data folders. */
+#ifndef SKELD_TESTHELP_H
+#define SKELD_TESTHELP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/armature.h"
+#include "engine/errors.h"
+
+/* A solid w x h RGBA PNG in memory (caller frees *out). 0 on success. */
+int th_png(uint32_t w, uint32_t h, const uint8_t rgba[4], void **out, size_t *len);
+
+/* A zip in memory holding the given members (names[i] -> data[i], lens[i]); free *out. */
+int th_zip(const char *const *names, const void *const *data, const size_t *lens, int count,
+           void **out, size_t *len);
+
+/* A .skf in memory: armature.json = json, plus atlas0.png .. atlas{n-1}.png (64x64). */
+int th_skf(const char *json, int atlases, void **out, size_t *len);
+
+/* Builds th_skf(json, atlases) and loads it; returns armature_load's code. */
+int th_load(const char *json, int atlases, struct armature **arm, struct eng_error *err);
+
+/* $SKELD_SHARED (the shared/ folder beside the project) or NULL if it is absent. */
+const char *th_shared_dir(void);
+
+/* $SKELD_SAMPLES (the built sample armatures) or NULL if unset. */
+const char *th_samples_dir(void);
+
+/* Loads "<dir>/<name>" or fails the current test. */
+struct armature *th_load_path(const char *dir, const char *name);
+
+#endif

@@ -1,0 +1,1533 @@
+/* The .skf loader: a valid armature loads with the format's defaults, resolved indices, decoded
+ * atlases and per-track keyframes; every malformed, hostile or unsupported file is refused with
+ * the right code and a message naming the place; nothing leaks on any path (run the program under
+ * valgrind with CK_FORK=no); and a few hundred mutated files never crash the loader.
+ *
+ * JSON in this file is written with single quotes and turned into real JSON by dq(), which
+ * does not apply to the expected messages. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/load.h"
+#include "testhelp.h"
+
+#define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- helpers ------------------------------------------------------------------------------ */
+
+/* A copy of s with every ' turned into " (caller frees). */
+static char *dq(const char *s)
+{
+    size_t n = strlen(s);
+    char *d = malloc(n + 1);
+    ck_assert_ptr_nonnull(d);
+    for (size_t i = 0; i <= n; i++)
+        d[i] = s[i] == '\'' ? '"' : s[i];
+    return d;
+}
+
+/* The colour of the 64x64 PNG th_skf puts in every atlas (opaque: premultiplying keeps it). */
+static const uint8_t th_fill[4] = {200, 100, 50, 255};
+
+/* Loads bytes with limits; sets *arm NULL-checked against the result code. */
+static int load_bytes(const void *buf, size_t len, const struct load_limits *lim,
+                      struct armature **arm, struct eng_error *err)
+{
+    int dummy;
+    *arm = (struct armature *)(void *)&dummy; /* must be reset by the loader */
+    memset(err, 0, sizeof *err);
+    int rc = armature_load(buf, len, lim, arm, err);
+    if (rc == 0)
+        ck_assert_ptr_nonnull(*arm);
+    else
+        ck_assert_msg(*arm == NULL, "failed load (%d) left *out set", rc);
+    return rc;
+}
+
+/* th_skf(dq(json), atlases) loaded with lim. */
+static int load_q(const char *json, int atlases, const struct load_limits *lim,
+                  struct armature **arm, struct eng_error *err)
+{
+    char *j = dq(json);
+    void *buf;
+    size_t len;
+    ck_assert_int_eq(th_skf(j, atlases, &buf, &len), 0);
+    free(j);
+    int rc = load_bytes(buf, len, lim, arm, err);
+    free(buf);
+    return rc;
+}
+
+/* Loads dq(json) and fails the test with the loader's message unless it loads. */
+static struct armature *must_load(const char *json, int atlases)
+{
+    struct armature *arm;
+    struct eng_error err;
+    int rc = load_q(json, atlases, NULL, &arm, &err);
+    ck_assert_msg(rc == 0, "load failed (%d): %s", rc, err.msg);
+    return arm;
+}
+
+enum match { EXACT, PREFIX, CONTAINS };
+
+static void check_msg(const struct eng_error *err, int rc, int code, const char *want,
+                      enum match how)
+{
+    ck_assert_msg(rc == code, "expected code %d (%s), got %d: %s", code, eng_strerror(code), rc,
+                  err->msg);
+    ck_assert_int_eq(err->code, code);
+    const char *w = want;
+    bool ok = how == EXACT    ? strcmp(err->msg, w) == 0
+              : how == PREFIX ? strncmp(err->msg, w, strlen(w)) == 0
+                              : strstr(err->msg, w) != NULL;
+    ck_assert_msg(ok, "message\n  got:  %s\n  want: %s%s", err->msg,
+                  how == EXACT    ? ""
+                  : how == PREFIX ? "... "
+                                  : "(contains) ",
+                  w);
+}
+
+/* Loads dq(json) with atlases and lim and checks the error. */
+static void expect_err(const char *json, int atlases, const struct load_limits *lim, int code,
+                       const char *want, enum match how)
+{
+    struct armature *arm;
+    struct eng_error err;
+    int rc = load_q(json, atlases, lim, &arm, &err);
+    if (rc == 0)
+        armature_free(arm);
+    check_msg(&err, rc, code, want, how);
+}
+
+/* A .skf with armature.json = dq(json) and the given extra member. */
+static void zip_with(const char *json, const char *name, const void *data, size_t dlen, void **out,
+                     size_t *len)
+{
+    char *j = dq(json);
+    const char *names[2] = {"armature.json", name};
+    const void *datas[2] = {j, data};
+    size_t lens[2] = {strlen(j), dlen};
+    ck_assert_int_eq(th_zip(names, datas, lens, name ? 2 : 1, out, len), 0);
+    free(j);
+}
+
+/* Deterministic pseudo-random numbers (LCG), independent of libc. */
+static uint32_t lcg(uint32_t *s)
+{
+    *s = *s * 1664525u + 1013904223u;
+    return *s >> 8;
+}
+
+/* ---- a valid armature --------------------------------------------------------------------- */
+
+static const char *const VALID =
+    "{'version':'0.5.0','ik_root_ids':[],'img_format':'PNG','baked_ik':false,"
+    "'atlases':[{'filename':'atlas0.png','size':{'x':64,'y':64}}],"
+    "'bones':["
+    " {'id':0,'name':'root','tex':'body'},"
+    " {'id':1,'name':'arm','parent_id':0,'pos':{'x':3,'y':4},'rot':0.5,'scale':{'x':2,'y':3},"
+    "  'zindex':2,'hidden':true,'tint':{'r':10,'g':20,'b':30,'a':40},'init_rot':0.25,"
+    "  'tex':'hand'},"
+    " {'id':2,'name':'plain','parent_id':1}"
+    "],"
+    "'animations':["
+    " {'id':0,'name':'idle','fps':30,'keyframes':["
+    "  {'frame':0,'bone_id':1,'element':'Rotation','value':0},"
+    "  {'frame':0,'bone_id':0,'element':'PositionX','value':1},"
+    "  {'frame':10,'bone_id':1,'element':'Rotation','value':1},"
+    "  {'frame':20,'bone_id':0,'element':'PositionX','value':2},"
+    "  {'frame':20,'bone_id':1,'element':'Rotation','value':2}]},"
+    " {'id':1,'name':'walk','keyframes':[]}"
+    "],"
+    "'styles':["
+    " {'id':0,'name':'default','textures':["
+    "  {'name':'body','offset':{'x':0,'y':0},'size':{'x':32,'y':32},'atlas_idx':0},"
+    "  {'name':'hand','offset':{'x':32,'y':0},'size':{'x':16,'y':16},'atlas_idx':0}]},"
+    " {'id':1,'name':'alt','textures':["
+    "  {'name':'hand','offset':{'x':32,'y':32},'size':{'x':32,'y':32},'atlas_idx':0}]},"
+    " {'id':2,'name':'0','textures':[]}"
+    "]}";
+
+static void assert_fields_eq(const struct bone_fields *a, const struct bone_fields *b)
+{
+    ck_assert(a->pos.x == b->pos.x && a->pos.y == b->pos.y);
+    ck_assert(a->scale.x == b->scale.x && a->scale.y == b->scale.y);
+    ck_assert(a->rot == b->rot);
+    for (int i = 0; i < 4; i++)
+        ck_assert(a->tint[i] == b->tint[i]);
+    ck_assert_int_eq(a->zindex, b->zindex);
+    ck_assert_int_eq(a->tex, b->tex);
+    ck_assert_int_eq(a->hidden, b->hidden);
+    ck_assert_int_eq(a->ik_mode, b->ik_mode);
+    ck_assert_int_eq(a->ik_constraint, b->ik_constraint);
+}
+
+START_TEST(valid_counts)
+{
+    struct armature *arm = must_load(VALID, 1);
+    ck_assert_str_eq(arm->version, "0.5.0");
+    ck_assert(!arm->baked_ik);
+    ck_assert_uint_eq(arm->bone_count, 3);
+    ck_assert_uint_eq(arm->anim_count, 2);
+    ck_assert_uint_eq(arm->style_count, 3);
+    ck_assert_uint_eq(arm->atlas_count, 1);
+    ck_assert_uint_eq(arm->texture_count, 3);
+    ck_assert_uint_eq(arm->keyframe_count, 5);
+    ck_assert_uint_eq(arm->track_count, 2);
+    ck_assert_uint_eq(arm->ik_root_count, 0);
+    ck_assert_uint_eq(arm->vert_count, 0);
+    ck_assert_uint_eq(arm->index_count, 0);
+    ck_assert_uint_eq(arm->bind_count, 0);
+    ck_assert_uint_eq(arm->tex_name_count, 2); /* body, hand */
+    ck_assert_int_eq(armature_find_bone(arm, "root"), 0);
+    ck_assert_int_eq(armature_find_bone(arm, "arm"), 1);
+    ck_assert_int_eq(armature_find_bone(arm, "plain"), 2);
+    ck_assert_int_eq(armature_find_bone(arm, "nope"), -1);
+    ck_assert_uint_gt(arm->mem_bytes, 64 * 64 * 4);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(empty_object_loads)
+{
+    struct armature *arm = must_load("{}", 0);
+    ck_assert_str_eq(arm->version, "");
+    ck_assert_uint_eq(arm->bone_count, 0);
+    ck_assert_uint_eq(arm->anim_count, 0);
+    ck_assert_uint_eq(arm->style_count, 0);
+    ck_assert_uint_eq(arm->atlas_count, 0);
+    ck_assert_uint_eq(arm->keyframe_count, 0);
+    armature_free(arm);
+    /* explicit nulls take the defaults as well */
+    arm = must_load("{'version':null,'bones':null,'animations':null,'styles':null,"
+                    "'atlases':null,'ik_root_ids':null,'img_format':null}",
+                    0);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(bone_defaults)
+{
+    struct armature *arm = must_load(VALID, 1);
+    const struct arm_bone *b = &arm->bones[0];
+    ck_assert_str_eq(b->name, "root");
+    ck_assert_int_eq(b->parent, -1);
+    ck_assert(b->start.pos.x == 0 && b->start.pos.y == 0);
+    ck_assert(b->start.scale.x == 1 && b->start.scale.y == 1);
+    ck_assert(b->start.rot == 0);
+    for (int i = 0; i < 4; i++)
+        ck_assert(b->start.tint[i] == 255.0);
+    ck_assert_int_eq(b->start.zindex, 0);
+    ck_assert(!b->start.hidden);
+    ck_assert_int_eq(b->start.ik_mode, IK_FABRIK);
+    ck_assert_int_eq(b->start.ik_constraint, IKC_NONE);
+    ck_assert_str_eq(armature_tex_name(arm, b->start.tex), "body");
+    assert_fields_eq(&b->init, &b->start); /* init_* default to the field's value */
+    ck_assert_int_eq(b->ik_target, -1);
+    ck_assert_uint_eq(b->ik_len, 0);
+    ck_assert_uint_eq(b->vert_len, 0);
+    ck_assert_uint_eq(b->index_len, 0);
+    ck_assert_uint_eq(b->bind_len, 0);
+    ck_assert(!b->has_phys);
+    ck_assert(b->phys.pos_damping == 0 && b->phys.sway == 0 && b->phys.global_rot == 0);
+
+    const struct arm_bone *c = &arm->bones[2];
+    ck_assert_str_eq(c->name, "plain");
+    ck_assert_int_eq(c->parent, 1);
+    ck_assert_int_eq(c->start.tex, -1);
+    ck_assert_str_eq(armature_tex_name(arm, c->start.tex), "");
+    assert_fields_eq(&c->init, &c->start);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(bone_values_and_init_defaults)
+{
+    struct armature *arm = must_load(VALID, 1);
+    const struct arm_bone *b = &arm->bones[1];
+    ck_assert_str_eq(b->name, "arm");
+    ck_assert_int_eq(b->parent, 0);
+    ck_assert(b->start.pos.x == 3 && b->start.pos.y == 4);
+    ck_assert(b->start.scale.x == 2 && b->start.scale.y == 3);
+    ck_assert(b->start.rot == 0.5);
+    ck_assert(b->start.tint[0] == 10 && b->start.tint[1] == 20 && b->start.tint[2] == 30 &&
+              b->start.tint[3] == 40);
+    ck_assert_int_eq(b->start.zindex, 2);
+    ck_assert(b->start.hidden);
+    ck_assert_str_eq(armature_tex_name(arm, b->start.tex), "hand");
+    /* init_rot given; every other init_ field takes the field's value */
+    ck_assert(b->init.rot == 0.25);
+    struct bone_fields f = b->init;
+    f.rot = b->start.rot;
+    assert_fields_eq(&f, &b->start);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(explicit_init_fields_and_physics)
+{
+    struct armature *arm =
+        must_load("{'bones':[{'id':0,'pos':{'x':1,'y':2},'tex':'a','ik_mode':'Arc',"
+                  "'ik_constraint':'Clockwise',"
+                  "'init_pos':{'x':5},'init_scale':{'y':7},'init_tint':{'g':9},'init_zindex':-3,"
+                  "'init_hidden':true,'init_tex':'b','init_ik_mode':'FABRIK',"
+                  "'init_ik_constraint':'CounterClockwise','phys_pos_damping':4,'phys_sway':0.5,"
+                  "'phys_global_pos':{'x':1,'y':1}}]}",
+                  0);
+    const struct arm_bone *b = &arm->bones[0];
+    ck_assert(b->start.pos.x == 1 && b->start.pos.y == 2);
+    /* a partial init vec2 takes the missing coordinate from the field */
+    ck_assert(b->init.pos.x == 5 && b->init.pos.y == 2);
+    ck_assert(b->init.scale.x == 1 && b->init.scale.y == 7);
+    ck_assert(b->init.tint[0] == 255 && b->init.tint[1] == 9 && b->init.tint[3] == 255);
+    ck_assert_int_eq(b->start.zindex, 0);
+    ck_assert_int_eq(b->init.zindex, -3);
+    ck_assert(!b->start.hidden && b->init.hidden);
+    ck_assert_str_eq(armature_tex_name(arm, b->start.tex), "a");
+    ck_assert_str_eq(armature_tex_name(arm, b->init.tex), "b");
+    ck_assert_int_eq(b->start.ik_mode, IK_ARC);
+    ck_assert_int_eq(b->init.ik_mode, IK_FABRIK);
+    ck_assert_int_eq(b->start.ik_constraint, IKC_CLOCKWISE);
+    ck_assert_int_eq(b->init.ik_constraint, IKC_COUNTER_CLOCKWISE);
+    ck_assert(b->has_phys);
+    ck_assert(arm->any_phys);
+    ck_assert(b->phys.pos_damping == 4 && b->phys.sway == 0.5);
+    ck_assert(b->phys.global_pos.x == 1 && b->phys.global_scale.x == 0);
+    armature_free(arm);
+}
+END_TEST
+
+/* ---- atlases ------------------------------------------------------------------------------- */
+
+START_TEST(atlas_decoded_rgba)
+{
+    struct armature *arm = must_load(VALID, 1);
+    const struct arm_atlas *at = &arm->atlases[0];
+    ck_assert_str_eq(at->filename, "atlas0.png");
+    ck_assert_uint_eq(at->width, 64);
+    ck_assert_uint_eq(at->height, 64);
+    ck_assert_ptr_nonnull(at->rgba);
+    for (size_t i = 0; i < 64 * 64; i++)
+        ck_assert_msg(!memcmp(at->rgba + i * 4, th_fill, 4), "pixel %zu is %u,%u,%u,%u", i,
+                      at->rgba[i * 4], at->rgba[i * 4 + 1], at->rgba[i * 4 + 2],
+                      at->rgba[i * 4 + 3]);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(atlas_other_size_premultiplied)
+{
+    /* 24x10, translucent: the atlas is kept premultiplied, c' = (c * a + 127) / 255 */
+    static const uint8_t px[4] = {10, 200, 30, 40};
+    static const uint8_t pm[4] = {2, 31, 5, 40};
+    void *png, *skf;
+    size_t plen, slen;
+    ck_assert_int_eq(th_png(24, 10, px, &png, &plen), 0);
+    zip_with("{'atlases':[{'filename':'skin.png'}],'styles':[{'textures':[{'name':'t',"
+             "'offset':{'x':4,'y':2},'size':{'x':20,'y':8}}]}]}",
+             "skin.png", png, plen, &skf, &slen);
+    struct armature *arm;
+    struct eng_error err;
+    int rc = load_bytes(skf, slen, NULL, &arm, &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    const struct arm_atlas *at = &arm->atlases[0];
+    ck_assert_str_eq(at->filename, "skin.png");
+    ck_assert_uint_eq(at->width, 24);
+    ck_assert_uint_eq(at->height, 10);
+    for (size_t i = 0; i < 24 * 10; i++)
+        ck_assert_msg(!memcmp(at->rgba + i * 4, pm, 4), "pixel %zu is %u,%u,%u,%u", i,
+                      at->rgba[i * 4], at->rgba[i * 4 + 1], at->rgba[i * 4 + 2],
+                      at->rgba[i * 4 + 3]);
+    /* the texture defaults: atlas 0, name interned */
+    ck_assert_int_eq(arm->textures[0].atlas, 0);
+    ck_assert_str_eq(arm->textures[0].name, "t");
+    ck_assert_str_eq(armature_tex_name(arm, arm->textures[0].name_idx), "t");
+    ck_assert_int_eq(arm->styles[0].id, 0);
+    ck_assert_str_eq(arm->styles[0].name, "");
+    armature_free(arm);
+    free(png);
+    free(skf);
+}
+END_TEST
+
+START_TEST(atlas_skip_pixels)
+{
+    struct load_limits lim;
+    memset(&lim, 0, sizeof lim);
+    lim.skip_atlas_pixels = true;
+    struct armature *arm;
+    struct eng_error err;
+    int rc = load_q(VALID, 1, &lim, &arm, &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    ck_assert_uint_eq(arm->atlases[0].width, 64);
+    ck_assert_uint_eq(arm->atlases[0].height, 64);
+    ck_assert_ptr_null(arm->atlases[0].rgba);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(load_file_roundtrip)
+{
+    char *j = dq(VALID);
+    void *buf;
+    size_t len;
+    ck_assert_int_eq(th_skf(j, 1, &buf, &len), 0);
+    free(j);
+    char path[] = "/tmp/check_load_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, buf, len), (ssize_t)len);
+    close(fd);
+    free(buf);
+
+    struct armature *arm = NULL;
+    struct eng_error err = {0, ""};
+    int rc = armature_load_file(path, NULL, &arm, &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    ck_assert_uint_eq(arm->bone_count, 3);
+    armature_free(arm);
+
+    /* the file itself counts against max_uncompressed */
+    struct load_limits lim;
+    memset(&lim, 0, sizeof lim);
+    lim.max_uncompressed = 100;
+    arm = (struct armature *)(void *)&rc;
+    rc = armature_load_file(path, &lim, &arm, &err);
+    ck_assert_ptr_null(arm);
+    char want[256];
+    snprintf(want, sizeof want, "%s: file larger than 100 bytes", path);
+    check_msg(&err, rc, ENG_ELIMIT, want, EXACT);
+    unlink(path);
+}
+END_TEST
+
+/* ---- lookups ------------------------------------------------------------------------------- */
+
+START_TEST(texture_resolution_by_style_priority)
+{
+    struct armature *arm = must_load(VALID, 1);
+    int hand = arm->bones[1].start.tex, body = arm->bones[0].start.tex;
+    ck_assert_int_ge(hand, 0);
+    ck_assert_int_ge(body, 0);
+    ck_assert_int_ne(hand, body);
+
+    /* NULL = all styles in file order: style 0 has both */
+    int t = armature_resolve_texture(arm, hand, NULL, 0);
+    ck_assert_int_eq(t, 1);
+    ck_assert_str_eq(arm->textures[t].name, "hand");
+    ck_assert(arm->textures[t].offset.x == 32 && arm->textures[t].offset.y == 0);
+    ck_assert(arm->textures[t].size.x == 16 && arm->textures[t].size.y == 16);
+    ck_assert_int_eq(armature_resolve_texture(arm, body, NULL, 0), 0);
+
+    /* "alt" first: its hand wins; body falls through to "default" */
+    const int alt_first[2] = {1, 0};
+    t = armature_resolve_texture(arm, hand, alt_first, 2);
+    ck_assert_int_eq(t, 2);
+    ck_assert(arm->textures[t].offset.x == 32 && arm->textures[t].offset.y == 32);
+    ck_assert_int_eq(armature_resolve_texture(arm, body, alt_first, 2), 0);
+
+    /* styles that lack the texture */
+    const int only_alt[1] = {1}, only_empty[1] = {2};
+    ck_assert_int_eq(armature_resolve_texture(arm, body, only_alt, 1), -1);
+    ck_assert_int_eq(armature_resolve_texture(arm, hand, only_empty, 1), -1);
+    ck_assert_int_eq(armature_resolve_texture(arm, hand, alt_first, 0), -1);
+    /* no texture name */
+    ck_assert_int_eq(armature_resolve_texture(arm, -1, NULL, 0), -1);
+    ck_assert_int_eq(armature_resolve_texture(arm, arm->bones[2].start.tex, NULL, 0), -1);
+
+    /* the style table itself */
+    ck_assert_uint_eq(arm->styles[0].tex_off, 0);
+    ck_assert_uint_eq(arm->styles[0].tex_len, 2);
+    ck_assert_uint_eq(arm->styles[1].tex_off, 2);
+    ck_assert_uint_eq(arm->styles[1].tex_len, 1);
+    ck_assert_uint_eq(arm->styles[2].tex_len, 0);
+    ck_assert_int_eq(arm->styles[1].id, 1);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(texture_first_of_duplicate_names_wins)
+{
+    struct armature *arm = must_load(
+        "{'atlases':[{'filename':'atlas0.png'}],'bones':[{'tex':'x'}],'styles':[{'textures':["
+        "{'name':'y','size':{'x':1,'y':1}},{'name':'x','offset':{'x':1},'size':{'x':1,'y':1}},"
+        "{'name':'x','offset':{'x':2},'size':{'x':1,'y':1}}]}]}",
+        1);
+    int t = armature_resolve_texture(arm, arm->bones[0].start.tex, NULL, 0);
+    ck_assert_int_eq(t, 1);
+    ck_assert(arm->textures[t].offset.x == 1);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(many_texture_names)
+{
+    /* enough distinct names to grow the intern table several times */
+    enum { N = 300 };
+    size_t cap = 200 + N * 96;
+    char *json = malloc(cap), *p = json;
+    ck_assert_ptr_nonnull(json);
+    p += sprintf(p, "{'atlases':[{'filename':'atlas0.png'}],'bones':[");
+    for (int i = 0; i < N; i++)
+        p += sprintf(p, "%s{'id':%d,'tex':'tex%d'}", i ? "," : "", i, N - 1 - i);
+    p += sprintf(p, "],'styles':[{'textures':[");
+    for (int i = 0; i < N; i++)
+        p += sprintf(p, "%s{'name':'tex%d','offset':{'x':%d},'size':{'x':1,'y':1}}", i ? "," : "",
+                     i, i % 64);
+    p += sprintf(p, "]}]}");
+    ck_assert_uint_lt((size_t)(p - json), cap);
+    struct armature *arm = must_load(json, 1);
+    free(json);
+    ck_assert_uint_eq(arm->tex_name_count, N);
+    for (int i = 0; i < N; i++) {
+        int t = armature_resolve_texture(arm, arm->bones[i].start.tex, NULL, 0);
+        ck_assert_int_eq(t, N - 1 - i);
+        ck_assert_str_eq(arm->textures[t].name, armature_tex_name(arm, arm->bones[i].start.tex));
+    }
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(find_anim_and_style)
+{
+    struct armature *arm = must_load(VALID, 1);
+    ck_assert_int_eq(armature_find_anim(arm, "idle"), 0);
+    ck_assert_int_eq(armature_find_anim(arm, "walk"), 1);
+    ck_assert_int_eq(armature_find_anim(arm, "0"), 0);
+    ck_assert_int_eq(armature_find_anim(arm, "1"), 1);
+    ck_assert_int_eq(armature_find_anim(arm, "2"), -1);
+    ck_assert_int_eq(armature_find_anim(arm, "-1"), -1);
+    ck_assert_int_eq(armature_find_anim(arm, "1x"), -1);
+    ck_assert_int_eq(armature_find_anim(arm, ""), -1);
+    ck_assert_int_eq(armature_find_anim(arm, "run"), -1);
+
+    ck_assert_int_eq(armature_find_style(arm, "default"), 0);
+    ck_assert_int_eq(armature_find_style(arm, "alt"), 1);
+    ck_assert_int_eq(armature_find_style(arm, "0"), 2); /* a name wins over an index */
+    ck_assert_int_eq(armature_find_style(arm, "1"), 1);
+    ck_assert_int_eq(armature_find_style(arm, "2"), 2);
+    ck_assert_int_eq(armature_find_style(arm, "3"), -1);
+    ck_assert_int_eq(armature_find_style(arm, "Default"), -1);
+    ck_assert_int_eq(armature_find_style(arm, ""), -1);
+    armature_free(arm);
+}
+END_TEST
+
+/* ---- keyframes and tracks ------------------------------------------------------------------ */
+
+static const struct arm_track *track_of(const struct armature *arm, uint32_t anim, int bone,
+                                        int element)
+{
+    const struct arm_anim *a = &arm->anims[anim];
+    for (uint32_t t = a->track_off; t < a->track_off + a->track_len; t++)
+        if (arm->tracks[t].bone == bone && arm->tracks[t].element == element)
+            return &arm->tracks[t];
+    return NULL;
+}
+
+START_TEST(tracks_grouped_per_bone_and_element)
+{
+    struct armature *arm = must_load(VALID, 1);
+    const struct arm_anim *idle = &arm->anims[0], *walk = &arm->anims[1];
+    ck_assert_str_eq(idle->name, "idle");
+    ck_assert(idle->fps == 30);
+    ck_assert(idle->last_frame == 20);
+    ck_assert_uint_eq(idle->track_off, 0);
+    ck_assert_uint_eq(idle->track_len, 2);
+    ck_assert_str_eq(walk->name, "walk");
+    ck_assert(walk->fps == 60); /* default */
+    ck_assert(walk->last_frame == 0);
+    ck_assert_uint_eq(walk->track_len, 0);
+
+    /* tracks sorted by bone, then element; keyframes in file order within a track */
+    const struct arm_track *t0 = &arm->tracks[0], *t1 = &arm->tracks[1];
+    ck_assert_int_eq(t0->bone, 0);
+    ck_assert_int_eq(t0->element, EL_POS_X);
+    ck_assert_uint_eq(t0->kf_len, 2);
+    ck_assert_int_eq(t1->bone, 1);
+    ck_assert_int_eq(t1->element, EL_ROT);
+    ck_assert_uint_eq(t1->kf_len, 3);
+    ck_assert_uint_eq(t0->kf_off + t0->kf_len, t1->kf_off);
+    const struct arm_keyframe *k0 = arm->keyframes + t0->kf_off, *k1 = arm->keyframes + t1->kf_off;
+    ck_assert(k0[0].frame == 0 && k0[0].value == 1);
+    ck_assert(k0[1].frame == 20 && k0[1].value == 2);
+    ck_assert(k1[0].frame == 0 && k1[0].value == 0);
+    ck_assert(k1[1].frame == 10 && k1[1].value == 1);
+    ck_assert(k1[2].frame == 20 && k1[2].value == 2);
+    /* next_kf absent: derived, as track-local indices; the last points at itself */
+    ck_assert_uint_eq(k0[0].next, 1);
+    ck_assert_uint_eq(k0[1].next, 1);
+    ck_assert_uint_eq(k1[0].next, 1);
+    ck_assert_uint_eq(k1[1].next, 2);
+    ck_assert_uint_eq(k1[2].next, 2);
+    ck_assert(t0->monotone && t1->monotone);
+    ck_assert_ptr_eq(track_of(arm, 0, 1, EL_ROT), t1);
+    ck_assert_ptr_null(track_of(arm, 0, 2, EL_ROT));
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(next_kf_explicit_derived_and_mixed)
+{
+    struct armature *arm =
+        must_load("{'bones':[{'id':0},{'id':1}],'animations':["
+                  /* explicit next_kf that skips a keyframe of the same track */
+                  " {'keyframes':["
+                  "  {'frame':0,'bone_id':0,'element':'PositionY','value':1,'next_kf':2},"
+                  "  {'frame':5,'bone_id':0,'element':'PositionY','value':2,'next_kf':-1},"
+                  "  {'frame':10,'bone_id':0,'element':'PositionY','value':3,'next_kf':-1}]},"
+                  /* derived: keyframes at the same frame are skipped; other tracks interleave */
+                  " {'keyframes':["
+                  "  {'frame':0,'bone_id':1,'element':'ScaleX','value':1},"
+                  "  {'frame':0,'bone_id':1,'element':'ScaleX','value':2},"
+                  "  {'frame':0,'bone_id':0,'element':'ScaleX','value':9},"
+                  "  {'frame':5,'bone_id':1,'element':'ScaleX','value':3}]},"
+                  /* mixed: explicit on the first, derived on the second */
+                  " {'keyframes':["
+                  "  {'frame':0,'bone_id':1,'element':'TintA','value':0,'next_kf':2},"
+                  "  {'frame':3,'bone_id':1,'element':'TintA','value':0},"
+                  "  {'frame':6,'bone_id':1,'element':'TintA','value':0},"
+                  "  {'frame':9,'bone_id':1,'element':'TintA','value':0,'next_kf':-1}]}"
+                  "]}",
+                  0);
+    ck_assert_uint_eq(arm->anim_count, 3);
+    ck_assert_uint_eq(arm->keyframe_count, 11);
+
+    const struct arm_track *t = track_of(arm, 0, 0, EL_POS_Y);
+    ck_assert_ptr_nonnull(t);
+    const struct arm_keyframe *k = arm->keyframes + t->kf_off;
+    ck_assert_uint_eq(t->kf_len, 3);
+    ck_assert_uint_eq(k[0].next, 2);
+    ck_assert_uint_eq(k[1].next, 1);
+    ck_assert_uint_eq(k[2].next, 2);
+
+    ck_assert_uint_eq(arm->anims[1].track_len, 2);
+    t = track_of(arm, 1, 1, EL_SCALE_X);
+    ck_assert_ptr_nonnull(t);
+    k = arm->keyframes + t->kf_off;
+    ck_assert_uint_eq(t->kf_len, 3);
+    ck_assert(k[0].value == 1 && k[1].value == 2 && k[2].value == 3);
+    ck_assert_uint_eq(k[0].next, 2);
+    ck_assert_uint_eq(k[1].next, 2);
+    ck_assert_uint_eq(k[2].next, 2);
+    t = track_of(arm, 1, 0, EL_SCALE_X);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_uint_eq(t->kf_len, 1);
+    ck_assert_uint_eq(arm->keyframes[t->kf_off].next, 0);
+
+    t = track_of(arm, 2, 1, EL_TINT_A);
+    ck_assert_ptr_nonnull(t);
+    k = arm->keyframes + t->kf_off;
+    ck_assert_uint_eq(k[0].next, 2);
+    ck_assert_uint_eq(k[1].next, 2);
+    ck_assert_uint_eq(k[2].next, 3);
+    ck_assert_uint_eq(k[3].next, 3);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(keyframe_discrete_values)
+{
+    struct armature *arm =
+        must_load("{'bones':[{'tex':'a'}],'animations':[{'keyframes':["
+                  "{'element':'Texture','value_str':'b'},{'element':'IkMode','value_str':'Arc'},"
+                  "{'element':'IkConstraint','value_str':'CounterClockwise'},"
+                  "{'element':'Zindex','value':-4},{'element':'Hidden','value':1},"
+                  "{'element':'Texture','frame':2,'value_str':''},"
+                  "{'element':'PositionX','frame':3,'start_handle':{'x':0.1,'y':0.2},"
+                  "'end_handle':{'x':0.3,'y':999}}]}]}",
+                  0);
+    ck_assert_uint_eq(arm->track_count, 6);
+    const struct arm_track *t = track_of(arm, 0, 0, EL_TEXTURE);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_uint_eq(t->kf_len, 2);
+    ck_assert_str_eq(armature_tex_name(arm, arm->keyframes[t->kf_off].ivalue), "b");
+    ck_assert_int_eq(arm->keyframes[t->kf_off + 1].ivalue, -1);
+    t = track_of(arm, 0, 0, EL_IK_MODE);
+    ck_assert_int_eq(arm->keyframes[t->kf_off].ivalue, IK_ARC);
+    t = track_of(arm, 0, 0, EL_IK_CONSTRAINT);
+    ck_assert_int_eq(arm->keyframes[t->kf_off].ivalue, IKC_COUNTER_CLOCKWISE);
+    t = track_of(arm, 0, 0, EL_ZINDEX);
+    ck_assert_int_eq(arm->keyframes[t->kf_off].ivalue, -4);
+    t = track_of(arm, 0, 0, EL_HIDDEN);
+    ck_assert(arm->keyframes[t->kf_off].value == 1);
+    t = track_of(arm, 0, 0, EL_POS_X);
+    const struct arm_keyframe *k = &arm->keyframes[t->kf_off];
+    ck_assert(k->h1.x == 0.1 && k->h1.y == 0.2 && k->h2.x == 0.3 && k->h2.y == 999);
+    ck_assert(arm->anims[0].last_frame == 3);
+    ck_assert_uint_eq(arm->tex_name_count, 2);
+    armature_free(arm);
+}
+END_TEST
+
+/* ---- meshes and IK ------------------------------------------------------------------------- */
+
+START_TEST(mesh_and_binds)
+{
+    struct armature *arm =
+        must_load("{'bones':[{'id':0},{'id':1,'vertices':["
+                  " {'id':0,'pos':{'x':1,'y':2},'uv':{'x':0.5,'y':0.25}},"
+                  " {'id':1,'pos':{'x':3,'y':4},'init_pos':{'x':5,'y':6}},"
+                  " {'id':2}],"
+                  " 'indices':[0,1,2,2,1,0],"
+                  " 'binds':[{'bone_id':0,'is_path':true,'verts':[{'id':2,'weight':0.5},{'id':0}]},"
+                  "          {}]}]}",
+                  0);
+    ck_assert_uint_eq(arm->vert_count, 3);
+    ck_assert_uint_eq(arm->index_count, 6);
+    ck_assert_uint_eq(arm->bind_count, 2);
+    const struct arm_bone *b = &arm->bones[1];
+    ck_assert_uint_eq(b->vert_off, 0);
+    ck_assert_uint_eq(b->vert_len, 3);
+    ck_assert_uint_eq(b->index_len, 6);
+    ck_assert_uint_eq(b->bind_len, 2);
+    ck_assert_uint_eq(arm->bones[0].vert_len, 0);
+    ck_assert(arm->vert_init[0].x == 1 && arm->vert_init[0].y == 2); /* init_pos = pos */
+    ck_assert(arm->vert_init[1].x == 5 && arm->vert_init[1].y == 6);
+    ck_assert(arm->vert_uv[0].x == 0.5 && arm->vert_uv[0].y == 0.25);
+    ck_assert(arm->vert_init[2].x == 0 && arm->vert_uv[2].y == 0);
+    ck_assert_uint_eq(arm->indices[b->index_off + 3], 2);
+    const struct arm_bind *bd = &arm->binds[b->bind_off];
+    ck_assert_int_eq(bd[0].bone, 0);
+    ck_assert(bd[0].is_path);
+    ck_assert_uint_eq(bd[0].vert_len, 2);
+    ck_assert_uint_eq(arm->bind_verts[bd[0].vert_off].vert, 2);
+    ck_assert(arm->bind_verts[bd[0].vert_off].weight == 0.5);
+    ck_assert(arm->bind_verts[bd[0].vert_off + 1].weight == 0);
+    ck_assert_int_eq(bd[1].bone, -1); /* unset */
+    ck_assert(!bd[1].is_path);
+    ck_assert_uint_eq(bd[1].vert_len, 0);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(ik_families)
+{
+    struct armature *arm =
+        must_load("{'ik_root_ids':[0,3,4],'bones':["
+                  " {'id':0,'ik_target_id':4,'ik_bone_ids':[0,1,2],'ik_mode':'Arc',"
+                  "  'ik_constraint':'Clockwise'},"
+                  " {'id':1,'parent_id':0},{'id':2,'parent_id':1},"
+                  " {'id':3,'ik_target_id':4,'ik_bone_ids':[3]},"
+                  " {'id':4,'ik_bone_ids':[0,1]}]}",
+                  0);
+    /* only families with a target and at least two bones are kept */
+    ck_assert_uint_eq(arm->ik_root_count, 1);
+    ck_assert_int_eq(arm->ik_roots[0], 0);
+    const struct arm_bone *b = &arm->bones[0];
+    ck_assert_int_eq(b->ik_target, 4);
+    ck_assert_uint_eq(b->ik_len, 3);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(arm->ik_chain[b->ik_off + i], i);
+    ck_assert_int_eq(b->start.ik_mode, IK_ARC);
+    ck_assert_int_eq(b->start.ik_constraint, IKC_CLOCKWISE);
+    ck_assert_uint_eq(arm->bones[3].ik_len, 1);
+    ck_assert_int_eq(arm->ik_chain[arm->bones[3].ik_off], 3);
+    ck_assert_int_eq(arm->bones[4].ik_target, -1);
+    ck_assert_uint_ge(arm->max_chain, 3);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(parent_listed_after_child)
+{
+    /* not a cycle: a parent may come later in the list */
+    struct armature *arm = must_load("{'bones':[{'id':0,'parent_id':2},{'id':1,'parent_id':0},"
+                                     "{'id':2}]}",
+                                     0);
+    ck_assert_int_eq(arm->bones[0].parent, 2);
+    ck_assert_int_eq(arm->bones[1].parent, 0);
+    ck_assert_int_eq(arm->bones[2].parent, -1);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(version_variants_accepted)
+{
+    static const char *const ok[] = {"{'version':'0.5.0'}", "{'version':'0.5.1'}", "{'version':''}",
+                                     "{'img_format':'PNG'}"};
+    for (size_t i = 0; i < N_ELEMS(ok); i++) {
+        struct armature *arm = must_load(ok[i], 0);
+        armature_free(arm);
+    }
+}
+END_TEST
+
+/* ---- errors: table-driven ------------------------------------------------------------------ */
+
+struct err_case {
+    const char *json;
+    int atlases;
+    int code;
+    const char *msg;
+    enum match how;
+};
+
+#define BADF ENG_EBADFILE
+
+/* Malformed JSON and wrong types. */
+static const struct err_case json_errors[] = {
+    {"{\n 'bones': [\n  {'id': 0,}\n ]\n}", 0, BADF,
+     "armature.json: invalid JSON at line 3 column 12: string or '}' expected near '}'", EXACT},
+    {"{'bones':[", 0, BADF, "armature.json: invalid JSON at line 1 column 10: ", PREFIX},
+    {"", 0, BADF, "armature.json: invalid JSON at line ", PREFIX},
+    {"{'bones':[],'bones':[]}", 0, BADF, "duplicate object key", CONTAINS},
+    {"[1,2]", 0, BADF, "armature.json: the top level is not an object", EXACT},
+    {"[{}]", 0, BADF, "armature.json: the top level is not an object", EXACT},
+    {"'skf'", 0, BADF, "armature.json: invalid JSON at line 1 column 5: ", PREFIX},
+    /* string where a number is expected */
+    {"{'bones':[{'rot':'1'}]}", 0, BADF, "armature.json: bones[0].rot: expected a number", EXACT},
+    {"{'bones':[{},{'pos':{'x':1,'y':'2'}}]}", 0, BADF,
+     "armature.json: bones[1].pos.y: expected a number", EXACT},
+    {"{'bones':[{'tint':{'r':'red'}}]}", 0, BADF,
+     "armature.json: bones[0].tint.r: expected a number", EXACT},
+    {"{'bones':[{'parent_id':'0'}]}", 0, BADF,
+     "armature.json: bones[0].parent_id: expected a number", EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':[{'frame':'3'}]}]}", 0, BADF,
+     "armature.json: animations[0].keyframes[0].frame: expected a number", EXACT},
+    {"{'animations':[{'fps':'30'}]}", 0, BADF,
+     "armature.json: animations[0].fps: expected a number", EXACT},
+    /* number where an object is expected */
+    {"{'bones':[{'pos':5}]}", 0, BADF,
+     "armature.json: bones[0].pos: expected an object {\"x\", \"y\"}", EXACT},
+    {"{'bones':[{'tint':255}]}", 0, BADF,
+     "armature.json: bones[0].tint: expected an object {\"r\", \"g\", \"b\", \"a\"}", EXACT},
+    {"{'bones':[5]}", 0, BADF, "armature.json: bones[0]: expected an object", EXACT},
+    {"{'animations':[5]}", 0, BADF, "armature.json: animations[0]: expected an object", EXACT},
+    {"{'animations':[{'keyframes':[{},7]}],'bones':[{}]}", 0, BADF,
+     "armature.json: animations[0].keyframes[1]: expected an object", EXACT},
+    {"{'styles':[1]}", 0, BADF, "armature.json: styles[0]: expected an object", EXACT},
+    {"{'styles':[{'textures':[1]}]}", 0, BADF,
+     "armature.json: styles[0].textures[0]: expected an object", EXACT},
+    {"{'atlases':[1]}", 0, BADF, "armature.json: atlases[0]: expected an object", EXACT},
+    {"{'bones':[{'vertices':[{},3]}]}", 0, BADF,
+     "armature.json: bones[0].vertices[1]: expected an object", EXACT},
+    {"{'bones':[{'vertices':[{}],'binds':[{'verts':[5]}]}]}", 0, BADF,
+     "armature.json: bones[0].binds[0].verts[0]: expected an object", EXACT},
+    /* array expected */
+    {"{'bones':{}}", 0, BADF, "armature.json: bones: expected an array", EXACT},
+    {"{'animations':5}", 0, BADF, "armature.json: animations: expected an array", EXACT},
+    {"{'styles':'x'}", 0, BADF, "armature.json: styles: expected an array", EXACT},
+    {"{'atlases':{}}", 0, BADF, "armature.json: atlases: expected an array", EXACT},
+    {"{'ik_root_ids':0}", 0, BADF, "armature.json: ik_root_ids: expected an array", EXACT},
+    {"{'animations':[{'keyframes':{}}]}", 0, BADF,
+     "armature.json: animations[0].keyframes: expected an array", EXACT},
+    {"{'styles':[{'textures':5}]}", 0, BADF, "armature.json: styles[0].textures: expected an array",
+     EXACT},
+    {"{'bones':[{'indices':5}]}", 0, BADF, "armature.json: bones[0].indices: expected an array",
+     EXACT},
+    {"{'bones':[{'vertices':{}}]}", 0, BADF, "armature.json: bones[0].vertices: expected an array",
+     EXACT},
+    {"{'bones':[{'binds':1}]}", 0, BADF, "armature.json: bones[0].binds: expected an array", EXACT},
+    {"{'bones':[{'binds':[{'verts':1}]}]}", 0, BADF,
+     "armature.json: bones[0].binds[0].verts: expected an array", EXACT},
+    {"{'bones':[{'ik_bone_ids':3}]}", 0, BADF,
+     "armature.json: bones[0].ik_bone_ids: expected an array", EXACT},
+    /* other types */
+    {"{'bones':[{'hidden':1}]}", 0, BADF, "armature.json: bones[0].hidden: expected true or false",
+     EXACT},
+    {"{'bones':[{'name':5}]}", 0, BADF, "armature.json: bones[0].name: expected a string", EXACT},
+    {"{'bones':[{'tex':{}}]}", 0, BADF, "armature.json: bones[0].tex: expected a string", EXACT},
+    {"{'bones':[{'zindex':1.5}]}", 0, BADF,
+     "armature.json: bones[0].zindex: expected an integer, got 1.5", EXACT},
+    {"{'bones':[{'id':0.5}]}", 0, BADF, "armature.json: bones[0].id: expected an integer, got 0.5",
+     EXACT},
+    {"{'bones':[{'parent_id':1e12}]}", 0, BADF,
+     "armature.json: bones[0].parent_id: 1e+12 is out of range", EXACT},
+    {"{'bones':[{'ik_bone_ids':[0,'1']}]}", 0, BADF,
+     "armature.json: bones[0].ik_bone_ids[1]: expected an integer", EXACT},
+    {"{'bones':[{}],'ik_root_ids':[0.0]}", 0, BADF,
+     "armature.json: ik_root_ids[0]: expected an integer", EXACT},
+    {"{'bones':[{'vertices':[{},{},{}],'indices':[0,1,'2']}]}", 0, BADF,
+     "armature.json: bones[0].indices[2]: expected an integer", EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':[{'element':5}]}]}", 0, BADF,
+     "armature.json: animations[0].keyframes[0].element: expected a string", EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':[{'next_kf':true}]}]}", 0, BADF,
+     "armature.json: animations[0].keyframes[0].next_kf: expected a number", EXACT},
+    {"{'styles':[{'name':1}]}", 0, BADF, "armature.json: styles[0].name: expected a string", EXACT},
+    {"{'animations':[{'name':[]}]}", 0, BADF,
+     "armature.json: animations[0].name: expected a string", EXACT},
+    {"{'atlases':[{'filename':3}]}", 0, BADF,
+     "armature.json: atlases[0].filename: expected a string", EXACT},
+    /* Top-level scalars: the message currently reads "armature.json: .version: ..." (a stray
+     * dot, see the report); only the unambiguous part is asserted. */
+    {"{'version':5}", 0, BADF, "version: expected a string", CONTAINS},
+    {"{'img_format':5}", 0, BADF, "img_format: expected a string", CONTAINS},
+    {"{'baked_ik':1}", 0, BADF, "baked_ik: expected true or false", CONTAINS},
+};
+
+/* Ids, parents, IK references, mesh references, enums. */
+static const struct err_case reference_errors[] = {
+    {"{'bones':[{'id':0},{'id':5}]}", 0, BADF,
+     "armature.json: bones[1].id: 5, expected 1 (ids are sequential from 0)", EXACT},
+    {"{'bones':[{'id':1},{'id':0}]}", 0, BADF,
+     "armature.json: bones[0].id: 1, expected 0 (ids are sequential from 0)", EXACT},
+    {"{'bones':[{'id':0},{'id':1,'parent_id':40}]}", 0, BADF,
+     "armature.json: bones[1].parent_id: 40 is out of range", EXACT},
+    {"{'bones':[{'id':0},{'id':1,'parent_id':2}]}", 0, BADF,
+     "armature.json: bones[1].parent_id: 2 is out of range", EXACT},
+    {"{'bones':[{'id':0,'parent_id':-2}]}", 0, BADF,
+     "armature.json: bones[0].parent_id: -2 is out of range", EXACT},
+    {"{'bones':[{'id':0},{'id':1,'parent_id':1}]}", 0, BADF,
+     "armature.json: bones[1].parent_id: a bone cannot be its own parent", EXACT},
+    {"{'bones':[{'id':0,'parent_id':1},{'id':1,'parent_id':0}]}", 0, BADF,
+     "armature.json: bones[0].parent_id: parent chain forms a cycle", EXACT},
+    {"{'bones':[{'id':0},{'id':1,'parent_id':3},{'id':2,'parent_id':1},"
+     "{'id':3,'parent_id':2},{'id':4,'parent_id':0}]}",
+     0, BADF, "armature.json: bones[1].parent_id: parent chain forms a cycle", EXACT},
+    {"{'bones':[{'id':0,'ik_target_id':3},{'id':1}]}", 0, BADF,
+     "armature.json: bones[0].ik_target_id: 3 is out of range", EXACT},
+    {"{'bones':[{'id':0,'ik_target_id':-5}]}", 0, BADF,
+     "armature.json: bones[0].ik_target_id: -5 is out of range", EXACT},
+    {"{'bones':[{'id':0},{'id':1,'ik_bone_ids':[0,7]}]}", 0, BADF,
+     "armature.json: bones[1].ik_bone_ids[1]: 7 is out of range", EXACT},
+    {"{'bones':[{'id':0,'ik_bone_ids':[-1]}]}", 0, BADF,
+     "armature.json: bones[0].ik_bone_ids[0]: -1 is out of range", EXACT},
+    {"{'bones':[{'id':0},{'id':1}],'ik_root_ids':[1,2]}", 0, BADF,
+     "armature.json: ik_root_ids[1]: 2 is out of range", EXACT},
+    {"{'bones':[{'id':0}],'ik_root_ids':[-1]}", 0, BADF,
+     "armature.json: ik_root_ids[0]: -1 is out of range", EXACT},
+    {"{'bones':[{'id':0,'ik_mode':'Spline'}]}", 0, BADF,
+     "armature.json: bones[0].ik_mode: unknown value \"Spline\"", EXACT},
+    {"{'bones':[{'id':0,'ik_mode':'fabrik'}]}", 0, BADF,
+     "armature.json: bones[0].ik_mode: unknown value \"fabrik\"", EXACT},
+    {"{'bones':[{'id':0,'ik_constraint':'Both'}]}", 0, BADF,
+     "armature.json: bones[0].ik_constraint: unknown value \"Both\"", EXACT},
+    {"{'bones':[{'id':0,'init_ik_mode':''}]}", 0, BADF,
+     "armature.json: bones[0].init_ik_mode: unknown value \"\"", EXACT},
+    /* meshes */
+    {"{'bones':[{'vertices':[{},{},{}],'indices':[0,1,3]}]}", 0, BADF,
+     "armature.json: bones[0].indices[2]: vertex 3 is out of range (3 vertices)", EXACT},
+    {"{'bones':[{},{'vertices':[{},{},{}],'indices':[0,1,2,-1,0,1]}]}", 0, BADF,
+     "armature.json: bones[1].indices[3]: vertex -1 is out of range (3 vertices)", EXACT},
+    {"{'bones':[{'indices':[0,0,0]}]}", 0, BADF,
+     "armature.json: bones[0].indices[0]: vertex 0 is out of range (0 vertices)", EXACT},
+    {"{'bones':[{'vertices':[{},{},{}],'indices':[0,1,2,0]}]}", 0, BADF,
+     "armature.json: bones[0].indices: 4 entries is not a whole number of triangles", EXACT},
+    {"{'bones':[{'vertices':[{},{}],'indices':[0,1]}]}", 0, BADF,
+     "armature.json: bones[0].indices: 2 entries is not a whole number of triangles", EXACT},
+    {"{'bones':[{'vertices':[{},{},{}],'binds':[{'bone_id':0,'verts':[{'id':0},{'id':3}]}]}]}", 0,
+     BADF, "armature.json: bones[0].binds[0].verts[1].id: 3 is out of range", EXACT},
+    {"{'bones':[{'vertices':[{}],'binds':[{},{'verts':[{'id':-1}]}]}]}", 0, BADF,
+     "armature.json: bones[0].binds[1].verts[0].id: -1 is out of range", EXACT},
+    {"{'bones':[{},{'vertices':[{}],'binds':[{'bone_id':4}]}]}", 0, BADF,
+     "armature.json: bones[1].binds[0].bone_id: 4 is out of range", EXACT},
+    {"{'bones':[{'vertices':[{}],'binds':[{'bone_id':-2}]}]}", 0, BADF,
+     "armature.json: bones[0].binds[0].bone_id: -2 is out of range", EXACT},
+};
+
+static const struct err_case anim_errors[] = {
+    {"{'bones':[{'id':0},{'id':1}],'animations':[{'keyframes':["
+     "{'bone_id':1},{'bone_id':2}]}]}",
+     0, BADF, "armature.json: animations[0].keyframes[1].bone_id: 2 is not a bone (2 bones)",
+     EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':[]},{'keyframes':[{'bone_id':-1}]}]}", 0, BADF,
+     "armature.json: animations[1].keyframes[0].bone_id: -1 is not a bone (1 bones)", EXACT},
+    {"{'animations':[{'keyframes':[{}]}]}", 0, BADF,
+     "armature.json: animations[0].keyframes[0].bone_id: 0 is not a bone (0 bones)", EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':[{'element':'Scale'}]}]}", 0, BADF,
+     "armature.json: animations[0].keyframes[0].element: unknown element \"Scale\"", EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':[{'element':'rotation'}]}]}", 0, BADF,
+     "armature.json: animations[0].keyframes[0].element: unknown element \"rotation\"", EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':[{'element':'IkMode','value_str':'CCD'}]}]}", 0,
+     BADF, "armature.json: animations[0].keyframes[0].value_str: unknown value \"CCD\"", EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':[{'element':'IkConstraint'}]}]}", 0, BADF,
+     "armature.json: animations[0].keyframes[0].value_str: unknown value \"\"", EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':[{'frame':0},{'frame':10},{'frame':5}]}]}", 0, BADF,
+     "armature.json: animations[0].keyframes[2].frame: 5 comes after frame 10 (keyframes must be "
+     "sorted)",
+     EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':[{'frame':-1}]}]}", 0, BADF,
+     "armature.json: animations[0].keyframes[0].frame: -1 is negative", EXACT},
+    {"{'bones':[{}],'animations':[{'fps':0}]}", 0, BADF,
+     "armature.json: animations[0].fps: 0 is not positive", EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':[{'element':'Zindex','value':1e10}]}]}", 0, BADF,
+     "armature.json: animations[0].keyframes[0].value: 1e+10 is not a valid zindex", EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':[{'next_kf':3},{},{}]}]}", 0, BADF,
+     "armature.json: animations[0].keyframes[0].next_kf: 3 is out of range", EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':[{},{'next_kf':-3}]}]}", 0, BADF,
+     "armature.json: animations[0].keyframes[1].next_kf: -3 is out of range", EXACT},
+    /* next_kf naming a keyframe of another bone, then of another element */
+    {"{'bones':[{'id':0},{'id':1}],'animations':[{'keyframes':["
+     "{'bone_id':0,'next_kf':1},{'bone_id':1,'frame':5}]}]}",
+     0, BADF,
+     "armature.json: animations[0].keyframes[0].next_kf: 1 is not a keyframe of the same bone and "
+     "element",
+     EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':["
+     "{'element':'PositionX'},{'element':'PositionY','next_kf':2,'frame':1},"
+     "{'element':'PositionX','frame':2}]}]}",
+     0, BADF,
+     "armature.json: animations[0].keyframes[1].next_kf: 2 is not a keyframe of the same bone and "
+     "element",
+     EXACT},
+};
+
+/* Atlases and texture rectangles; version and format. */
+static const struct err_case atlas_errors[] = {
+    {"{'atlases':[{'filename':'atlas0.png'},{'filename':'atlas1.png'}]}", 1, BADF,
+     "armature.json: atlases[1].filename: atlas1.png is not in the archive", EXACT},
+    {"{'atlases':[{'filename':'atlas0.png'}]}", 0, BADF,
+     "armature.json: atlases[0].filename: atlas0.png is not in the archive", EXACT},
+    {"{'atlases':[{'size':{'x':64,'y':64}}]}", 0, BADF,
+     "armature.json: atlases[0].filename: missing", EXACT},
+    {"{'atlases':[{'filename':'atlas0.png'}],'styles':[{'textures':[{'atlas_idx':1}]}]}", 1, BADF,
+     "armature.json: styles[0].textures[0].atlas_idx: 1 is out of range", EXACT},
+    {"{'styles':[{'textures':[{'name':'t'}]}]}", 0, BADF,
+     "armature.json: styles[0].textures[0].atlas_idx: 0 is out of range", EXACT},
+    {"{'atlases':[{'filename':'atlas0.png'}],'styles':[{},{'textures':[{},{'atlas_idx':-1}]}]}", 1,
+     BADF, "armature.json: styles[1].textures[1].atlas_idx: -1 is out of range", EXACT},
+    {"{'atlases':[{'filename':'atlas0.png'}],'styles':[{'textures':["
+     "{'size':{'x':64,'y':64}},{'offset':{'x':40,'y':0},'size':{'x':32,'y':16}}]}]}",
+     1, BADF,
+     "armature.json: styles[0].textures[1]: rectangle 32x16 at (40,0) exceeds atlas0.png (64x64)",
+     EXACT},
+    {"{'atlases':[{'filename':'atlas0.png'},{'filename':'atlas1.png'}],'styles':[{'textures':["
+     "{'atlas_idx':1,'offset':{'x':0,'y':60},'size':{'x':1,'y':5}}]}]}",
+     2, BADF,
+     "armature.json: styles[0].textures[0]: rectangle 1x5 at (0,60) exceeds atlas1.png (64x64)",
+     EXACT},
+    {"{'atlases':[{'filename':'atlas0.png'}],'styles':[{'textures':[{'offset':{'x':-1}}]}]}", 1,
+     BADF, "armature.json: styles[0].textures[0]: negative offset or size", EXACT},
+    {"{'version':'0.7.0','bones':[{}]}", 0, ENG_EUNSUPPORTED,
+     "armature.json: unsupported format version 0.7.0 (skeld reads 0.5.x)", EXACT},
+    {"{'version':'0.4.2'}", 0, ENG_EUNSUPPORTED,
+     "armature.json: unsupported format version 0.4.2 (skeld reads 0.5.x)", EXACT},
+    {"{'img_format':'JPG'}", 0, ENG_EUNSUPPORTED,
+     "armature.json: img_format: unsupported atlas format JPG", EXACT},
+    {"{'img_format':'png'}", 0, ENG_EUNSUPPORTED,
+     "armature.json: img_format: unsupported atlas format png", EXACT},
+};
+
+static void run_case(const struct err_case *c)
+{
+    expect_err(c->json, c->atlases, NULL, c->code, c->msg, c->how);
+}
+
+START_TEST(json_error_case)
+{
+    run_case(&json_errors[_i]);
+}
+END_TEST
+
+START_TEST(reference_error_case)
+{
+    run_case(&reference_errors[_i]);
+}
+END_TEST
+
+START_TEST(anim_error_case)
+{
+    run_case(&anim_errors[_i]);
+}
+END_TEST
+
+START_TEST(atlas_error_case)
+{
+    run_case(&atlas_errors[_i]);
+}
+END_TEST
+
+/* ---- errors: the archive ------------------------------------------------------------------- */
+
+START_TEST(not_a_zip)
+{
+    uint8_t junk[512];
+    uint32_t s = 42;
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (uint8_t)lcg(&s);
+    struct armature *arm;
+    struct eng_error err;
+    int rc = load_bytes(junk, sizeof junk, NULL, &arm, &err);
+    check_msg(&err, rc, BADF, "not a .skf file (zip archive): ", PREFIX);
+    ck_assert_uint_gt(strlen(err.msg), strlen("not a .skf file (zip archive): "));
+    /* a PNG is not a zip either */
+    void *png;
+    size_t plen;
+    ck_assert_int_eq(th_png(4, 4, th_fill, &png, &plen), 0);
+    rc = load_bytes(png, plen, NULL, &arm, &err);
+    check_msg(&err, rc, BADF, "not a .skf file (zip archive): ", PREFIX);
+    free(png);
+}
+END_TEST
+
+START_TEST(truncated_zip)
+{
+    char *j = dq(VALID);
+    void *buf;
+    size_t len;
+    ck_assert_int_eq(th_skf(j, 1, &buf, &len), 0);
+    free(j);
+    struct armature *arm;
+    struct eng_error err;
+    /* without its end: no central directory */
+    int rc = load_bytes(buf, len - 30, NULL, &arm, &err);
+    check_msg(&err, rc, BADF, "not a .skf file (zip archive): ", PREFIX);
+    free(buf);
+}
+END_TEST
+
+START_TEST(empty_input)
+{
+    /* libzip reads zero bytes as an empty archive, so this surfaces as the missing member */
+    struct armature *arm;
+    struct eng_error err;
+    char none = 0;
+    int rc = load_bytes(&none, 0, NULL, &arm, &err);
+    check_msg(&err, rc, BADF, "armature.json is not in the archive", EXACT);
+}
+END_TEST
+
+START_TEST(corrupt_member)
+{
+    /* the central directory is intact but armature.json's compressed data is garbage */
+    char *j = dq(VALID);
+    void *buf;
+    size_t len;
+    ck_assert_int_eq(th_skf(j, 1, &buf, &len), 0);
+    free(j);
+    uint8_t *z = buf;
+    ck_assert(z[0] == 'P' && z[1] == 'K' && z[2] == 3 && z[3] == 4);
+    size_t name_len = z[26] | (size_t)z[27] << 8, extra_len = z[28] | (size_t)z[29] << 8;
+    size_t csize = z[18] | (size_t)z[19] << 8 | (size_t)z[20] << 16 | (size_t)z[21] << 24;
+    ck_assert_uint_eq(name_len, strlen("armature.json"));
+    ck_assert(!memcmp(z + 30, "armature.json", name_len));
+    ck_assert_uint_gt(csize, 16);
+    size_t data = 30 + name_len + extra_len;
+    ck_assert_uint_le(data + csize, len);
+    for (size_t i = 4; i < csize; i++)
+        z[data + i] ^= 0x5a;
+    struct armature *arm;
+    struct eng_error err;
+    int rc = load_bytes(buf, len, NULL, &arm, &err);
+    check_msg(&err, rc, BADF, "armature.json: cannot be read from the archive (corrupt?)", EXACT);
+    free(buf);
+}
+END_TEST
+
+START_TEST(zip_without_armature_json)
+{
+    static const char readme[] = "hello";
+    const char *names[1] = {"readme.md"};
+    const void *data[1] = {readme};
+    size_t lens[1] = {5};
+    void *buf;
+    size_t len;
+    ck_assert_int_eq(th_zip(names, data, lens, 1, &buf, &len), 0);
+    struct armature *arm;
+    struct eng_error err;
+    int rc = load_bytes(buf, len, NULL, &arm, &err);
+    check_msg(&err, rc, BADF, "armature.json is not in the archive", EXACT);
+    free(buf);
+}
+END_TEST
+
+START_TEST(undecodable_png)
+{
+    static const char garbage[] = "this is not a PNG file at all, just some bytes";
+    void *buf;
+    size_t len;
+    zip_with("{'atlases':[{'filename':'atlas0.png'}]}", "atlas0.png", garbage, sizeof garbage - 1,
+             &buf, &len);
+    struct armature *arm;
+    struct eng_error err;
+    int rc = load_bytes(buf, len, NULL, &arm, &err);
+    check_msg(&err, rc, BADF, "atlas0.png: undecodable PNG: ", PREFIX);
+    ck_assert_uint_gt(strlen(err.msg), strlen("atlas0.png: undecodable PNG: "));
+    free(buf);
+}
+END_TEST
+
+START_TEST(truncated_png)
+{
+    /* a valid header but the image data cut short: fails while decoding the pixels */
+    void *png, *buf;
+    size_t plen, len;
+    ck_assert_int_eq(th_png(64, 64, th_fill, &png, &plen), 0);
+    ck_assert_uint_gt(plen, 60);
+    zip_with("{'atlases':[{'filename':'atlas0.png'}]}", "atlas0.png", png, plen - 20, &buf, &len);
+    struct armature *arm;
+    struct eng_error err;
+    int rc = load_bytes(buf, len, NULL, &arm, &err);
+    check_msg(&err, rc, BADF, "atlas0.png: undecodable PNG: ", PREFIX);
+    free(buf);
+    free(png);
+}
+END_TEST
+
+START_TEST(load_file_missing)
+{
+    struct armature *arm = (struct armature *)(void *)&arm;
+    struct eng_error err = {0, ""};
+    int rc = armature_load_file("/nonexistent/check_load/none.skf", NULL, &arm, &err);
+    ck_assert_ptr_null(arm);
+    check_msg(&err, rc, ENG_EIO, "/nonexistent/check_load/none.skf: No such file or directory",
+              EXACT);
+}
+END_TEST
+
+START_TEST(load_file_read_error)
+{
+    /* a directory opens but cannot be read */
+    char dir[] = "/tmp/check_load_dir_XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    struct armature *arm = (struct armature *)(void *)&arm;
+    struct eng_error err = {0, ""};
+    int rc = armature_load_file(dir, NULL, &arm, &err);
+    rmdir(dir);
+    ck_assert_ptr_null(arm);
+    char want[128];
+    snprintf(want, sizeof want, "%s: read error", dir);
+    check_msg(&err, rc, ENG_EIO, want, EXACT);
+}
+END_TEST
+
+START_TEST(error_without_err_struct)
+{
+    char *j = dq("{'bones':[{'parent_id':9}]}");
+    void *buf;
+    size_t len;
+    ck_assert_int_eq(th_skf(j, 0, &buf, &len), 0);
+    free(j);
+    struct armature *arm = NULL;
+    ck_assert_int_eq(armature_load(buf, len, NULL, &arm, NULL), BADF);
+    ck_assert_ptr_null(arm);
+    free(buf);
+}
+END_TEST
+
+/* ---- limits -------------------------------------------------------------------------------- */
+
+static struct load_limits small_limits(void)
+{
+    struct load_limits lim;
+    memset(&lim, 0, sizeof lim); /* zero = default */
+    return lim;
+}
+
+START_TEST(limit_bones)
+{
+    struct load_limits lim = small_limits();
+    lim.max_bones = 2;
+    expect_err("{'bones':[{'id':0},{'id':1},{'id':2}]}", 0, &lim, ENG_ELIMIT,
+               "armature.json: 3 bones exceed the limit of 2", EXACT);
+    struct armature *arm;
+    struct eng_error err;
+    ck_assert_int_eq(load_q("{'bones':[{'id':0},{'id':1}]}", 0, &lim, &arm, &err), 0);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(limit_keyframes)
+{
+    struct load_limits lim = small_limits();
+    lim.max_keyframes = 4;
+    static const char json[] = "{'bones':[{}],'animations':[{'keyframes':[{},{},{}]},"
+                               "{'keyframes':[{},{}]}]}";
+    expect_err(json, 0, &lim, ENG_ELIMIT, "armature.json: 5 keyframes exceed the limit of 4",
+               EXACT);
+    lim.max_keyframes = 5;
+    struct armature *arm;
+    struct eng_error err;
+    ck_assert_int_eq(load_q(json, 0, &lim, &arm, &err), 0);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(limit_vertices)
+{
+    struct load_limits lim = small_limits();
+    lim.max_vertices = 3;
+    static const char json[] = "{'bones':[{'vertices':[{},{}]},{'vertices':[{},{}]}]}";
+    expect_err(json, 0, &lim, ENG_ELIMIT, "armature.json: 4 mesh vertices exceed the limit of 3",
+               EXACT);
+    lim.max_vertices = 4;
+    struct armature *arm;
+    struct eng_error err;
+    ck_assert_int_eq(load_q(json, 0, &lim, &arm, &err), 0);
+    armature_free(arm);
+    /* index, bind and chain arrays are capped at 16 entries per allowed vertex */
+    lim.max_vertices = 1;
+    expect_err("{'bones':[{'vertices':[{}],'indices':[0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0]}]}", 0,
+               &lim, ENG_ELIMIT, "armature.json: mesh or IK arrays too large", EXACT);
+}
+END_TEST
+
+START_TEST(limit_atlas_pixels)
+{
+    struct load_limits lim = small_limits();
+    lim.max_atlas_pixels = 64 * 64 - 1;
+    static const char json[] = "{'atlases':[{'filename':'atlas0.png'}]}";
+    expect_err(json, 1, &lim, ENG_ELIMIT, "atlas0.png: 64x64 pixels exceed the limit of 4095",
+               EXACT);
+    lim.max_atlas_pixels = 64 * 64;
+    struct armature *arm;
+    struct eng_error err;
+    ck_assert_int_eq(load_q(json, 1, &lim, &arm, &err), 0);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(limit_uncompressed)
+{
+    char *j = dq("{'atlases':[{'filename':'atlas0.png'}]}");
+    size_t jlen = strlen(j);
+    void *png, *buf;
+    size_t plen, len;
+    ck_assert_int_eq(th_png(64, 64, th_fill, &png, &plen), 0);
+    const char *names[2] = {"armature.json", "atlas0.png"};
+    const void *data[2] = {j, png};
+    size_t lens[2] = {jlen, plen};
+    ck_assert_int_eq(th_zip(names, data, lens, 2, &buf, &len), 0);
+
+    struct load_limits lim = small_limits();
+    struct armature *arm;
+    struct eng_error err;
+    char want[256];
+    /* armature.json alone is over */
+    lim.max_uncompressed = jlen - 1;
+    int rc = load_bytes(buf, len, &lim, &arm, &err);
+    snprintf(want, sizeof want,
+             "armature.json: %zu bytes uncompressed exceed the remaining limit of %zu", jlen,
+             jlen - 1);
+    check_msg(&err, rc, ENG_ELIMIT, want, EXACT);
+    /* armature.json fits, the atlas does not: the budget is a total */
+    lim.max_uncompressed = jlen + plen - 1;
+    rc = load_bytes(buf, len, &lim, &arm, &err);
+    snprintf(want, sizeof want,
+             "atlas0.png: %zu bytes uncompressed exceed the remaining limit of %zu", plen,
+             plen - 1);
+    check_msg(&err, rc, ENG_ELIMIT, want, EXACT);
+    /* exactly the total loads */
+    lim.max_uncompressed = jlen + plen;
+    rc = load_bytes(buf, len, &lim, &arm, &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    armature_free(arm);
+    free(j);
+    free(png);
+    free(buf);
+}
+END_TEST
+
+/* ---- fuzz-style mutations ------------------------------------------------------------------ */
+
+static const char *const FUZZ_BASE =
+    "{'version':'0.5.0','ik_root_ids':[0],"
+    "'atlases':[{'filename':'atlas0.png','size':{'x':64,'y':64}}],"
+    "'bones':[{'id':0,'name':'a','tex':'t','ik_target_id':2,'ik_bone_ids':[0,1]},"
+    "{'id':1,'parent_id':0,'pos':{'x':1,'y':2},'vertices':[{'id':0,'pos':{'x':0,'y':0}},"
+    "{'id':1,'uv':{'x':1,'y':0}},{'id':2}],'indices':[0,1,2],"
+    "'binds':[{'bone_id':0,'verts':[{'id':1,'weight':0.5}]}]},"
+    "{'id':2,'parent_id':-1,'zindex':3}],"
+    "'animations':[{'name':'go','fps':24,'keyframes':["
+    "{'frame':0,'bone_id':1,'element':'Rotation','value':1,'next_kf':2},"
+    "{'frame':0,'bone_id':0,'element':'Texture','value_str':'t','next_kf':-1},"
+    "{'frame':8,'bone_id':1,'element':'Rotation','value':2.5,'next_kf':-1},"
+    "{'frame':9,'bone_id':2,'element':'Zindex','value':4}]}],"
+    "'styles':[{'id':0,'name':'s','textures':[{'name':'t','offset':{'x':8,'y':8},"
+    "'size':{'x':16,'y':16},'atlas_idx':0}]}]}";
+
+/* Start and length of the n-th number token outside strings (n modulo their count). */
+static bool nth_number(const char *s, unsigned n, size_t *start, size_t *len)
+{
+    size_t pos[256], lens[256];
+    unsigned count = 0;
+    bool in_str = false;
+    for (size_t i = 0; s[i];) {
+        if (s[i] == '"') {
+            in_str = !in_str;
+            i++;
+        } else if (!in_str && (s[i] == '-' || (s[i] >= '0' && s[i] <= '9'))) {
+            size_t j = i + 1;
+            while (s[j] && strchr("0123456789.eE+-", s[j]))
+                j++;
+            if (count < 256) {
+                pos[count] = i;
+                lens[count++] = j - i;
+            }
+            i = j;
+        } else {
+            i++;
+        }
+    }
+    if (!count)
+        return false;
+    *start = pos[n % count];
+    *len = lens[n % count];
+    return true;
+}
+
+/* Mutation i of base (caller frees). */
+static char *mutate(const char *base, unsigned i, uint32_t *seed)
+{
+    size_t n = strlen(base);
+    char *m = malloc(n + 64);
+    ck_assert_ptr_nonnull(m);
+    if (i < 70) { /* truncate at every few bytes */
+        size_t cut = (size_t)i * n / 70;
+        memcpy(m, base, cut);
+        m[cut] = 0;
+    } else if (i < 130) { /* flip one character (and a second one every other time) */
+        static const char repl[] = "{}[]\":,01-9.eaxtn \\";
+        memcpy(m, base, n + 1);
+        m[lcg(seed) % n] = repl[lcg(seed) % (sizeof repl - 1)];
+        if (i % 2)
+            m[lcg(seed) % n] = repl[lcg(seed) % (sizeof repl - 1)];
+    } else { /* replace a number with a string or another hostile value */
+        static const char *const subst[] = {"\"1\"", "\"\"", "\"x\"", "-1", "1e9",  "-2147483649",
+                                            "0.5",   "null", "[]",    "{}", "true", "99999999999"};
+        size_t at, len;
+        ck_assert(nth_number(base, i - 130, &at, &len));
+        const char *r = (i - 130) < 40 ? subst[(i - 130) % 3] : subst[lcg(seed) % N_ELEMS(subst)];
+        snprintf(m, n + 64, "%.*s%s%s", (int)at, base, r, base + at + len);
+    }
+    return m;
+}
+
+START_TEST(fuzz_mutations_never_crash)
+{
+    char *base = dq(FUZZ_BASE);
+    /* the unmutated file loads: mutations start from a valid armature */
+    struct armature *arm;
+    struct eng_error err;
+    void *buf;
+    size_t len;
+    ck_assert_int_eq(th_skf(base, 1, &buf, &len), 0);
+    int rc = load_bytes(buf, len, NULL, &arm, &err);
+    free(buf);
+    ck_assert_msg(rc == 0, "base does not load: %s", err.msg);
+    ck_assert_uint_eq(arm->ik_root_count, 1);
+    armature_free(arm);
+
+    uint32_t seed = 12345;
+    unsigned ok = 0, bad_json = 0, other = 0;
+    bool verbose = getenv("CHECK_LOAD_VERBOSE") != NULL;
+    for (unsigned i = 0; i < 200; i++) {
+        char *m = mutate(base, i, &seed);
+        ck_assert_int_eq(th_skf(m, 1, &buf, &len), 0);
+        rc = load_bytes(buf, len, NULL, &arm, &err);
+        free(buf);
+        if (verbose)
+            fprintf(stderr, "mutation %u: %d %s\n", i, rc, rc ? err.msg : "loaded");
+        if (rc == 0) {
+            ok++;
+            armature_free(arm);
+        } else {
+            ck_assert_msg(rc < 0 && rc >= ENG_EIO, "mutation %u: code %d", i, rc);
+            ck_assert_msg(rc == BADF || rc == ENG_ELIMIT || rc == ENG_EUNSUPPORTED,
+                          "mutation %u: unexpected code %d (%s): %s", i, rc, eng_strerror(rc),
+                          err.msg);
+            ck_assert_int_eq(err.code, rc);
+            ck_assert_msg(err.msg[0] != 0, "mutation %u: empty message", i);
+            /* every message names its place: the JSON or the atlas */
+            ck_assert_msg(!strncmp(err.msg, "armature.json: ", 15) ||
+                              !strncmp(err.msg, "atlas0.png: ", 12),
+                          "mutation %u: message names no place: %s", i, err.msg);
+            if (strstr(err.msg, "invalid JSON"))
+                bad_json++;
+            else
+                other++;
+        }
+        free(m);
+    }
+    free(base);
+    /* the mutations reach past the JSON parser, and some still load */
+    ck_assert_uint_gt(ok, 0);
+    ck_assert_uint_gt(bad_json, 0);
+    ck_assert_uint_gt(other, 10);
+}
+END_TEST
+
+/* ---- suite --------------------------------------------------------------------------------- */
+
+static Suite *load_suite(void)
+{
+    Suite *s = suite_create("load");
+    TCase *tc = tcase_create("valid armature");
+    tcase_add_test(tc, valid_counts);
+    tcase_add_test(tc, empty_object_loads);
+    tcase_add_test(tc, bone_defaults);
+    tcase_add_test(tc, bone_values_and_init_defaults);
+    tcase_add_test(tc, explicit_init_fields_and_physics);
+    tcase_add_test(tc, mesh_and_binds);
+    tcase_add_test(tc, ik_families);
+    tcase_add_test(tc, parent_listed_after_child);
+    tcase_add_test(tc, version_variants_accepted);
+    tcase_add_test(tc, load_file_roundtrip);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("atlases");
+    tcase_add_test(tc, atlas_decoded_rgba);
+    tcase_add_test(tc, atlas_other_size_premultiplied);
+    tcase_add_test(tc, atlas_skip_pixels);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("lookups");
+    tcase_add_test(tc, texture_resolution_by_style_priority);
+    tcase_add_test(tc, texture_first_of_duplicate_names_wins);
+    tcase_add_test(tc, many_texture_names);
+    tcase_add_test(tc, find_anim_and_style);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("keyframes");
+    tcase_add_test(tc, tracks_grouped_per_bone_and_element);
+    tcase_add_test(tc, next_kf_explicit_derived_and_mixed);
+    tcase_add_test(tc, keyframe_discrete_values);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("archive errors");
+    tcase_add_test(tc, not_a_zip);
+    tcase_add_test(tc, truncated_zip);
+    tcase_add_test(tc, empty_input);
+    tcase_add_test(tc, corrupt_member);
+    tcase_add_test(tc, zip_without_armature_json);
+    tcase_add_test(tc, undecodable_png);
+    tcase_add_test(tc, truncated_png);
+    tcase_add_test(tc, load_file_missing);
+    tcase_add_test(tc, load_file_read_error);
+    tcase_add_test(tc, error_without_err_struct);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("json and type errors");
+    tcase_add_loop_test(tc, json_error_case, 0, (int)N_ELEMS(json_errors));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("reference errors");
+    tcase_add_loop_test(tc, reference_error_case, 0, (int)N_ELEMS(reference_errors));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("animation errors");
+    tcase_add_loop_test(tc, anim_error_case, 0, (int)N_ELEMS(anim_errors));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("atlas, texture and version errors");
+    tcase_add_loop_test(tc, atlas_error_case, 0, (int)N_ELEMS(atlas_errors));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("limits");
+    tcase_add_test(tc, limit_bones);
+    tcase_add_test(tc, limit_keyframes);
+    tcase_add_test(tc, limit_vertices);
+    tcase_add_test(tc, limit_atlas_pixels);
+    tcase_add_test(tc, limit_uncompressed);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("fuzz");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, fuzz_mutations_never_crash);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(load_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
