@@ -19,7 +19,7 @@ static const char render_usage[] =
     "                    [--from F0] [--warmup N] [--smooth S[,..]] [--loop] [--reverse]\n"
     "                    [--size WxH] [--scale S[,SY] [--position X,Y] | --fit 0.9]\n"
     "                    [--style NAME,..] [--background RRGGBBAA] [--samples 1|4]\n"
-    "                    [--sheet COLSxROWS] [--png-level 0-9] -o OUT.png\n"
+    "                    [--sheet COLSxROWS] [--png-level fast|0-9] -o OUT.png\n"
     "  With --frames, OUT is a printf pattern such as 'out_%04d.png' (one file per frame)\n"
     "  unless --sheet packs the range into OUT plus OUT.json.\n";
 
@@ -179,7 +179,7 @@ struct job {
     long cols, rows; /* spritesheet, 0 for none */
     const char *output;
     struct image img, sheet;
-    struct byte_buf buf;
+    struct byte_buf buf, scratch;
 };
 
 static int write_file(const char *path, const struct byte_buf *b)
@@ -233,7 +233,7 @@ static void progress(long done, long total)
 static int encode_and_write(struct job *j, const char *path, const struct image *img)
 {
     j->buf.len = 0;
-    if (png_encode(img->rgba, img->width, img->height, &j->png, &j->buf)) {
+    if (png_encode(img->rgba, img->width, img->height, &j->png, &j->buf, &j->scratch)) {
         fprintf(stderr, "skeld render: PNG encoding failed\n");
         return 1;
     }
@@ -352,12 +352,13 @@ static int resolve_output(struct render_flags *f, struct job *j)
         return bad("-o OUT.png is required");
     j->output = f->output;
     png_opts_default(&j->png);
-    if (f->level) {
+    if (f->level && strcmp(f->level, "fast") != 0) {
         char *end;
         long v = strtol(f->level, &end, 10);
         if (end == f->level || *end || v < 0 || v > 9)
-            return bad("--png-level: expected 0..9, got \"%s\"", f->level);
+            return bad("--png-level: expected fast or 0..9, got \"%s\"", f->level);
         j->png.level = (int)v;
+        j->png.filter = PNG_FILTER_CHOICE_SUB;
     }
     if (f->sheet) {
         if (parse_pair(f->sheet, 'x', &j->cols, &j->rows) || j->cols < 1 || j->rows < 1 ||
@@ -441,6 +442,7 @@ int cli_render(int argc, char **argv)
     image_close(&j.img);
     free(j.sheet.rgba);
     free(j.buf.data);
+    free(j.scratch.data);
     pose_free(p);
     armature_free(arm);
     return rc;

@@ -72,7 +72,7 @@ static int bench_file(const char *path, int renders, uint32_t w, uint32_t h)
     pose_like_player(arm, p, &opts);
     struct image img;
     image_init(&img);
-    struct byte_buf png = {0};
+    struct byte_buf png = {0}, scratch = {0};
     int batches = renders / BATCH > 0 ? renders / BATCH : 1;
     double *raster = calloc((size_t)batches, sizeof *raster);
     double *encode = calloc((size_t)batches, sizeof *encode);
@@ -85,7 +85,7 @@ static int bench_file(const char *path, int renders, uint32_t w, uint32_t h)
             image_unpremultiply(&img);
             t_raster += now_us() - t1;
             png.len = 0;
-            png_encode(img.rgba, img.width, img.height, NULL, &png);
+            png_encode(img.rgba, img.width, img.height, NULL, &png, &scratch);
         }
         raster[b] = t_raster / BATCH / 1000.0;
         encode[b] = ((now_us() - t0) - t_raster) / BATCH / 1000.0;
@@ -97,6 +97,7 @@ static int bench_file(const char *path, int renders, uint32_t w, uint32_t h)
     free(raster);
     free(encode);
     free(png.data);
+    free(scratch.data);
     image_close(&img);
     pose_free(p);
     armature_free(arm);

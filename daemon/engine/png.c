@@ -9,12 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
+#include "deflate_fast.h"
 #include "errors.h"
 
 void png_opts_default(struct png_opts *o)
 {
-    o->level = 1;
-    o->filter = PNG_FILTER_CHOICE_SUB;
+    o->level = PNG_LEVEL_FAST;
+    o->filter = PNG_FILTER_CHOICE_NONE;
 }
 
 struct sink {
@@ -77,16 +80,81 @@ static bool write_png(png_structp png, png_infop info, const uint8_t *rgba, uint
     return true;
 }
 
+static int reserve(struct byte_buf *b, size_t more)
+{
+    if (b->len + more <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 65536;
+    while (cap < b->len + more)
+        cap *= 2;
+    uint8_t *n = realloc(b->data, cap);
+    if (!n)
+        return ENG_ENOMEM;
+    b->data = n;
+    b->cap = cap;
+    return 0;
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    for (int k = 0; k < 4; k++)
+        p[k] = (uint8_t)(v >> (24 - 8 * k));
+}
+
+/* Appends a chunk whose data (len bytes) the caller wrote at data_at already. */
+static void close_chunk(struct byte_buf *b, size_t start, const char type[4], size_t len)
+{
+    uint8_t *c = b->data + start;
+    put_u32(c, (uint32_t)len);
+    memcpy(c + 4, type, 4);
+    uint32_t crc = (uint32_t)crc32(crc32(0, NULL, 0), c + 4, (uInt)(len + 4));
+    put_u32(c + 8 + len, crc);
+    b->len = start + 12 + len;
+}
+
+/* The fast path: unfiltered scanlines through deflate_fast(). */
+static int encode_fast(const uint8_t *rgba, uint32_t w, uint32_t h, struct byte_buf *out,
+                       struct byte_buf *scratch)
+{
+    static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    size_t row = (size_t)w * 4, raw = (row + 1) * h;
+    scratch->len = 0;
+    if (reserve(scratch, raw) || reserve(out, 8 + 25 + 12 + deflate_fast_bound(raw) + 12))
+        return ENG_ENOMEM;
+    for (uint32_t y = 0; y < h; y++) {
+        scratch->data[y * (row + 1)] = 0; /* filter: none */
+        memcpy(scratch->data + y * (row + 1) + 1, rgba + y * row, row);
+    }
+    memcpy(out->data + out->len, sig, 8);
+    size_t at = out->len + 8;
+    uint8_t *ihdr = out->data + at + 8;
+    put_u32(ihdr, w);
+    put_u32(ihdr + 4, h);
+    memcpy(ihdr + 8, "\x08\x06\x00\x00\x00", 5); /* 8-bit RGBA, no interlace */
+    close_chunk(out, at, "IHDR", 13);
+    at = out->len;
+    size_t z = deflate_fast(scratch->data, raw, out->data + at + 8);
+    close_chunk(out, at, "IDAT", z);
+    close_chunk(out, out->len, "IEND", 0);
+    return 0;
+}
+
 int png_encode(const uint8_t *rgba, uint32_t w, uint32_t h, const struct png_opts *opts,
-               struct byte_buf *out)
+               struct byte_buf *out, struct byte_buf *scratch)
 {
     struct png_opts o;
     if (opts)
         o = *opts;
     else
         png_opts_default(&o);
-    if (!w || !h || o.level < 0 || o.level > 9)
+    if (!w || !h || w > 0x7fffffffu / 4 || o.level < PNG_LEVEL_FAST || o.level > 9)
         return ENG_EINVAL;
+    if (o.level == PNG_LEVEL_FAST) {
+        struct byte_buf own = {0};
+        int rc = encode_fast(rgba, w, h, out, scratch ? scratch : &own);
+        free(own.data);
+        return rc;
+    }
     png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
     png_infop info = png ? png_create_info_struct(png) : NULL;
     if (!info) {

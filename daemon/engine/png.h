@@ -1,4 +1,6 @@
-/* In-memory PNG encoding of RGBA8 pictures (libpng). */
+/* In-memory PNG encoding of RGBA8 pictures: libpng with zlib levels, or a fast path of our
+ * own for thumbnails. (Included as "png.h" from this directory; libpng's is <png.h>, and
+ * this directory must never be on the include path.) */
 #ifndef SKELD_ENGINE_PNG_H
 #define SKELD_ENGINE_PNG_H
 
@@ -13,9 +15,11 @@ enum png_filter_choice {
     PNG_FILTER_CHOICE_ALL, /* libpng picks per row: smallest files, slowest */
 };
 
+#define PNG_LEVEL_FAST (-1) /* skeld's own run-length deflate: fastest, the default */
+
 struct png_opts {
-    int level;                     /* zlib level 0..9; default 1 */
-    enum png_filter_choice filter; /* default SUB */
+    int level;                     /* PNG_LEVEL_FAST, or a zlib level 0..9 through libpng */
+    enum png_filter_choice filter; /* row filter for the zlib levels; default NONE */
 };
 
 /* A growable byte buffer; free with free(buf->data). */
@@ -27,8 +31,9 @@ struct byte_buf {
 void png_opts_default(struct png_opts *o);
 
 /* Encodes w x h straight-alpha RGBA8 pixels, appending the PNG to out (reusing its memory).
- * Returns 0, ENG_ENOMEM or ENG_EINVAL. Any thread. */
+ * scratch (may be NULL) holds the scanlines of the fast path between calls, so a worker that
+ * keeps one allocates nothing per picture. Returns 0, ENG_ENOMEM or ENG_EINVAL. Any thread. */
 int png_encode(const uint8_t *rgba, uint32_t w, uint32_t h, const struct png_opts *opts,
-               struct byte_buf *out);
+               struct byte_buf *out, struct byte_buf *scratch);
 
 #endif

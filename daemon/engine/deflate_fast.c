@@ -1,0 +1,142 @@
+/* A deflate encoder specialised for rendered thumbnails (RFC 1950/1951). Thumbnails are
+ * mostly empty space and flat colour, so repeating the previous RGBA pixel (a match at
+ * distance 4) captures most of what a general LZ77 search would find, at a fraction of the
+ * cost; everything else is a literal. Fixed Huffman codes need no tables in the stream. */
+#include "deflate_fast.h"
+
+#include <string.h>
+#include <zlib.h>
+
+struct bits {
+    uint8_t *out;
+    uint64_t acc;
+    unsigned n;
+};
+
+static void put(struct bits *b, uint32_t code, unsigned len)
+{
+    b->acc |= (uint64_t)code << b->n;
+    b->n += len;
+    while (b->n >= 8) {
+        *b->out++ = (uint8_t)b->acc;
+        b->acc >>= 8;
+        b->n -= 8;
+    }
+}
+
+static uint32_t reverse(uint32_t code, unsigned len)
+{
+    uint32_t r = 0;
+    for (unsigned i = 0; i < len; i++)
+        r |= ((code >> i) & 1u) << (len - 1 - i);
+    return r;
+}
+
+/* Fixed literal/length code of symbol s, bit-reversed for LSB-first output. */
+static void fixed_code(unsigned s, uint32_t *code, unsigned *len)
+{
+    if (s < 144)
+        *code = 0x30 + s, *len = 8;
+    else if (s < 256)
+        *code = 0x190 + (s - 144), *len = 9;
+    else if (s < 280)
+        *code = s - 256, *len = 7;
+    else
+        *code = 0xc0 + (s - 280), *len = 8;
+    *code = reverse(*code, *len);
+}
+
+struct tables {
+    uint32_t lit[256];
+    uint8_t lit_len[256];
+    uint32_t match[259]; /* length code + extra bits + distance-4 code, for lengths 3..258 */
+    uint8_t match_len[259];
+    uint32_t end;
+    uint8_t end_len;
+};
+
+static void build(struct tables *t)
+{
+    static const uint16_t base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+                                      31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+    static const uint8_t extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                      2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+    unsigned len;
+    for (unsigned s = 0; s < 256; s++) {
+        fixed_code(s, &t->lit[s], &len);
+        t->lit_len[s] = (uint8_t)len;
+    }
+    fixed_code(256, &t->end, &len);
+    t->end_len = (uint8_t)len;
+    uint32_t dist = reverse(3, 5); /* distance 4 is distance code 3, no extra bits */
+    for (unsigned l = 3; l <= 258; l++) {
+        unsigned k = 28;
+        while (base[k] > l)
+            k--;
+        uint32_t code;
+        fixed_code(257 + k, &code, &len);
+        uint32_t bits = code | (uint32_t)(l - base[k]) << len;
+        len += extra[k];
+        t->match[l] = bits | dist << len;
+        t->match_len[l] = (uint8_t)(len + 5);
+    }
+}
+
+/* Built once at load time (before any thread can use it), read-only afterwards. */
+static struct tables fixed;
+
+__attribute__((constructor)) static void init_tables(void)
+{
+    build(&fixed);
+}
+
+size_t deflate_fast_bound(size_t n)
+{
+    return n + n / 8 + 64;
+}
+
+/* Length of the repeat of the previous pixel starting at i (0 if under 3). */
+static size_t repeat_len(const uint8_t *in, size_t i, size_t n)
+{
+    size_t max = n - i < 258 ? n - i : 258, l = 0;
+    while (l + 8 <= max) {
+        uint64_t a, b;
+        memcpy(&a, in + i + l, 8);
+        memcpy(&b, in + i + l - 4, 8);
+        if (a != b)
+            break;
+        l += 8;
+    }
+    while (l < max && in[i + l] == in[i + l - 4])
+        l++;
+    return l >= 3 ? l : 0;
+}
+
+size_t deflate_fast(const uint8_t *in, size_t n, uint8_t *out)
+{
+    const struct tables *t = &fixed;
+    uint8_t *start = out;
+    *out++ = 0x78; /* deflate, 32K window */
+    *out++ = 0x01; /* fastest; header checksum */
+    struct bits b = {out, 0, 0};
+    put(&b, 1, 1); /* final block */
+    put(&b, 1, 2); /* fixed Huffman */
+    for (size_t i = 0; i < n;) {
+        size_t l = i >= 4 ? repeat_len(in, i, n) : 0;
+        if (l) {
+            put(&b, t->match[l], t->match_len[l]);
+            i += l;
+        } else {
+            put(&b, t->lit[in[i]], t->lit_len[in[i]]);
+            i++;
+        }
+    }
+    put(&b, t->end, t->end_len);
+    out = b.out;
+    if (b.n) /* the last partial byte */
+        *out++ = (uint8_t)b.acc;
+    uint32_t adler = (uint32_t)adler32(adler32(0, NULL, 0), in, (uInt)n);
+    for (int k = 3; k >= 0; k--)
+        *out++ = (uint8_t)(adler >> (8 * k));
+    return (size_t)(out - start);
+}
