@@ -135,6 +135,7 @@ static int resolve_canvas(const struct armature *arm, struct render_flags *f,
         return bad("--background: expected RRGGBBAA in hex, got \"%s\"", f->background);
     if (f->styles && resolve_styles(arm, f->styles, o))
         return 2;
+    o->straight_alpha = true; /* PNG files hold straight alpha */
     return 0;
 }
 
@@ -255,7 +256,6 @@ static int emit(struct job *j, const struct pose *p, long frame, long index)
         fprintf(stderr, "skeld render: out of memory\n");
         return 1;
     }
-    image_unpremultiply(&j->img);
     if (j->cols) {
         blit(&j->sheet, &j->img, index, j->cols);
         return 0;

@@ -69,6 +69,7 @@ static int bench_file(const char *path, int renders, uint32_t w, uint32_t h)
     render_opts_default(&opts);
     opts.width = w;
     opts.height = h;
+    opts.straight_alpha = true;
     pose_like_player(arm, p, &opts);
     struct image img;
     image_init(&img);
@@ -82,7 +83,6 @@ static int bench_file(const char *path, int renders, uint32_t w, uint32_t h)
         for (int i = 0; i < BATCH; i++) {
             double t1 = now_us();
             render(arm, p, &opts, &img);
-            image_unpremultiply(&img);
             t_raster += now_us() - t1;
             png.len = 0;
             png_encode(img.rgba, img.width, img.height, NULL, &png, &scratch);

@@ -23,6 +23,7 @@ void armature_free(struct armature *arm)
     for (uint32_t i = 0; i < arm->atlas_count && arm->atlases; i++) {
         free(arm->atlases[i].filename);
         free(arm->atlases[i].rgba);
+        free(arm->atlases[i].clear);
     }
     free(arm->version);
     free(arm->bones);

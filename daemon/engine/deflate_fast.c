@@ -5,7 +5,6 @@
 #include "deflate_fast.h"
 
 #include <string.h>
-#include <zlib.h>
 
 struct bits {
     uint8_t *out;
@@ -112,8 +111,42 @@ static size_t repeat_len(const uint8_t *in, size_t i, size_t n)
     return l >= 3 ? l : 0;
 }
 
+/* Adler-32 (RFC 1950) kept alongside the encoder: a literal adds one byte, and a repeat of
+ * the previous pixel is summed in closed form per byte position, so long empty or flat runs
+ * cost nothing extra. Sums stay far below 2^63 between reductions. */
+#define ADLER_MOD 65521u
+
+struct adler {
+    uint64_t a, b;
+};
+
+static void adler_byte(struct adler *s, uint8_t x)
+{
+    s->a += x;
+    s->b += s->a;
+}
+
+/* L bytes repeating p[0..3] from its start. */
+static void adler_repeat(struct adler *s, const uint8_t *p, size_t L)
+{
+    uint64_t sum = 0, weighted = 0;
+    for (size_t j = 0; j < 4 && j < L; j++) {
+        uint64_t count = (L - j + 3) / 4; /* positions j, j+4, ... below L */
+        sum += p[j] * count;
+        /* byte at position k adds (L - k) times to b: sum over k = j + 4m */
+        weighted += p[j] * (count * (L - j) - 4 * count * (count - 1) / 2);
+    }
+    s->b += L * s->a + weighted;
+    s->a += sum;
+    if (s->b >= (1ull << 50)) {
+        s->a %= ADLER_MOD;
+        s->b %= ADLER_MOD;
+    }
+}
+
 size_t deflate_fast(const uint8_t *in, size_t n, uint8_t *out)
 {
+    struct adler ad = {1, 0};
     const struct tables *t = &fixed;
     uint8_t *start = out;
     *out++ = 0x78; /* deflate, 32K window */
@@ -125,17 +158,23 @@ size_t deflate_fast(const uint8_t *in, size_t n, uint8_t *out)
         size_t l = i >= 4 ? repeat_len(in, i, n) : 0;
         if (l) {
             put(&b, t->match[l], t->match_len[l]);
+            adler_repeat(&ad, in + i - 4, l);
             i += l;
         } else {
             put(&b, t->lit[in[i]], t->lit_len[in[i]]);
+            adler_byte(&ad, in[i]);
             i++;
+        }
+        if (ad.b >= (1ull << 50)) {
+            ad.a %= ADLER_MOD;
+            ad.b %= ADLER_MOD;
         }
     }
     put(&b, t->end, t->end_len);
     out = b.out;
     if (b.n) /* the last partial byte */
         *out++ = (uint8_t)b.acc;
-    uint32_t adler = (uint32_t)adler32(adler32(0, NULL, 0), in, (uInt)n);
+    uint32_t adler = (uint32_t)((ad.b % ADLER_MOD) << 16 | (ad.a % ADLER_MOD));
     for (int k = 3; k >= 0; k--)
         *out++ = (uint8_t)(adler >> (8 * k));
     return (size_t)(out - start);

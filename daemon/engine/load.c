@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <png.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +104,27 @@ static void premultiply(uint8_t *px, size_t n)
     }
 }
 
+/* Marks the 4x4 blocks whose texels are all fully transparent (see struct arm_atlas). */
+static int mark_clear_blocks(struct arm_atlas *at)
+{
+    uint32_t bw = (at->width + 3) / 4, bh = (at->height + 3) / 4;
+    at->clear_stride = (bw + 7) / 8;
+    at->clear = calloc((size_t)at->clear_stride * bh + 1, 1);
+    if (!at->clear)
+        return ENG_ENOMEM;
+    for (uint32_t by = 0; by < bh; by++) {
+        for (uint32_t bx = 0; bx < bw; bx++) {
+            bool clear = true;
+            for (uint32_t y = by * 4; y < by * 4 + 4 && y < at->height && clear; y++)
+                for (uint32_t x = bx * 4; x < bx * 4 + 4 && x < at->width; x++)
+                    clear &= at->rgba[((size_t)y * at->width + x) * 4 + 3] == 0;
+            if (clear)
+                at->clear[(size_t)by * at->clear_stride + bx / 8] |= (uint8_t)(1u << (bx % 8));
+        }
+    }
+    return 0;
+}
+
 static int decode_png(const char *name, const char *bytes, size_t len,
                       const struct load_limits *lim, struct arm_atlas *at, struct eng_error *err)
 {
@@ -134,6 +156,8 @@ static int decode_png(const char *name, const char *bytes, size_t len,
         return eng_seterr(err, ENG_EBADFILE, "%s: undecodable PNG: %s", name, img.message);
     }
     premultiply(at->rgba, (size_t)at->width * at->height);
+    if (mark_clear_blocks(at))
+        return eng_seterr(err, ENG_ENOMEM, "out of memory");
     return 0;
 }
 

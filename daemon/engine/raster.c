@@ -38,8 +38,10 @@ void raster_begin(struct raster *r, uint32_t *samples, uint32_t w, uint32_t h, u
 }
 
 void raster_set_texture(struct raster *r, const uint8_t *rgba, uint32_t w, uint32_t h,
-                        const float tint[4])
+                        const uint8_t *clear, uint32_t clear_stride, const float tint[4])
 {
+    r->clear = clear;
+    r->clear_stride = clear_stride;
     r->tex = rgba;
     r->tw = w;
     r->th = h;
@@ -64,6 +66,12 @@ static long floor_long(double fx)
     return i - (fx < (double)i);
 }
 
+static bool block_clear(const struct raster *r, long x, long y)
+{
+    size_t bx = (size_t)x >> 2;
+    return r->clear[((size_t)y >> 2) * r->clear_stride + (bx >> 3)] >> (bx & 7) & 1;
+}
+
 static uint32_t sample_texture(const struct raster *r, double u, double v)
 {
     double fx = u * r->tw * 256.0 - 128.0, fy = v * r->th * 256.0 - 128.0;
@@ -77,6 +85,11 @@ static uint32_t sample_texture(const struct raster *r, double u, double v)
     x1 = x1 < 0 ? 0 : (x1 > mx ? mx : x1);
     y0 = y0 < 0 ? 0 : (y0 > my ? my : y0);
     y1 = y1 < 0 ? 0 : (y1 > my ? my : y1);
+    /* Empty space is most of what misses the cache: a bilinear footprint whose blocks are all
+     * fully transparent samples as 0 without touching the texels. */
+    if (r->clear && block_clear(r, x0, y0) && block_clear(r, x1, y0) && block_clear(r, x0, y1) &&
+        block_clear(r, x1, y1))
+        return 0;
     const uint32_t *row0 = (const uint32_t *)(const void *)r->tex + (size_t)y0 * r->tw;
     const uint32_t *row1 = (const uint32_t *)(const void *)r->tex + (size_t)y1 * r->tw;
     uint32_t top = lerp_texel(row0[x0], row0[x1], ax), bot = lerp_texel(row1[x0], row1[x1], ax);
@@ -100,11 +113,13 @@ static uint32_t div255(uint32_t x)
  * is there, dst = dst + src * (1 - dst.a). Compositing is associative, so this equals the
  * back-to-front src + dst * (1 - src.a) of the player up to 8-bit rounding, and pixels that
  * are already opaque need no texture fetch at all. */
-static uint32_t under(uint32_t dst, uint32_t src)
+static inline uint32_t under(uint32_t dst, uint32_t src)
 {
     uint32_t k = 255 - (dst >> 24), out = 0;
     if (k == 255)
         return src;
+    if (k == 0)
+        return dst;
     for (int sh = 0; sh < 32; sh += 8) {
         uint32_t v = ((dst >> sh) & 255) + div255(((src >> sh) & 255) * k);
         out |= (v > 255 ? 255 : v) << sh;
@@ -215,11 +230,13 @@ static bool row_span(const struct tri *t, int py, int *x0, int *x1)
     return *x0 < *x1;
 }
 
-static void shade_pixel(struct raster *r, const struct tri *t, int px, int py, unsigned mask)
+/* Both take the sample count as a constant (see raster_row), so the per-sample loops unroll. */
+static inline __attribute__((always_inline)) void
+shade_pixel(struct raster *r, const struct tri *t, int px, int py, unsigned mask, uint32_t ns)
 {
-    uint32_t *s = r->samples + ((size_t)py * r->w + (size_t)px) * r->ns;
+    uint32_t *s = r->samples + ((size_t)py * r->w + (size_t)px) * ns;
     unsigned open = 0;
-    for (uint32_t i = 0; i < r->ns; i++)
+    for (uint32_t i = 0; i < ns; i++)
         if ((mask & (1u << i)) && (s[i] >> 24) != 255)
             open |= 1u << i;
     if (!open)
@@ -229,16 +246,17 @@ static void shade_pixel(struct raster *r, const struct tri *t, int px, int py, u
     uint32_t src = sample_texture(r, u, v);
     if (src == 0)
         return;
-    for (uint32_t i = 0; i < r->ns; i++)
+    for (uint32_t i = 0; i < ns; i++)
         if (open & (1u << i))
             s[i] = under(s[i], src);
 }
 
-static void raster_row(struct raster *r, const struct tri *t, int py, int x0, int x1)
+static inline __attribute__((always_inline)) void
+row_samples(struct raster *r, const struct tri *t, int py, int x0, int x1, uint32_t ns,
+            const int32_t (*off)[2])
 {
-    const int32_t(*off)[2] = r->ns == 4 ? offsets4 : offsets1;
     int64_t e[4][3];
-    for (uint32_t s = 0; s < r->ns; s++) {
+    for (uint32_t s = 0; s < ns; s++) {
         int64_t sx = (int64_t)x0 * SUB + off[s][0], sy = (int64_t)py * SUB + off[s][1];
         for (int k = 0; k < 3; k++)
             e[s][k] = t->e[k].a * sx + t->e[k].b * sy + t->e[k].c + t->e[k].bias;
@@ -246,7 +264,7 @@ static void raster_row(struct raster *r, const struct tri *t, int py, int x0, in
     const int64_t step0 = t->e[0].a * SUB, step1 = t->e[1].a * SUB, step2 = t->e[2].a * SUB;
     for (int px = x0; px < x1; px++) {
         unsigned mask = 0;
-        for (uint32_t s = 0; s < r->ns; s++) {
+        for (uint32_t s = 0; s < ns; s++) {
             if ((e[s][0] | e[s][1] | e[s][2]) >= 0)
                 mask |= 1u << s;
             e[s][0] += step0;
@@ -254,8 +272,16 @@ static void raster_row(struct raster *r, const struct tri *t, int py, int x0, in
             e[s][2] += step2;
         }
         if (mask)
-            shade_pixel(r, t, px, py, mask);
+            shade_pixel(r, t, px, py, mask, ns);
     }
+}
+
+static void raster_row(struct raster *r, const struct tri *t, int py, int x0, int x1)
+{
+    if (r->ns == 4)
+        row_samples(r, t, py, x0, x1, 4, offsets4);
+    else
+        row_samples(r, t, py, x0, x1, 1, offsets1);
 }
 
 void raster_triangle(struct raster *r, const struct raster_vertex *a,
@@ -278,35 +304,75 @@ void raster_triangle(struct raster *r, const struct raster_vertex *a,
     }
 }
 
-void raster_resolve(const struct raster *r, uint8_t *out)
+static void store(uint8_t *o, uint32_t px)
 {
-    uint32_t bg = r->background;
+    const uint8_t b[4] = {(uint8_t)px, (uint8_t)(px >> 8), (uint8_t)(px >> 16),
+                          (uint8_t)(px >> 24)};
+    memcpy(o, b, 4);
+}
+
+static void fill(uint8_t *o, size_t count, uint32_t px)
+{
+    if (count == 0)
+        return;
+    store(o, px);
+    /* Doubling copies: a handful of memcpy calls per row. */
+    for (size_t done = 1; done < count;) {
+        size_t n = done < count - done ? done : count - done;
+        memcpy(o + done * 4, o, n * 4);
+        done += n;
+    }
+}
+
+uint32_t raster_unpremultiply(uint32_t px)
+{
+    uint32_t a = px >> 24;
+    if (a == 255)
+        return px;
+    if (a == 0)
+        return 0;
+    uint32_t out = a << 24;
+    for (int sh = 0; sh < 24; sh += 8) {
+        uint32_t v = (((px >> sh) & 255) * 255u + a / 2) / a;
+        out |= (v > 255 ? 255 : v) << sh;
+    }
+    return out;
+}
+
+static uint32_t average(const uint32_t *s, uint32_t ns)
+{
+    bool same = true;
+    for (uint32_t i = 1; i < ns; i++)
+        same &= s[i] == s[0];
+    if (same)
+        return s[0];
+    uint32_t px = 0;
+    for (int sh = 0; sh < 32; sh += 8) {
+        uint32_t sum = 0;
+        for (uint32_t i = 0; i < ns; i++)
+            sum += (s[i] >> sh) & 255;
+        px |= ((sum + ns / 2) / ns) << sh;
+    }
+    return px;
+}
+
+void raster_resolve(const struct raster *r, uint8_t *out, bool straight)
+{
+    uint32_t bg = straight ? raster_unpremultiply(r->background) : r->background;
     for (uint32_t y = 0; y < r->h; y++) {
-        for (uint32_t x = 0; x < r->w; x++) {
-            uint8_t *o = out + ((size_t)y * r->w + x) * 4;
-            bool inside = (int)y >= r->y0 && (int)y < r->y1 && (int)x >= r->x0 && (int)x < r->x1;
-            if (!inside) {
-                for (int c = 0; c < 4; c++)
-                    o[c] = (uint8_t)(bg >> (8 * c));
-                continue;
-            }
-            const uint32_t *s = r->samples + ((size_t)y * r->w + x) * r->ns;
-            uint32_t px = s[0];
-            bool same = true;
-            for (uint32_t i = 1; i < r->ns; i++)
-                same &= s[i] == s[0];
-            if (!same) {
-                px = 0;
-                for (int sh = 0; sh < 32; sh += 8) {
-                    uint32_t sum = 0;
-                    for (uint32_t i = 0; i < r->ns; i++)
-                        sum += (s[i] >> sh) & 255;
-                    px |= ((sum + r->ns / 2) / r->ns) << sh;
-                }
-            }
-            px = under(px, bg);
-            for (int c = 0; c < 4; c++)
-                o[c] = (uint8_t)(px >> (8 * c));
+        uint8_t *row = out + (size_t)y * r->w * 4;
+        if ((int)y < r->y0 || (int)y >= r->y1 || r->x0 >= r->x1) {
+            fill(row, r->w, bg);
+            continue;
+        }
+        fill(row, (size_t)r->x0, bg);
+        fill(row + (size_t)r->x1 * 4, r->w - (size_t)r->x1, bg);
+        const uint32_t *s = r->samples + ((size_t)y * r->w + (size_t)r->x0) * r->ns;
+        for (int x = r->x0; x < r->x1; x++, s += r->ns) {
+            uint32_t px = average(s, r->ns);
+            if (r->background && (px >> 24) != 255)
+                px = under(px, r->background);
+            store(row + (size_t)x * 4, straight && (px >> 24) != 255 ? raster_unpremultiply(px) : px);
         }
     }
 }

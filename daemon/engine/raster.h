@@ -17,6 +17,8 @@ struct raster {
     uint32_t background; /* premultiplied, packed */
     const uint8_t *tex;  /* premultiplied RGBA8 atlas */
     uint32_t tw, th;
+    const uint8_t *clear; /* the atlas's empty 4x4 blocks (struct arm_atlas), or NULL */
+    uint32_t clear_stride;
     float tint[4];
     bool tinted;
 };
@@ -26,14 +28,19 @@ struct raster {
 void raster_begin(struct raster *r, uint32_t *samples, uint32_t w, uint32_t h, uint32_t ns,
                   const uint8_t background[4], int x0, int y0, int x1, int y1);
 
-/* Selects the atlas and the premultiplied tint multiplier for the next triangles. */
+/* Selects the atlas (with its empty-block bitmap, may be NULL) and the premultiplied tint
+ * multiplier for the next triangles. */
 void raster_set_texture(struct raster *r, const uint8_t *rgba, uint32_t w, uint32_t h,
-                        const float tint[4]);
+                        const uint8_t *clear, uint32_t clear_stride, const float tint[4]);
 
 void raster_triangle(struct raster *r, const struct raster_vertex *a,
                      const struct raster_vertex *b, const struct raster_vertex *c);
 
-/* Averages each pixel's samples into out (premultiplied RGBA8, w*h*4). */
-void raster_resolve(const struct raster *r, uint8_t *out);
+/* Averages each pixel's samples over the background into out (RGBA8, w*h*4), premultiplied
+ * or, if straight, unpremultiplied. */
+void raster_resolve(const struct raster *r, uint8_t *out, bool straight);
+
+/* Premultiplied packed RGBA -> straight (alpha 0 becomes all zero). */
+uint32_t raster_unpremultiply(uint32_t px);
 
 #endif

@@ -330,13 +330,14 @@ int render(const struct armature *arm, const struct pose *p, const struct render
             continue; /* loaded without pixels */
         float tint[4];
         tint_of(o, tint);
-        raster_set_texture(&r, at->rgba, at->width, at->height, tint);
+        raster_set_texture(&r, at->rgba, at->width, at->height, at->clear, at->clear_stride,
+                           tint);
         if (arm->bones[b].vert_len)
             draw_mesh(&r, arm, p, opts, b, t, at);
         else
             draw_quad(&r, opts, o, t, at);
     }
-    raster_resolve(&r, img->rgba);
+    raster_resolve(&r, img->rgba, opts->straight_alpha);
     return 0;
 }
 
@@ -345,16 +346,12 @@ void image_unpremultiply(struct image *img)
     size_t n = (size_t)img->width * img->height;
     uint8_t *px = img->rgba;
     for (size_t i = 0; i < n; i++, px += 4) {
-        uint32_t a = px[3];
-        if (a == 255)
+        if (px[3] == 255)
             continue;
-        if (a == 0) {
-            px[0] = px[1] = px[2] = 0;
-            continue;
-        }
-        for (int c = 0; c < 3; c++) {
-            uint32_t v = (px[c] * 255u + a / 2) / a;
-            px[c] = (uint8_t)(v > 255 ? 255 : v);
-        }
+        uint32_t v = (uint32_t)px[0] | (uint32_t)px[1] << 8 | (uint32_t)px[2] << 16 |
+                     (uint32_t)px[3] << 24;
+        v = raster_unpremultiply(v);
+        for (int c = 0; c < 4; c++)
+            px[c] = (uint8_t)(v >> (8 * c));
     }
 }

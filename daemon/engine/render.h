@@ -22,10 +22,11 @@ struct render_opts {
     int styles[RENDER_MAX_STYLES]; /* style indices in priority order */
     uint32_t style_count;          /* 0: the style named "Default", else all in file order */
     uint32_t samples;              /* 1 (no antialiasing) or 4 (the player's 4x MSAA) */
+    bool straight_alpha;           /* output straight alpha (what PNG holds); default: premultiplied */
 };
 
 /* An RGBA8 picture plus the renderer's reusable scratch. Pixels are premultiplied after
- * render(); image_unpremultiply() turns them straight (what PNG files hold). */
+ * render() unless opts.straight_alpha; image_unpremultiply() turns them straight. */
 struct image {
     uint32_t width, height;
     uint8_t *rgba;
