@@ -1,0 +1,240 @@
+/* Byte order and field codec (PROTOCOL.md "Body encoding"). Explicit shifts, never struct
+ * casts over wire bytes. */
+#include <string.h>
+
+#include "skp.h"
+
+const char *skp_opcode_name(int opcode)
+{
+    switch (opcode) {
+#define SKP_X(name, value)                                                                     \
+    case value: return #name;
+        SKP_OPCODES(SKP_X)
+#undef SKP_X
+    default: return "?";
+    }
+}
+
+const char *skp_strerror(int status)
+{
+    switch (status) {
+#define SKP_X(name, value, msg)                                                                \
+    case value: return msg;
+        SKP_STATUSES(SKP_X)
+#undef SKP_X
+    default: return "unknown status";
+    }
+}
+
+int skp_is_client_fault(int status)
+{
+    return status > 0 && status < 100;
+}
+
+void skp_put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+void skp_put_u32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+void skp_put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+uint16_t skp_get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+
+uint32_t skp_get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+uint64_t skp_get_u64(const uint8_t *p)
+{
+    return (uint64_t)skp_get_u32(p) | (uint64_t)skp_get_u32(p + 4) << 32;
+}
+
+void skp_encode_header(const struct skp_header *h, uint8_t *out)
+{
+    skp_put_u32(out, SKP_MAGIC);
+    out[4] = h->version;
+    out[5] = h->opcode;
+    skp_put_u16(out + 6, h->flags);
+    skp_put_u16(out + 8, h->status);
+    skp_put_u16(out + 10, 0);
+    skp_put_u32(out + 12, h->id);
+    skp_put_u32(out + 16, h->body_len);
+}
+
+/* ---- writer ----------------------------------------------------------------------------- */
+
+void skp_writer_init(struct skp_writer *w, uint8_t *buf, size_t cap)
+{
+    *w = (struct skp_writer){buf, cap, 0, SKP_EOK};
+}
+
+static uint8_t *room(struct skp_writer *w, size_t n)
+{
+    if (w->err || n > w->cap - w->len) {
+        w->err = w->err ? w->err : SKP_ENOSPACE;
+        return NULL;
+    }
+    uint8_t *p = w->buf + w->len;
+    w->len += n;
+    return p;
+}
+
+void skp_write_u8(struct skp_writer *w, uint8_t v)
+{
+    uint8_t *p = room(w, 1);
+    if (p)
+        *p = v;
+}
+
+void skp_write_u16(struct skp_writer *w, uint16_t v)
+{
+    uint8_t *p = room(w, 2);
+    if (p)
+        skp_put_u16(p, v);
+}
+
+void skp_write_u32(struct skp_writer *w, uint32_t v)
+{
+    uint8_t *p = room(w, 4);
+    if (p)
+        skp_put_u32(p, v);
+}
+
+void skp_write_i32(struct skp_writer *w, int32_t v)
+{
+    skp_write_u32(w, (uint32_t)v);
+}
+
+void skp_write_f64(struct skp_writer *w, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    uint8_t *p = room(w, 8);
+    if (p)
+        skp_put_u64(p, bits);
+}
+
+void skp_write_raw(struct skp_writer *w, const void *src, size_t len)
+{
+    uint8_t *p = room(w, len);
+    if (p && len)
+        memcpy(p, src, len);
+}
+
+void skp_write_str(struct skp_writer *w, const char *s, size_t len)
+{
+    if (len > SKP_MAX_NAME) {
+        w->err = w->err ? w->err : SKP_ETOOLONG;
+        return;
+    }
+    skp_write_u16(w, (uint16_t)len);
+    skp_write_raw(w, s, len);
+}
+
+void skp_write_bytes(struct skp_writer *w, const void *src, size_t len)
+{
+    if (len > SKP_MAX_FRAME) {
+        w->err = w->err ? w->err : SKP_ETOOLONG;
+        return;
+    }
+    skp_write_u32(w, (uint32_t)len);
+    skp_write_raw(w, src, len);
+}
+
+/* ---- reader ----------------------------------------------------------------------------- */
+
+void skp_reader_init(struct skp_reader *r, const uint8_t *buf, size_t len)
+{
+    *r = (struct skp_reader){buf, len, 0, SKP_EOK};
+}
+
+const void *skp_read_raw(struct skp_reader *r, size_t n)
+{
+    if (r->err || n > r->len - r->pos) {
+        r->err = r->err ? r->err : SKP_ETRUNCATED;
+        return NULL;
+    }
+    const uint8_t *p = r->buf + r->pos;
+    r->pos += n;
+    return p;
+}
+
+uint8_t skp_read_u8(struct skp_reader *r)
+{
+    const uint8_t *p = skp_read_raw(r, 1);
+    return p ? *p : 0;
+}
+
+uint16_t skp_read_u16(struct skp_reader *r)
+{
+    const uint8_t *p = skp_read_raw(r, 2);
+    return p ? skp_get_u16(p) : 0;
+}
+
+uint32_t skp_read_u32(struct skp_reader *r)
+{
+    const uint8_t *p = skp_read_raw(r, 4);
+    return p ? skp_get_u32(p) : 0;
+}
+
+int32_t skp_read_i32(struct skp_reader *r)
+{
+    return (int32_t)skp_read_u32(r);
+}
+
+double skp_read_f64(struct skp_reader *r)
+{
+    const uint8_t *p = skp_read_raw(r, 8);
+    uint64_t bits = p ? skp_get_u64(p) : 0;
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+const char *skp_read_str(struct skp_reader *r, size_t *len)
+{
+    size_t n = skp_read_u16(r);
+    if (n > SKP_MAX_NAME) {
+        r->err = r->err ? r->err : SKP_ETOOLONG;
+        *len = 0;
+        return NULL;
+    }
+    const char *p = skp_read_raw(r, n);
+    *len = p ? n : 0;
+    return p;
+}
+
+const void *skp_read_bytes(struct skp_reader *r, size_t *len, size_t max)
+{
+    size_t n = skp_read_u32(r);
+    if (n > max) {
+        r->err = r->err ? r->err : SKP_ETOOLONG;
+        *len = 0;
+        return NULL;
+    }
+    const void *p = skp_read_raw(r, n);
+    *len = p ? n : 0;
+    return p;
+}
+
+int skp_reader_finish(const struct skp_reader *r)
+{
+    if (r->err)
+        return r->err;
+    return r->pos == r->len ? SKP_EOK : SKP_ETRAILING;
+}
