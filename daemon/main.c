@@ -1,23 +1,51 @@
 /* skeld: argv -> subcommand. The daemon itself arrives with `skeld serve`. */
-#include "config.h"
+#include "autoconfig.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "config.h"
+#include "log.h"
+#include "server.h"
 
 static const char usage[] =
-    "usage: skeld COMMAND [ARGS]\n"
+    "usage: skeld [serve] [--option=value ...]   run the daemon (skeld serve --help)\n"
+    "       skeld COMMAND [ARGS]\n"
     "  info FILE.skf                 armature summary as JSON\n"
     "  eval FILE.skf [flags]         constructed bones as JSON (see skeld eval --help)\n"
     "  render FILE.skf [flags] -o OUT PNG pictures, frame ranges, spritesheets\n"
     "  conform FILE.skf VECTORS.json run golden vectors, report differences\n";
 
+static int serve(int argc, char **argv, int first)
+{
+    struct config cfg;
+    config_init(&cfg, (int)uv_available_parallelism());
+    int rc = config_parse_args(&cfg, argc, argv, first, stderr);
+    if (rc == 0)
+        rc = config_check(&cfg, stderr);
+    int level = rc == 0 ? log_parse_level(cfg.log_level) : 0;
+    if (rc == 0 && level < 0) {
+        fprintf(stderr, "skeld: --log-level: expected error, warn, info or debug\n");
+        rc = -1;
+    }
+    if (rc == 0) {
+        log_set_level((enum log_level)level);
+        rc = server_run(&cfg);
+    }
+    config_free(&cfg);
+    return rc == 1 ? 0 : rc < 0 ? 2 : rc;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
-        fputs(usage, argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+    if (argc < 2 || !strcmp(argv[1], "serve"))
+        return serve(argc, argv, 2);
+    if (!strncmp(argv[1], "--", 2) && strcmp(argv[1], "--help") && strcmp(argv[1], "--version"))
+        return serve(argc, argv, 1);
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(usage, stdout);
+        return 0;
     }
     if (!strcmp(argv[1], "--version")) {
         puts(PACKAGE_STRING);

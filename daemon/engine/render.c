@@ -101,8 +101,7 @@ uint32_t render_draw_order(const struct armature *arm, const struct pose *p,
     return n;
 }
 
-/* Corners of a bone's quad in armature space, with their atlas UVs (top-left first). */
-static void quad_corners(const struct bone_out *o, const struct arm_texture *t,
+void render_quad_corners(const struct bone_out *o, const struct arm_texture *t,
                          struct vec2 pos[4])
 {
     double hw = t->size.x / 2 * o->scale.x, hh = t->size.y / 2 * o->scale.y;
@@ -158,7 +157,7 @@ void render_bounds(const struct armature *arm, const struct pose *p,
             continue;
         }
         struct vec2 c[4];
-        quad_corners(o, &arm->textures[t], c);
+        render_quad_corners(o, &arm->textures[t], c);
         for (int i = 0; i < 4; i++)
             bounds_add(bd, c[i].x, c[i].y);
     }
@@ -264,7 +263,7 @@ static void draw_quad(struct raster *r, const struct render_opts *opts, const st
                       const struct arm_texture *t, const struct arm_atlas *at)
 {
     struct vec2 c[4];
-    quad_corners(o, t, c);
+    render_quad_corners(o, t, c);
     double l = t->offset.x / at->width, rt = (t->offset.x + t->size.x) / at->width;
     double tp = t->offset.y / at->height, bt = (t->offset.y + t->size.y) / at->height;
     struct raster_vertex v[4];

@@ -60,6 +60,11 @@ uint32_t render_draw_order(const struct armature *arm, const struct pose *p,
                            const struct render_opts *opts, uint32_t *out, uint64_t *keys,
                            uint8_t *skip);
 
+/* Corners of a textured bone's quad in armature space: top-left, top-right, bottom-right,
+ * bottom-left of the texture (atlas u,v from offset to offset + size in that order). */
+void render_quad_corners(const struct bone_out *o, const struct arm_texture *t,
+                         struct vec2 pos[4]);
+
 /* Resolves a bone's texture through opts' styles: index into arm->textures or -1. */
 int render_bone_texture(const struct armature *arm, const struct render_opts *opts, int tex_name);
 

@@ -10,13 +10,8 @@
 
 #include "engine/load.h"
 
-int th_png(uint32_t w, uint32_t h, const uint8_t rgba[4], void **out, size_t *len)
+int th_png_rgba(uint32_t w, uint32_t h, const uint8_t *rgba, void **out, size_t *len)
 {
-    uint8_t *px = malloc((size_t)w * h * 4);
-    if (!px)
-        return -1;
-    for (size_t i = 0; i < (size_t)w * h; i++)
-        memcpy(px + i * 4, rgba, 4);
     png_image img;
     memset(&img, 0, sizeof img);
     img.version = PNG_IMAGE_VERSION;
@@ -24,16 +19,70 @@ int th_png(uint32_t w, uint32_t h, const uint8_t rgba[4], void **out, size_t *le
     img.height = h;
     img.format = PNG_FORMAT_RGBA;
     png_alloc_size_t size = 0;
-    int rc = -1;
-    if (png_image_write_to_memory(&img, NULL, &size, 0, px, 0, NULL)) {
-        *out = malloc(size);
-        if (*out && png_image_write_to_memory(&img, *out, &size, 0, px, 0, NULL)) {
-            *len = size;
-            rc = 0;
-        }
+    *out = NULL;
+    if (!png_image_write_to_memory(&img, NULL, &size, 0, rgba, 0, NULL))
+        return -1;
+    *out = malloc(size);
+    if (*out && png_image_write_to_memory(&img, *out, &size, 0, rgba, 0, NULL)) {
+        *len = size;
+        return 0;
     }
+    free(*out);
+    *out = NULL;
+    return -1;
+}
+
+int th_png(uint32_t w, uint32_t h, const uint8_t rgba[4], void **out, size_t *len)
+{
+    uint8_t *px = malloc((size_t)w * h * 4);
+    if (!px)
+        return -1;
+    for (size_t i = 0; i < (size_t)w * h; i++)
+        memcpy(px + i * 4, rgba, 4);
+    int rc = th_png_rgba(w, h, px, out, len);
     free(px);
     return rc;
+}
+
+/* Finishes a simplified read begun on img into a new RGBA8 buffer. */
+static int finish_decode(png_image *img, uint32_t *w, uint32_t *h, uint8_t **rgba)
+{
+    img->format = PNG_FORMAT_RGBA;
+    *rgba = malloc(PNG_IMAGE_SIZE(*img));
+    if (!*rgba) {
+        png_image_free(img);
+        return -1;
+    }
+    if (!png_image_finish_read(img, NULL, *rgba, 0, NULL)) {
+        free(*rgba);
+        *rgba = NULL;
+        return -1;
+    }
+    *w = img->width;
+    *h = img->height;
+    return 0;
+}
+
+int th_png_decode(const void *png, size_t len, uint32_t *w, uint32_t *h, uint8_t **rgba)
+{
+    png_image img;
+    memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    *rgba = NULL;
+    if (!png_image_begin_read_from_memory(&img, png, len))
+        return -1;
+    return finish_decode(&img, w, h, rgba);
+}
+
+int th_png_decode_file(const char *path, uint32_t *w, uint32_t *h, uint8_t **rgba)
+{
+    png_image img;
+    memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    *rgba = NULL;
+    if (!png_image_begin_read_from_file(&img, path))
+        return -1;
+    return finish_decode(&img, w, h, rgba);
 }
 
 static int zip_bytes(zip_source_t *src, void **out, size_t *len)
@@ -106,6 +155,29 @@ int th_load(const char *json, int atlases, struct armature **arm, struct eng_err
     void *buf;
     size_t len;
     ck_assert_int_eq(th_skf(json, atlases, &buf, &len), 0);
+    int rc = armature_load(buf, len, NULL, arm, err);
+    free(buf);
+    return rc;
+}
+
+int th_load_atlases(const char *json, const void *const *pngs, const size_t *lens, int count,
+                    struct armature **arm, struct eng_error *err)
+{
+    enum { MAX = 8 };
+    ck_assert_int_le(count, MAX);
+    const char *names[MAX + 1] = {"armature.json"};
+    const void *data[MAX + 1] = {json};
+    size_t sizes[MAX + 1] = {strlen(json)};
+    char namebuf[MAX][32];
+    for (int i = 0; i < count; i++) {
+        snprintf(namebuf[i], sizeof namebuf[i], "atlas%d.png", i);
+        names[i + 1] = namebuf[i];
+        data[i + 1] = pngs[i];
+        sizes[i + 1] = lens[i];
+    }
+    void *buf;
+    size_t len;
+    ck_assert_int_eq(th_zip(names, data, sizes, 1 + count, &buf, &len), 0);
     int rc = armature_load(buf, len, NULL, arm, err);
     free(buf);
     return rc;

@@ -11,6 +11,14 @@
 /* A solid w x h RGBA PNG in memory (caller frees *out). 0 on success. */
 int th_png(uint32_t w, uint32_t h, const uint8_t rgba[4], void **out, size_t *len);
 
+/* A w x h PNG in memory from straight RGBA8 pixels, row-major (caller frees *out). */
+int th_png_rgba(uint32_t w, uint32_t h, const uint8_t *rgba, void **out, size_t *len);
+
+/* Decodes a PNG (in memory, or a file) to straight RGBA8 with libpng's simplified API;
+ * *rgba is malloc'd (caller frees). 0 on success. */
+int th_png_decode(const void *png, size_t len, uint32_t *w, uint32_t *h, uint8_t **rgba);
+int th_png_decode_file(const char *path, uint32_t *w, uint32_t *h, uint8_t **rgba);
+
 /* A zip in memory holding the given members (names[i] -> data[i], lens[i]); free *out. */
 int th_zip(const char *const *names, const void *const *data, const size_t *lens, int count,
            void **out, size_t *len);
@@ -20,6 +28,10 @@ int th_skf(const char *json, int atlases, void **out, size_t *len);
 
 /* Builds th_skf(json, atlases) and loads it; returns armature_load's code. */
 int th_load(const char *json, int atlases, struct armature **arm, struct eng_error *err);
+
+/* Like th_load, with the caller's atlas images: atlas{i}.png = pngs[i] (lens[i] bytes). */
+int th_load_atlases(const char *json, const void *const *pngs, const size_t *lens, int count,
+                    struct armature **arm, struct eng_error *err);
 
 /* $SKELD_SHARED (the shared/ folder beside the project) or NULL if it is absent. */
 const char *th_shared_dir(void);

@@ -1,0 +1,216 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum opt_type { OPT_INT, OPT_STR, OPT_LIST };
+
+struct option {
+    const char *name;
+    enum opt_type type;
+    size_t offset;
+    int64_t min, max;
+    const char *def; /* default as text (NULL: none) */
+    const char *help;
+};
+
+#define F(field) offsetof(struct config, field)
+
+static const struct option options[] = {
+    {"listen", OPT_LIST, F(listen), 0, 0, NULL,
+     "listen on URI (unix:/path or tcp://host:port; repeatable; default tcp://127.0.0.1:7878)"},
+    {"root", OPT_STR, F(root), 0, 0, ".", "directory LOAD by path is confined to"},
+    {"preload", OPT_STR, F(preload), 0, 0, NULL, "load every .skf in this directory at start"},
+    {"auth-token", OPT_STR, F(auth_token), 0, 0, NULL,
+     "require HELLO with this token before anything but HELLO/PING"},
+    {"log-level", OPT_STR, F(log_level), 0, 0, "info", "error, warn, info or debug"},
+    {"threads", OPT_INT, F(threads), 1, 256, NULL, "evaluation worker threads (default: cores)"},
+    {"queue-depth", OPT_INT, F(queue_depth), 1, 1 << 20, "1024",
+     "queued jobs before requests get BUSY"},
+    {"cache-mb", OPT_INT, F(cache_mb), 1, 1 << 20, "512", "armature cache budget in MiB"},
+    {"max-frame", OPT_INT, F(max_frame), 1024, 64 << 20, "67108864", "largest request body"},
+    {"max-connections", OPT_INT, F(max_connections), 1, 1 << 20, "1024", "open connections"},
+    {"max-inflight", OPT_INT, F(max_inflight), 1, 1 << 16, "64",
+     "requests in progress per connection before reading pauses"},
+    {"out-high-water", OPT_INT, F(out_high_water), 1024, (int64_t)1 << 32, "16777216",
+     "queued reply bytes per connection that pause reading"},
+    {"out-low-water", OPT_INT, F(out_low_water), 0, (int64_t)1 << 32, "4194304",
+     "queued reply bytes below which reading resumes"},
+    {"max-image-pixels", OPT_INT, F(max_image_pixels), 1, (int64_t)1 << 30, "16777216",
+     "largest picture a RENDER may ask for"},
+    {"max-skf-mb", OPT_INT, F(max_skf_mb), 1, 4096, "64", "largest .skf file, MiB"},
+    {"max-bones", OPT_INT, F(max_bones), 1, 1 << 20, "10000", "most bones an armature may have"},
+    {"idle-timeout", OPT_INT, F(idle_timeout), 0, 86400 * 7, "300",
+     "seconds before an idle connection is closed (0: never)"},
+};
+
+#define NOPTS (sizeof options / sizeof options[0])
+
+static const struct option *find(const char *name, size_t len)
+{
+    for (size_t i = 0; i < NOPTS; i++)
+        if (strlen(options[i].name) == len && !strncmp(options[i].name, name, len))
+            return &options[i];
+    return NULL;
+}
+
+static int set(struct config *c, const struct option *o, const char *value, FILE *err)
+{
+    void *field = (char *)c + o->offset;
+    if (o->type == OPT_INT) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(value, &end, 10);
+        if (end == value || *end || errno || v < o->min || v > o->max) {
+            fprintf(err, "skeld: --%s: expected a whole number in %lld..%lld, got \"%s\"\n",
+                    o->name, (long long)o->min, (long long)o->max, value);
+            return -1;
+        }
+        *(int64_t *)field = v;
+        return 0;
+    }
+    char *copy = strdup(value);
+    if (!copy)
+        return -1;
+    if (o->type == OPT_STR) {
+        free(*(char **)field);
+        *(char **)field = copy;
+        return 0;
+    }
+    if (c->listen_count == CONFIG_MAX_LISTEN) {
+        fprintf(err, "skeld: --%s: at most %d\n", o->name, CONFIG_MAX_LISTEN);
+        free(copy);
+        return -1;
+    }
+    c->listen[c->listen_count++] = copy;
+    return 0;
+}
+
+void config_init(struct config *c, int cores)
+{
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < NOPTS; i++)
+        if (options[i].def)
+            set(c, &options[i], options[i].def, stderr);
+    c->threads = cores > 0 ? cores : 1;
+}
+
+void config_free(struct config *c)
+{
+    for (int i = 0; i < c->listen_count; i++)
+        free(c->listen[i]);
+    free(c->root);
+    free(c->preload);
+    free(c->auth_token);
+    free(c->log_level);
+    memset(c, 0, sizeof *c);
+}
+
+int config_load_file(struct config *c, const char *path, FILE *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(err, "skeld: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char line[4096];
+    int rc = 0, lineno = 0;
+    while (!rc && fgets(line, sizeof line, f)) {
+        lineno++;
+        char *p = line + strspn(line, " \t");
+        p[strcspn(p, "#\r\n")] = 0;
+        if (!*p)
+            continue;
+        char *eq = strchr(p, '=');
+        size_t nlen = eq ? (size_t)(eq - p) : strlen(p);
+        while (nlen && (p[nlen - 1] == ' ' || p[nlen - 1] == '\t'))
+            nlen--;
+        const struct option *o = find(p, nlen);
+        if (!eq || !o) {
+            fprintf(err, "skeld: %s:%d: expected \"option = value\" with a known option\n", path,
+                    lineno);
+            rc = -1;
+            break;
+        }
+        char *v = eq + 1 + strspn(eq + 1, " \t");
+        size_t vlen = strlen(v);
+        while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
+            v[--vlen] = 0;
+        rc = set(c, o, v, err);
+    }
+    fclose(f);
+    return rc;
+}
+
+void config_print_help(FILE *out)
+{
+    fprintf(out, "usage: skeld [serve] [--config FILE] [--option=value ...]\n\noptions:\n");
+    for (size_t i = 0; i < NOPTS; i++)
+        fprintf(out, "  --%-18s %s%s%s%s\n", options[i].name, options[i].help,
+                options[i].def ? " [" : "", options[i].def ? options[i].def : "",
+                options[i].def ? "]" : "");
+    fprintf(out, "  --%-18s %s\n", "config", "read options from FILE (name = value lines)");
+}
+
+int config_parse_args(struct config *c, int argc, char **argv, int first, FILE *err)
+{
+    for (int i = first; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            config_print_help(stdout);
+            return 1;
+        }
+        if (strncmp(a, "--", 2) != 0) {
+            fprintf(err, "skeld: unexpected argument \"%s\" (see --help)\n", a);
+            return -1;
+        }
+        const char *name = a + 2, *eq = strchr(name, '=');
+        size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
+        const char *value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (nlen == 6 && !strncmp(name, "config", 6)) {
+            if (!value || config_load_file(c, value, err))
+                return -1;
+            continue;
+        }
+        const struct option *o = find(name, nlen);
+        if (!o) {
+            fprintf(err, "skeld: unknown option \"%s\" (see --help)\n", a);
+            return -1;
+        }
+        if (!value) {
+            fprintf(err, "skeld: --%s needs a value\n", o->name);
+            return -1;
+        }
+        if (set(c, o, value, err))
+            return -1;
+    }
+    return 0;
+}
+
+int config_check(struct config *c, FILE *err)
+{
+    if (c->out_low_water >= c->out_high_water) {
+        fprintf(err, "skeld: --out-low-water must be below --out-high-water\n");
+        return -1;
+    }
+    if (c->listen_count == 0 && set(c, &options[0], "tcp://127.0.0.1:7878", err))
+        return -1;
+    return 0;
+}
+
+void config_dump(const struct config *c, FILE *out)
+{
+    for (size_t i = 0; i < NOPTS; i++) {
+        const void *field = (const char *)c + options[i].offset;
+        if (options[i].type == OPT_INT)
+            fprintf(out, "%s=%lld\n", options[i].name, (long long)*(const int64_t *)field);
+        else if (options[i].type == OPT_STR)
+            fprintf(out, "%s=%s\n", options[i].name,
+                    *(char *const *)field ? (strcmp(options[i].name, "auth-token") ? *(char *const *)field : "(set)") : "");
+        else
+            for (int k = 0; k < c->listen_count; k++)
+                fprintf(out, "%s=%s\n", options[i].name, c->listen[k]);
+    }
+}

@@ -1,0 +1,53 @@
+/* Daemon configuration: one option table drives --help, --name=value flags and the config
+ * file. Out-of-range values fail at startup with the option's name; nothing is clamped. */
+#ifndef SKELD_CONFIG_H
+#define SKELD_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define CONFIG_MAX_LISTEN 8
+
+struct config {
+    char *listen[CONFIG_MAX_LISTEN];
+    int listen_count;
+    char *root;
+    char *preload;
+    char *auth_token;
+    char *log_level;
+    int64_t threads;
+    int64_t queue_depth;
+    int64_t cache_mb;
+    int64_t max_frame;
+    int64_t max_connections;
+    int64_t max_inflight;
+    int64_t out_high_water;
+    int64_t out_low_water;
+    int64_t max_image_pixels;
+    int64_t max_skf_mb;
+    int64_t max_bones;
+    int64_t idle_timeout;
+};
+
+/* Fills c with defaults (threads = cores). */
+void config_init(struct config *c, int cores);
+
+/* Applies argv[first..argc) ("--name=value", "--name value", "--config FILE"). Returns 0, 1
+ * if --help was printed, or -1 after printing the problem to err. */
+int config_parse_args(struct config *c, int argc, char **argv, int first, FILE *err);
+
+/* Reads "name = value" lines ('#' comments) from path. 0 or -1 with a message to err. */
+int config_load_file(struct config *c, const char *path, FILE *err);
+
+/* Cross-option checks (low water below high water, at least one listener...). */
+int config_check(struct config *c, FILE *err);
+
+void config_print_help(FILE *out);
+
+/* Writes every option as name=value lines (for STATS and logs). */
+void config_dump(const struct config *c, FILE *out);
+
+void config_free(struct config *c);
+
+#endif

@@ -1,0 +1,793 @@
+/* The opcode table and the loop-thread half of every request: decode, check, resolve names,
+ * submit to the pool, and reply when the job is done. No bone math here. */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "autoconfig.h"
+
+#include "dispatch.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "sha256.h"
+
+typedef void (*handler_fn)(struct conn *, const struct skp_frame *, struct skp_reader *);
+
+struct command {
+    handler_fn fn;
+    uint32_t min_body, max_body;
+    bool open; /* allowed before authentication */
+};
+
+/* ---- requests and completion -------------------------------------------------------------- */
+
+static uint64_t now_us(void)
+{
+    return uv_hrtime() / 1000;
+}
+
+static struct request *new_request(struct conn *c, const struct skp_frame *f)
+{
+    struct request *r = calloc(1, sizeof *r);
+    if (!r) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
+        return NULL;
+    }
+    r->srv = c->srv;
+    r->conn = c;
+    r->id = f->h.id;
+    r->opcode = f->h.opcode;
+    r->started_us = now_us();
+    eval_request_init(&r->eval);
+    construct_opts_default(&r->opts);
+    render_opts_default(&r->render.opts);
+    return r;
+}
+
+static void record_latency(struct server *s, uint64_t us)
+{
+    int b = 0;
+    while (b < 15 && us >= (64ull << b))
+        b++;
+    s->latency_us[b]++;
+}
+
+static void free_request(struct request *r)
+{
+    free(r->input);
+    free(r->body);
+    armature_free(r->loaded);
+    free(r);
+}
+
+static void submit(struct request *r);
+
+static void instance_free_now(struct server *s, struct instance *inst)
+{
+    cache_unref(&s->cache, inst->entry);
+    pose_free(inst->pose);
+    free(inst);
+}
+
+/* Frees inst, or dooms it until the jobs running or waiting on it are done. */
+static void instance_release(struct server *s, struct instance *inst)
+{
+    if (inst->busy || inst->wait_head)
+        inst->doomed = true;
+    else
+        instance_free_now(s, inst);
+}
+
+/* An instance runs one request at a time, in arrival order. */
+static void instance_next(struct server *s, struct instance *inst)
+{
+    inst->busy = false;
+    struct request *next = inst->wait_head;
+    if (!next) {
+        if (inst->doomed)
+            instance_free_now(s, inst);
+        return;
+    }
+    inst->wait_head = next->wait_next;
+    if (!inst->wait_head)
+        inst->wait_tail = NULL;
+    submit(next);
+}
+
+static void reply_done(struct request *r)
+{
+    struct conn *c = r->conn;
+    if (r->status)
+        conn_error(c, r->opcode, r->id, r->status, "%s", r->msg);
+    else {
+        conn_reply(c, r->opcode, r->id, SKP_S_OK, r->body, r->body_len);
+        r->body = NULL;
+    }
+}
+
+static void on_job_done(struct job *job)
+{
+    struct request *r = (struct request *)job;
+    struct server *s = r->srv;
+    record_latency(s, now_us() - r->started_us);
+    reply_done(r);
+    if (r->inst)
+        instance_next(s, r->inst);
+    if (r->entry)
+        cache_unref(&s->cache, r->entry);
+    conn_job_done(r->conn);
+    free_request(r);
+}
+
+static void submit(struct request *r)
+{
+    if (r->inst) {
+        if (r->inst->busy) {
+            if (r->inst->wait_tail)
+                r->inst->wait_tail->wait_next = r;
+            else
+                r->inst->wait_head = r;
+            r->inst->wait_tail = r;
+            return;
+        }
+        r->inst->busy = true;
+    }
+    r->job.done = on_job_done;
+    if (pool_submit(&r->srv->pool, &r->job) == 0)
+        return;
+    r->srv->busy++;
+    r->status = r->srv->stopping ? SKP_S_SHUTDOWN : SKP_S_BUSY;
+    snprintf(r->msg, sizeof r->msg, "%s", r->srv->stopping ? "shutting down" : "queue full, retry");
+    on_job_done(&r->job);
+}
+
+/* Starts r's job: the connection and the armature stay referenced until done. */
+static void start_job(struct request *r, void (*run)(struct job *, struct worker *))
+{
+    r->job.run = run;
+    conn_job_started(r->conn);
+    if (r->entry)
+        cache_ref(r->entry);
+    submit(r);
+}
+
+/* ---- request decoding ----------------------------------------------------------------------- */
+
+static bool read_id(struct skp_reader *rd, uint8_t id[32])
+{
+    const void *p = skp_read_raw(rd, 32);
+    if (p)
+        memcpy(id, p, 32);
+    return p != NULL;
+}
+
+/* The armature named by id, referenced; replies NOT_FOUND itself when absent. */
+static struct cache_entry *lookup(struct conn *c, const struct skp_frame *f, const uint8_t id[32])
+{
+    struct cache_entry *e = cache_get(&c->srv->cache, id);
+    if (!e)
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_NOT_FOUND, "no armature with that id is loaded");
+    return e;
+}
+
+static bool finish_body(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    int rc = skp_reader_finish(rd);
+    if (rc == SKP_EOK)
+        return true;
+    conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "%s body: %s", skp_opcode_name(f->h.opcode),
+               rc == SKP_ETRAILING ? "unexpected bytes after the last field"
+               : rc == SKP_ETOOLONG ? "a string or blob is too long"
+                                    : "ends before its last field");
+    return false;
+}
+
+static struct instance *find_instance(struct conn *c, uint32_t id)
+{
+    return id >= 1 && id <= c->instance_cap ? c->instances[id - 1] : NULL;
+}
+
+/* Animations by name or decimal index, as skeld eval resolves them. */
+static int resolve_anim(const struct armature *arm, const char *name, size_t len, char *buf)
+{
+    memcpy(buf, name, len);
+    buf[len] = 0;
+    return armature_find_anim(arm, buf);
+}
+
+enum { EF_LOOP = 1, EF_REVERSE = 2, EF_FROM = 4, EF_MS = 8, EF_YDOWN = 16, EF_RANGE = 32 };
+
+/* Decodes an evaluation request into r (target, animations, knobs, engine options). On error
+ * replies and returns false. */
+static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_reader *rd,
+                      struct request *r, uint16_t *flags_out)
+{
+    uint8_t target = skp_read_u8(rd), id[32];
+    if (target == 0) {
+        if (!read_id(rd, id)) {
+            conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "body ends before the id");
+            return false;
+        }
+        if (!(r->entry = lookup(c, f, id)))
+            return false;
+        cache_unref(&c->srv->cache, r->entry); /* start_job takes the job's own reference */
+    } else if (target == 1) {
+        r->inst = find_instance(c, skp_read_u32(rd));
+        if (!r->inst || r->inst->doomed) {
+            conn_error(c, f->h.opcode, f->h.id, SKP_S_NOT_FOUND, "no such instance on this connection");
+            return false;
+        }
+        r->entry = r->inst->entry;
+    } else {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "target must be 0 or 1");
+        return false;
+    }
+    const struct armature *arm = r->entry->arm;
+    uint16_t flags = skp_read_u16(rd);
+    unsigned count = skp_read_u8(rd);
+    if (count > SKP_MAX_ANIMS) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "at most %d animations", SKP_MAX_ANIMS);
+        return false;
+    }
+    r->eval.count = count;
+    for (unsigned i = 0; i < count; i++) {
+        size_t len;
+        const char *name = skp_read_str(rd, &len);
+        char buf[SKP_MAX_NAME + 1];
+        r->eval.anims[i] = name ? resolve_anim(arm, name, len, buf) : -1;
+        r->eval.frames[i] = skp_read_f64(rd);
+        r->eval.smooth[i] = skp_read_f64(rd);
+        if (name && r->eval.anims[i] < 0) {
+            conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "no animation named or numbered \"%s\"", buf);
+            return false;
+        }
+    }
+    r->eval.from = skp_read_f64(rd);
+    r->eval.has_from = flags & EF_FROM;
+    r->eval.warmup = skp_read_u32(rd);
+    r->eval.loop = flags & EF_LOOP;
+    r->eval.reverse = flags & EF_REVERSE;
+    double o[6];
+    for (int i = 0; i < 6; i++)
+        o[i] = skp_read_f64(rd);
+    r->opts = (struct construct_opts){{o[0], o[1]}, {o[2], o[3]}, {o[4], o[5]}, (flags & EF_YDOWN) != 0};
+    if (rd->err)
+        return true; /* finish_body reports it */
+    /* Times in ms become frames of each animation (TimeFrame). */
+    for (unsigned i = 0; (flags & EF_MS) && i < count; i++)
+        r->eval.frames[i] = anim_time_frame(arm, r->eval.anims[i], r->eval.frames[i], r->eval.reverse, r->eval.loop);
+    struct eng_error err;
+    if (eval_check(arm, &r->eval, &err)) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "%s", err.msg);
+        return false;
+    }
+    *flags_out = flags;
+    return true;
+}
+
+/* ---- handlers ------------------------------------------------------------------------------- */
+
+static bool tokens_equal(const char *want, const char *got, size_t got_len)
+{
+    /* Constant time in the token length: no early exit on the first difference. */
+    size_t want_len = strlen(want);
+    unsigned diff = (unsigned)(want_len ^ got_len);
+    for (size_t i = 0; i < want_len; i++)
+        diff |= (unsigned char)want[i] ^ (unsigned char)(i < got_len ? got[i] : 0);
+    return diff == 0;
+}
+
+static void h_hello(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    uint16_t version = skp_read_u16(rd);
+    size_t len;
+    const char *token = skp_read_str(rd, &len);
+    if (!finish_body(c, f, rd))
+        return;
+    const char *want = c->srv->cfg->auth_token;
+    if (want && *want && !tokens_equal(want, token ? token : "", len)) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_AUTH, "wrong auth token");
+        return;
+    }
+    if (version != SKP_VERSION) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_VERSION, "this daemon speaks protocol version %d", SKP_VERSION);
+        return;
+    }
+    c->authed = true;
+    static const char name[] = PACKAGE_STRING;
+    uint8_t *body = malloc(2 + 2 + sizeof name + 4);
+    if (!body) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
+        return;
+    }
+    struct skp_writer w;
+    skp_writer_init(&w, body, 2 + 2 + sizeof name + 4);
+    skp_write_u16(&w, SKP_VERSION);
+    skp_write_str(&w, name, sizeof name - 1);
+    skp_write_u32(&w, (uint32_t)c->srv->cfg->max_frame);
+    conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, body, w.len);
+}
+
+static void h_ping(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    size_t len;
+    const void *p = skp_read_bytes(rd, &len, 1024);
+    if (!finish_body(c, f, rd))
+        return;
+    uint8_t *body = malloc(4 + len);
+    if (!body) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
+        return;
+    }
+    skp_put_u32(body, (uint32_t)len);
+    if (len)
+        memcpy(body + 4, p, len);
+    conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, body, 4 + len);
+}
+
+/* Completes a LOAD on the loop thread: the cache dedups by content id. */
+static void on_load_done(struct job *job)
+{
+    struct request *r = (struct request *)job;
+    struct server *s = r->srv;
+    if (!r->status && r->loaded) {
+        struct cache_entry *e = cache_add(&s->cache, r->digest, r->loaded);
+        r->loaded = NULL;
+        if (!e) {
+            r->status = SKP_S_NO_MEMORY;
+            snprintf(r->msg, sizeof r->msg, "out of memory");
+        } else {
+            r->body = work_summary(e->arm, e->id, false, &r->body_len);
+            if (!r->body) {
+                r->status = SKP_S_NO_MEMORY;
+                snprintf(r->msg, sizeof r->msg, "out of memory");
+            }
+            cache_unref(&s->cache, e);
+        }
+    }
+    record_latency(s, now_us() - r->started_us);
+    reply_done(r);
+    conn_job_done(r->conn);
+    free_request(r);
+}
+
+static void start_load(struct request *r)
+{
+    r->max_skf = (uint64_t)r->srv->cfg->max_skf_mb << 20;
+    r->job.run = work_load;
+    conn_job_started(r->conn);
+    r->job.done = on_load_done;
+    if (pool_submit(&r->srv->pool, &r->job) == 0)
+        return;
+    r->srv->busy++;
+    r->status = r->srv->stopping ? SKP_S_SHUTDOWN : SKP_S_BUSY;
+    snprintf(r->msg, sizeof r->msg, "queue full, retry");
+    on_load_done(&r->job);
+}
+
+/* Joins a relative path to the root and refuses anything that leaves it, by ".." or by a
+ * symlink: the resolved path must still lie under the resolved root. */
+static bool confine(struct server *s, const char *rel, size_t len, char *out, char *why, size_t whylen)
+{
+    char joined[PATH_MAX];
+    if (len == 0 || rel[0] == '/' || memchr(rel, 0, len)) {
+        snprintf(why, whylen, "path must be relative to the root");
+        return false;
+    }
+    int n = snprintf(joined, sizeof joined, "%s/%.*s", s->root, (int)len, rel);
+    if (n < 0 || (size_t)n >= sizeof joined) {
+        snprintf(why, whylen, "path too long");
+        return false;
+    }
+    for (const char *p = joined + strlen(s->root); (p = strstr(p, "..")); p += 2) {
+        if ((p[-1] == '/') && (p[2] == '/' || p[2] == 0)) {
+            snprintf(why, whylen, "path may not contain \"..\"");
+            return false;
+        }
+    }
+    if (!realpath(joined, out)) {
+        snprintf(why, whylen, "%.*s: no such file", (int)(len > 200 ? 200 : len), rel);
+        return false;
+    }
+    size_t rl = strlen(s->root);
+    if (strncmp(out, s->root, rl) != 0 || (out[rl] != '/' && out[rl] != 0)) {
+        snprintf(why, whylen, "path leads outside the root");
+        return false;
+    }
+    return true;
+}
+
+static void h_load_path(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    size_t len;
+    const char *path = skp_read_str(rd, &len);
+    if (!finish_body(c, f, rd))
+        return;
+    struct request *r = new_request(c, f);
+    if (!r)
+        return;
+    char why[256];
+    if (!confine(c->srv, path, len, r->path, why, sizeof why)) {
+        uint16_t st = strstr(why, "no such") ? SKP_S_NOT_FOUND : SKP_S_FORBIDDEN_PATH;
+        conn_error(c, f->h.opcode, f->h.id, st, "%s", why);
+        free_request(r);
+        return;
+    }
+    start_load(r);
+}
+
+static void h_load_bytes(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    size_t len;
+    const void *p = skp_read_bytes(rd, &len, SKP_MAX_FRAME);
+    if (!finish_body(c, f, rd))
+        return;
+    struct request *r = new_request(c, f);
+    if (!r)
+        return;
+    r->input = malloc(len ? len : 1);
+    if (!r->input) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
+        free_request(r);
+        return;
+    }
+    memcpy(r->input, p, len);
+    r->input_len = len;
+    snprintf(r->path, sizeof r->path, "(upload)");
+    start_load(r);
+}
+
+static void h_unload(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    uint8_t id[32];
+    read_id(rd, id);
+    if (!finish_body(c, f, rd))
+        return;
+    if (!cache_remove(&c->srv->cache, id))
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_NOT_FOUND, "no armature with that id is loaded");
+    else
+        conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, NULL, 0);
+}
+
+static void h_info(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    uint8_t id[32];
+    read_id(rd, id);
+    if (!finish_body(c, f, rd))
+        return;
+    struct cache_entry *e = lookup(c, f, id);
+    if (!e)
+        return;
+    size_t len;
+    uint8_t *body = work_summary(e->arm, e->id, true, &len);
+    cache_unref(&c->srv->cache, e);
+    if (!body)
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
+    else
+        conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, body, len);
+}
+
+static void h_instance_new(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    uint8_t id[32];
+    read_id(rd, id);
+    if (!finish_body(c, f, rd))
+        return;
+    struct cache_entry *e = lookup(c, f, id);
+    if (!e)
+        return;
+    uint32_t slot = 0;
+    while (slot < c->instance_cap && c->instances[slot])
+        slot++;
+    if (slot == c->instance_cap) {
+        uint32_t cap = c->instance_cap ? c->instance_cap * 2 : 8;
+        struct instance **n = cap <= 65536 ? realloc(c->instances, cap * sizeof *n) : NULL;
+        if (!n) {
+            cache_unref(&c->srv->cache, e);
+            conn_error(c, f->h.opcode, f->h.id, SKP_S_LIMIT, "too many instances on this connection");
+            return;
+        }
+        memset(n + c->instance_cap, 0, (cap - c->instance_cap) * sizeof *n);
+        c->instances = n;
+        c->instance_cap = cap;
+    }
+    struct instance *inst = calloc(1, sizeof *inst);
+    struct pose *p = inst ? pose_new(e->arm) : NULL;
+    if (!p) {
+        free(inst);
+        cache_unref(&c->srv->cache, e);
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
+        return;
+    }
+    inst->id = slot + 1;
+    inst->entry = e; /* keeps the reference lookup took */
+    inst->pose = p;
+    c->instances[slot] = inst;
+    uint8_t *body = malloc(4);
+    if (body)
+        skp_put_u32(body, inst->id);
+    conn_reply(c, f->h.opcode, f->h.id, body ? SKP_S_OK : SKP_S_NO_MEMORY, body, body ? 4 : 0);
+}
+
+static void h_instance_free(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    uint32_t id = skp_read_u32(rd);
+    if (!finish_body(c, f, rd))
+        return;
+    struct instance *inst = find_instance(c, id);
+    if (!inst) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_NOT_FOUND, "no such instance on this connection");
+        return;
+    }
+    c->instances[id - 1] = NULL;
+    instance_release(c->srv, inst);
+    conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, NULL, 0);
+}
+
+static bool bad(struct conn *c, const struct skp_frame *f, const char *msg)
+{
+    conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "%s", msg);
+    return false;
+}
+
+static bool read_styles(struct conn *c, const struct skp_frame *f, struct skp_reader *rd,
+                        struct request *r)
+{
+    unsigned n = skp_read_u8(rd);
+    if (n > RENDER_MAX_STYLES)
+        return bad(c, f, "too many styles");
+    for (unsigned i = 0; i < n; i++) {
+        size_t len;
+        const char *name = skp_read_str(rd, &len);
+        char buf[SKP_MAX_NAME + 1];
+        if (!name)
+            return true; /* finish_body reports the short body */
+        memcpy(buf, name, len);
+        buf[len] = 0;
+        int st = armature_find_style(r->entry->arm, buf);
+        if (st < 0) {
+            conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "no style named or numbered \"%s\"", buf);
+            return false;
+        }
+        r->render.opts.styles[i] = st;
+    }
+    r->render.opts.style_count = n;
+    return true;
+}
+
+/* A frame range renders every frame from first to last, stepping from --from (or first). */
+static bool set_range(struct conn *c, const struct skp_frame *f, struct request *r)
+{
+    if (r->render.first > r->render.last || !r->eval.count)
+        return bad(c, f, "a range needs animations and first <= last");
+    for (unsigned i = 0; i < r->eval.count; i++)
+        r->eval.frames[i] = r->render.last;
+    if (!r->eval.has_from || r->eval.from > r->render.first) {
+        r->eval.from = r->eval.has_from ? r->eval.from : r->render.first;
+        r->eval.has_from = true;
+    }
+    struct eng_error err;
+    if (eval_check(r->entry->arm, &r->eval, &err)) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "%s", err.msg);
+        return false;
+    }
+    return true;
+}
+
+static bool read_render(struct conn *c, const struct skp_frame *f, struct skp_reader *rd,
+                        struct request *r, uint16_t flags)
+{
+    struct render_params *rp = &r->render;
+    rp->opts.width = skp_read_u32(rd);
+    rp->opts.height = skp_read_u32(rd);
+    for (int i = 0; i < 4; i++)
+        rp->opts.background[i] = skp_read_u8(rd);
+    uint8_t camera = skp_read_u8(rd);
+    rp->fraction = skp_read_f64(rd);
+    rp->opts.scale.x = skp_read_f64(rd);
+    rp->opts.scale.y = skp_read_f64(rd);
+    rp->opts.position.x = skp_read_f64(rd);
+    rp->opts.position.y = skp_read_f64(rd);
+    if (!read_styles(c, f, rd, r))
+        return false;
+    rp->opts.samples = skp_read_u8(rd);
+    rp->format = skp_read_u8(rd);
+    uint8_t level = skp_read_u8(rd);
+    rp->first = skp_read_u32(rd);
+    rp->last = skp_read_u32(rd);
+    uint16_t cols = skp_read_u16(rd), rows = skp_read_u16(rd);
+    if (rd->err)
+        return true;
+    uint64_t px = (uint64_t)rp->opts.width * rp->opts.height;
+    if (!rp->opts.width || !rp->opts.height || rp->opts.width > RENDER_MAX_SIDE ||
+        rp->opts.height > RENDER_MAX_SIDE || px > (uint64_t)c->srv->cfg->max_image_pixels)
+        return bad(c, f, "image size out of range (see --max-image-pixels)");
+    if (camera > 1 || (camera == 0 && !(rp->fraction > 0 && rp->fraction <= 10)))
+        return bad(c, f, "camera must be 0 (fit, with a fraction in (0, 10]) or 1");
+    if (rp->opts.samples != 1 && rp->opts.samples != 4)
+        return bad(c, f, "samples must be 1 or 4");
+    if (rp->format > 1 || (level != 255 && level > 9))
+        return bad(c, f, "format must be 0 or 1 and png level 255 or 0..9");
+    if (cols || rows)
+        return bad(c, f, "spritesheets are not served yet: request the frames and pack them");
+    rp->fit = camera == 0;
+    rp->png_level = level == 255 ? -1 : level;
+    rp->range = flags & EF_RANGE;
+    return !rp->range || set_range(c, f, r);
+}
+
+static void h_eval(struct conn *c, const struct skp_frame *f, struct skp_reader *rd,
+                   void (*run)(struct job *, struct worker *), bool render)
+{
+    struct request *r = new_request(c, f);
+    uint16_t flags = 0;
+    if (!r)
+        return;
+    if (!read_eval(c, f, rd, r, &flags) || (render && !read_render(c, f, rd, r, flags)) ||
+        !finish_body(c, f, rd)) {
+        free_request(r);
+        return;
+    }
+    start_job(r, run);
+}
+
+static void h_pose(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    h_eval(c, f, rd, work_pose, false);
+}
+
+static void h_mesh(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    h_eval(c, f, rd, work_mesh, false);
+}
+
+static void h_render(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    h_eval(c, f, rd, work_render, true);
+}
+
+static void put_counter(struct skp_writer *w, const char *name, uint64_t v)
+{
+    skp_write_str(w, name, strlen(name));
+    skp_write_u32(w, (uint32_t)(v >> 32));
+    skp_write_u32(w, (uint32_t)v);
+}
+
+static void h_stats(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    if (!finish_body(c, f, rd))
+        return;
+    struct server *s = c->srv;
+    size_t cap = 64 * 48;
+    uint8_t *body = malloc(cap);
+    if (!body) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
+        return;
+    }
+    struct skp_writer w;
+    skp_writer_init(&w, body, cap);
+    skp_write_u32(&w, 0);
+    uint32_t n = 0;
+    for (int op = 1; op < SKP_OP_MAX; op++, n++) {
+        char name[48];
+        snprintf(name, sizeof name, "requests.%s", skp_opcode_name(op));
+        put_counter(&w, name, s->requests[op]);
+    }
+    const struct { const char *name; uint64_t v; } plain[] = {
+        {"errors", s->errors}, {"busy", s->busy},
+        {"cache.hits", s->cache.stats.hits}, {"cache.misses", s->cache.stats.misses},
+        {"cache.evictions", s->cache.stats.evictions}, {"cache.loads", s->cache.stats.loads},
+        {"cache.bytes", s->cache.bytes}, {"cache.entries", s->cache.count},
+        {"queue.depth", pool_depth(&s->pool)}, {"connections", s->conn_count},
+        {"connections.total", s->connections_total},
+        {"uptime.ms", server_now_ms(s) - s->started_ms},
+    };
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++, n++)
+        put_counter(&w, plain[i].name, plain[i].v);
+    for (int b = 0; b < 16; b++, n++) {
+        char name[48];
+        snprintf(name, sizeof name, "latency.lt_%lluus", 64ull << b);
+        put_counter(&w, name, s->latency_us[b]);
+    }
+    skp_put_u32(body, n);
+    conn_reply(c, f->h.opcode, f->h.id, w.err ? SKP_S_INTERNAL : SKP_S_OK, body, w.err ? 0 : w.len);
+}
+
+/* ---- the table -------------------------------------------------------------------------- */
+
+static const struct command commands[SKP_OP_MAX] = {
+    [SKP_OP_HELLO] = {h_hello, 4, 4 + SKP_MAX_NAME, true},
+    [SKP_OP_PING] = {h_ping, 4, 4 + 1024, true},
+    [SKP_OP_LOAD_PATH] = {h_load_path, 2, 2 + SKP_MAX_NAME, false},
+    [SKP_OP_LOAD_BYTES] = {h_load_bytes, 4, SKP_MAX_FRAME, false},
+    [SKP_OP_UNLOAD] = {h_unload, 32, 32, false},
+    [SKP_OP_INFO] = {h_info, 32, 32, false},
+    [SKP_OP_INSTANCE_NEW] = {h_instance_new, 32, 32, false},
+    [SKP_OP_INSTANCE_FREE] = {h_instance_free, 4, 4, false},
+    [SKP_OP_POSE] = {h_pose, 8, 65536, false},
+    [SKP_OP_MESH] = {h_mesh, 8, 65536, false},
+    [SKP_OP_RENDER] = {h_render, 8, 65536 + 64 * (2 + SKP_MAX_NAME), false},
+    [SKP_OP_STATS] = {h_stats, 0, 0, false},
+};
+
+void dispatch_frame(struct conn *c, const struct skp_frame *f)
+{
+    uint8_t op = f->h.opcode;
+    const struct command *cmd = op < SKP_OP_MAX ? &commands[op] : NULL;
+    if (f->h.flags & SKP_F_REPLY) {
+        conn_error(c, op, f->h.id, SKP_S_BAD_REQUEST, "a client may not send replies");
+        return;
+    }
+    if (!cmd || !cmd->fn) {
+        conn_error(c, op, f->h.id, SKP_S_UNKNOWN_OPCODE, "unknown opcode %u", op);
+        return;
+    }
+    c->srv->requests[op]++;
+    if (!c->authed && !cmd->open) {
+        conn_error(c, op, f->h.id, SKP_S_AUTH, "send HELLO with the auth token first");
+        return;
+    }
+    if (f->h.body_len < cmd->min_body || f->h.body_len > cmd->max_body) {
+        conn_error(c, op, f->h.id, SKP_S_BAD_REQUEST, "%s body of %u bytes is out of range",
+                   skp_opcode_name(op), f->h.body_len);
+        return;
+    }
+    struct skp_reader rd;
+    skp_reader_init(&rd, f->body, f->h.body_len);
+    cmd->fn(c, f, &rd);
+}
+
+void dispatch_conn_closed(struct conn *c)
+{
+    for (uint32_t i = 0; i < c->instance_cap; i++)
+        if (c->instances[i])
+            instance_release(c->srv, c->instances[i]);
+    free(c->instances);
+    c->instances = NULL;
+    c->instance_cap = 0;
+}
+
+/* Startup only: loads on the calling thread, before any client connects. */
+int dispatch_preload(struct server *s, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d) {
+        log_msg(LOG_ERROR, "--preload %s: cannot open", dir);
+        return -1;
+    }
+    int loaded = 0, rc = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t n = strlen(e->d_name);
+        if (n < 4 || strcmp(e->d_name + n - 4, ".skf"))
+            continue;
+        struct request r;
+        memset(&r, 0, sizeof r);
+        r.max_skf = (uint64_t)s->cfg->max_skf_mb << 20;
+        snprintf(r.path, sizeof r.path, "%s/%s", dir, e->d_name);
+        work_load(&r.job, NULL);
+        if (r.status) {
+            log_msg(LOG_WARN, "preload %s: %s", r.path, r.msg);
+        } else {
+            struct cache_entry *ce = cache_add(&s->cache, r.digest, r.loaded);
+            r.loaded = NULL;
+            if (ce) {
+                char hex[65];
+                for (int i = 0; i < 32; i++)
+                    snprintf(hex + 2 * i, 3, "%02x", ce->id[i]);
+                log_msg(LOG_INFO, "preloaded %s as %s", r.path, hex);
+                cache_unref(&s->cache, ce);
+                loaded++;
+            } else {
+                rc = -1;
+            }
+        }
+        free(r.input);
+        armature_free(r.loaded);
+    }
+    closedir(d);
+    log_msg(LOG_INFO, "preloaded %d armatures from %s", loaded, dir);
+    return rc;
+}

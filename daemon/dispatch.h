@@ -1,0 +1,63 @@
+/* Requests: decoding, the opcode table, and the jobs workers run (work.c). */
+#ifndef SKELD_DISPATCH_H
+#define SKELD_DISPATCH_H
+
+#include "server.h"
+
+struct instance {
+    uint32_t id;
+    struct cache_entry *entry; /* referenced while the instance lives */
+    struct pose *pose;
+    bool busy;   /* a job is running on it: later requests wait in order */
+    bool doomed; /* freed by its owner while busy: goes once its jobs are done */
+    struct request *wait_head, *wait_tail;
+};
+
+struct render_params {
+    struct render_opts opts;
+    bool fit;
+    double fraction;
+    uint8_t format; /* 0 PNG, 1 raw */
+    int png_level;
+    bool range;
+    uint32_t first, last;
+};
+
+/* One request between the loop and a worker. Inputs are copied out of the connection's
+ * buffer at dispatch; outputs (status, message, body) are filled by the worker. */
+struct request {
+    struct job job;
+    struct request *wait_next;
+    struct server *srv;
+    struct conn *conn;
+    uint32_t id;
+    uint8_t opcode;
+    uint64_t started_us;
+    struct cache_entry *entry; /* referenced until done */
+    struct instance *inst;
+    struct eval_request eval;
+    struct construct_opts opts;
+    struct render_params render;
+    uint8_t *input; /* LOAD: file bytes (owned) */
+    size_t input_len;
+    char path[4096];
+    uint64_t max_skf;
+    /* results */
+    uint16_t status;
+    char msg[256];
+    uint8_t *body;
+    size_t body_len;
+    struct armature *loaded;
+    uint8_t digest[32];
+};
+
+/* Worker-side job bodies (work.c). */
+void work_load(struct job *job, struct worker *w);
+void work_pose(struct job *job, struct worker *w);
+void work_mesh(struct job *job, struct worker *w);
+void work_render(struct job *job, struct worker *w);
+
+/* Encodes an armature summary (reply of LOAD and INFO). NULL on allocation failure. */
+uint8_t *work_summary(const struct armature *arm, const uint8_t *id, bool bones, size_t *len);
+
+#endif

@@ -1,0 +1,64 @@
+/* Evaluation pool: worker threads, a bounded job queue, and completions handed back to the
+ * loop thread through one uv_async_t. Workers run jobs with no lock held, touching only the
+ * job and read-only data (armatures); each has its own scratch (struct worker). */
+#ifndef SKELD_POOL_H
+#define SKELD_POOL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <uv.h>
+
+#include "engine/png.h"
+#include "engine/pose.h"
+#include "engine/render.h"
+
+struct worker;
+
+struct job {
+    struct job *next;
+    void (*run)(struct job *, struct worker *); /* worker thread */
+    void (*done)(struct job *);                  /* loop thread, exactly once */
+};
+
+/* Per-thread scratch, reused from job to job so steady-state evaluation allocates nothing
+ * but reply bodies. */
+struct worker {
+    struct pool *pool;
+    pthread_t thread;
+    uint64_t pose_serial; /* cache serial of the armature scratch_pose was made for */
+    struct pose *scratch_pose;
+    struct image image;
+    struct byte_buf png_scratch;
+};
+
+struct pool {
+    pthread_mutex_t lock;
+    pthread_cond_t wake;
+    struct job *head, *tail; /* queued */
+    struct job *done;        /* finished, in reverse order */
+    size_t queued, depth, running;
+    bool stopping;
+    int nworkers;
+    struct worker *workers;
+    uv_async_t async;
+};
+
+/* Starts n workers on loop. 0 or a negative uv error. Loop thread. */
+int pool_init(struct pool *p, uv_loop_t *loop, int n, size_t depth);
+
+/* Queues job; UV_EBUSY when the queue is full or the pool is stopping (done() is then never
+ * called). Loop thread. */
+int pool_submit(struct pool *p, struct job *job);
+
+/* Jobs queued plus running. */
+size_t pool_depth(struct pool *p);
+
+/* Stops intake, lets queued jobs finish, joins the workers, delivers the last completions
+ * and closes the async handle. Loop thread; run the loop afterwards to finish closing. */
+void pool_shutdown(struct pool *p);
+
+/* The worker's scratch pose for arm, reset (made anew only when the armature changes; serial
+ * tells armatures apart even if one is freed and another lands at the same address). */
+struct pose *worker_pose(struct worker *w, const struct armature *arm, uint64_t serial);
+
+#endif

@@ -1,0 +1,451 @@
+/* Loop, listeners, connections and the shutdown sequence (STYLE.md section 6). */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "server.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+struct write_req {
+    uv_write_t req;
+    uv_buf_t bufs[2];
+    uint8_t header[SKP_HEADER_SIZE];
+    uint8_t *body; /* owned until write_cb */
+    struct conn *c;
+};
+
+uint64_t server_now_ms(struct server *s)
+{
+    return uv_now(s->loop);
+}
+
+/* ---- connection lifetime ----------------------------------------------------------------- */
+
+static void free_conn(struct conn *c)
+{
+    struct server *s = c->srv;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    s->conn_count--;
+    free(c->in);
+    free(c);
+}
+
+static void on_conn_closed(uv_handle_t *h)
+{
+    struct conn *c = h->data;
+    c->closed = true;
+    dispatch_conn_closed(c);
+    if (c->inflight == 0)
+        free_conn(c);
+}
+
+void conn_close(struct conn *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    uv_read_stop(&c->h.stream);
+    uv_close(&c->h.handle, on_conn_closed);
+}
+
+void conn_job_started(struct conn *c)
+{
+    c->inflight++;
+}
+
+static void update_reading(struct conn *c);
+
+void conn_job_done(struct conn *c)
+{
+    c->inflight--;
+    if (c->closed && c->inflight == 0) {
+        free_conn(c);
+        return;
+    }
+    update_reading(c);
+}
+
+/* ---- writing ----------------------------------------------------------------------------- */
+
+static void on_written(uv_write_t *req, int status)
+{
+    struct write_req *w = (struct write_req *)req;
+    struct conn *c = w->c;
+    free(w->body);
+    free(w);
+    c->inflight--; /* the write held the connection too */
+    if (c->closed && c->inflight == 0) {
+        free_conn(c);
+        return;
+    }
+    if (status < 0 || (c->close_after_write && uv_stream_get_write_queue_size(&c->h.stream) == 0))
+        conn_close(c);
+    else
+        update_reading(c);
+}
+
+void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, uint8_t *body,
+                size_t len)
+{
+    struct write_req *w = c->closing ? NULL : malloc(sizeof *w);
+    if (!w) {
+        free(body);
+        if (!c->closing)
+            conn_close(c);
+        return;
+    }
+    struct skp_header h = {SKP_VERSION, opcode, SKP_F_REPLY, status, id, (uint32_t)len};
+    skp_encode_header(&h, w->header);
+    w->bufs[0] = uv_buf_init((char *)w->header, SKP_HEADER_SIZE);
+    w->bufs[1] = uv_buf_init((char *)body, (unsigned)len);
+    w->body = body;
+    w->c = c;
+    c->inflight++;
+    if (status != SKP_S_OK)
+        c->srv->errors++;
+    int rc = uv_write(&w->req, &c->h.stream, w->bufs, len ? 2 : 1, on_written);
+    if (rc < 0) {
+        c->inflight--;
+        free(body);
+        free(w);
+        conn_close(c);
+    }
+}
+
+void conn_error(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, const char *fmt,
+                ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(msg);
+    uint8_t *body = malloc(n + 2);
+    if (body) {
+        skp_put_u16(body, (uint16_t)n);
+        memcpy(body + 2, msg, n);
+    }
+    log_msg(LOG_DEBUG, "reply %s #%u: %s: %s", skp_opcode_name(opcode), id,
+            skp_strerror(status), msg);
+    conn_reply(c, opcode, id, status, body, body ? n + 2 : 0);
+}
+
+/* ---- reading ----------------------------------------------------------------------------- */
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    struct conn *c = h->data;
+    size_t limit = (size_t)c->srv->cfg->max_frame + SKP_HEADER_SIZE;
+    if (c->in_cap - c->in_len < 65536 && c->in_cap < limit) {
+        size_t cap = c->in_cap ? c->in_cap * 2 : 65536;
+        cap = cap > limit ? limit : cap;
+        uint8_t *n = realloc(c->in, cap);
+        if (n) {
+            c->in = n;
+            c->in_cap = cap;
+        }
+    }
+    /* A full buffer is reported by libuv as UV_ENOBUFS, and we close. */
+    *buf = c->in_cap > c->in_len ? uv_buf_init((char *)c->in + c->in_len,
+                                               (unsigned)(c->in_cap - c->in_len))
+                                 : uv_buf_init(NULL, 0);
+}
+
+static bool over_limits(struct conn *c)
+{
+    return c->inflight >= c->srv->cfg->max_inflight ||
+           uv_stream_get_write_queue_size(&c->h.stream) > (size_t)c->srv->cfg->out_high_water;
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
+
+static void update_reading(struct conn *c)
+{
+    if (c->closing || c->srv->stopping || c->close_after_write)
+        return;
+    bool pause = over_limits(c);
+    bool resume = c->inflight < c->srv->cfg->max_inflight &&
+                  uv_stream_get_write_queue_size(&c->h.stream) <=
+                      (size_t)c->srv->cfg->out_low_water;
+    if (c->reading && pause) {
+        uv_read_stop(&c->h.stream);
+        c->reading = false;
+    } else if (!c->reading && resume) {
+        c->reading = uv_read_start(&c->h.stream, on_alloc, on_read) == 0;
+    }
+}
+
+static void parse_input(struct conn *c)
+{
+    size_t off = 0;
+    while (!c->closing && !c->close_after_write) {
+        struct skp_frame f;
+        size_t used;
+        int rc = skp_parser_feed(c->in + off, c->in_len - off, (uint32_t)c->srv->cfg->max_frame,
+                                 &f, &used);
+        if (rc == SKP_NEED_MORE)
+            break;
+        if (rc < 0) {
+            conn_error(c, 0, 0, (uint16_t)skp_parse_status(rc), "%s",
+                       rc == SKP_EOVERSIZE ? "frame larger than the limit"
+                       : rc == SKP_EBADVERSION ? "protocol version not supported (speak 1)"
+                                               : "not a skeld frame");
+            c->close_after_write = true;
+            uv_read_stop(&c->h.stream);
+            c->reading = false;
+            break;
+        }
+        off += used;
+        dispatch_frame(c, &f);
+    }
+    memmove(c->in, c->in + off, c->in_len - off);
+    c->in_len -= off;
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    struct conn *c = st->data;
+    if (nread < 0) {
+        if (nread != UV_EOF)
+            log_msg(LOG_DEBUG, "connection read: %s", uv_strerror((int)nread));
+        conn_close(c);
+        return;
+    }
+    c->last_active = server_now_ms(c->srv);
+    c->in_len += (size_t)nread;
+    parse_input(c);
+    update_reading(c);
+}
+
+/* ---- listeners --------------------------------------------------------------------------- */
+
+static void on_connection(uv_stream_t *server_stream, int status)
+{
+    struct listener *l = server_stream->data;
+    struct server *s = l->srv;
+    if (status < 0)
+        return;
+    struct conn *c = calloc(1, sizeof *c);
+    bool tcp = server_stream->type == UV_TCP;
+    int rc = !c ? UV_ENOMEM
+             : tcp ? uv_tcp_init(s->loop, &c->h.tcp)
+                   : uv_pipe_init(s->loop, &c->h.pipe, 0);
+    if (rc) {
+        free(c);
+        return;
+    }
+    c->h.handle.data = c;
+    c->srv = s;
+    c->authed = !s->cfg->auth_token || !*s->cfg->auth_token;
+    c->last_active = server_now_ms(s);
+    c->next = s->conns;
+    if (s->conns)
+        s->conns->prev = c;
+    s->conns = c;
+    s->conn_count++;
+    s->connections_total++;
+    if (uv_accept(server_stream, &c->h.stream) || s->stopping ||
+        s->conn_count > (uint32_t)s->cfg->max_connections) {
+        conn_close(c);
+        return;
+    }
+    if (tcp)
+        uv_tcp_nodelay(&c->h.tcp, 1);
+    c->reading = uv_read_start(&c->h.stream, on_alloc, on_read) == 0;
+}
+
+static int listen_tcp(struct server *s, struct listener *l, const char *hostport)
+{
+    char host[256];
+    const char *colon = strrchr(hostport, ':');
+    if (!colon || (size_t)(colon - hostport) >= sizeof host)
+        return UV_EINVAL;
+    memcpy(host, hostport, (size_t)(colon - hostport));
+    host[colon - hostport] = 0;
+    char *bare = host;
+    if (bare[0] == '[') { /* [::1] */
+        bare++;
+        bare[strcspn(bare, "]")] = 0;
+    }
+    int port = atoi(colon + 1);
+    struct sockaddr_storage addr;
+    int rc = strchr(bare, ':') ? uv_ip6_addr(bare, port, (struct sockaddr_in6 *)&addr)
+                               : uv_ip4_addr(bare, port, (struct sockaddr_in *)&addr);
+    if (rc || (rc = uv_tcp_init(s->loop, &l->h.tcp)))
+        return rc;
+    l->h.handle.data = l;
+    if ((rc = uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&addr, 0)) ||
+        (rc = uv_listen(&l->h.stream, 511, on_connection)))
+        return rc;
+    /* Port 0 asks the kernel: report what we got, for scripts and tests. */
+    int len = sizeof addr;
+    char ip[64] = "";
+    uv_tcp_getsockname(&l->h.tcp, (struct sockaddr *)&addr, &len);
+    if (addr.ss_family == AF_INET6) {
+        uv_ip6_name((struct sockaddr_in6 *)&addr, ip, sizeof ip);
+        snprintf(l->uri, sizeof l->uri, "tcp://[%s]:%d", ip,
+                 ntohs(((struct sockaddr_in6 *)&addr)->sin6_port));
+    } else {
+        uv_ip4_name((struct sockaddr_in *)&addr, ip, sizeof ip);
+        snprintf(l->uri, sizeof l->uri, "tcp://%s:%d", ip,
+                 ntohs(((struct sockaddr_in *)&addr)->sin_port));
+    }
+    return 0;
+}
+
+static int listen_unix(struct server *s, struct listener *l, const char *path)
+{
+    int rc = uv_pipe_init(s->loop, &l->h.pipe, 0);
+    if (rc)
+        return rc;
+    l->h.handle.data = l;
+    unlink(path); /* a stale socket from an earlier run */
+    if ((rc = uv_pipe_bind(&l->h.pipe, path)) || (rc = uv_listen(&l->h.stream, 511, on_connection)))
+        return rc;
+    snprintf(l->uri, sizeof l->uri, "unix:%s", path);
+    return 0;
+}
+
+static int open_listeners(struct server *s)
+{
+    for (int i = 0; i < s->cfg->listen_count; i++) {
+        struct listener *l = &s->listeners[i];
+        const char *uri = s->cfg->listen[i];
+        l->srv = s;
+        int rc = !strncmp(uri, "unix:", 5)    ? listen_unix(s, l, uri + 5)
+                 : !strncmp(uri, "tcp://", 6) ? listen_tcp(s, l, uri + 6)
+                                              : UV_EINVAL;
+        if (rc) {
+            log_msg(LOG_ERROR, "cannot listen on %s: %s", uri, uv_strerror(rc));
+            if (uv_is_active(&l->h.handle) || l->h.handle.loop)
+                uv_close(&l->h.handle, NULL);
+            return rc;
+        }
+        s->listener_count++;
+        log_msg(LOG_INFO, "listening on %s", l->uri);
+        printf("listening %s\n", l->uri);
+        fflush(stdout);
+    }
+    return 0;
+}
+
+/* ---- shutdown ---------------------------------------------------------------------------- */
+
+static void close_if_open(uv_handle_t *h)
+{
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+/* Connections close once their replies are written (on_written closes a flushed connection
+ * marked close_after_write); idle ones close now. */
+static void drain_conns(struct server *s)
+{
+    for (struct conn *c = s->conns, *n; c; c = n) {
+        n = c->next;
+        c->close_after_write = true;
+        uv_read_stop(&c->h.stream);
+        c->reading = false;
+        if (uv_stream_get_write_queue_size(&c->h.stream) == 0 && c->inflight == 0)
+            conn_close(c);
+    }
+}
+
+static void begin_shutdown(struct server *s)
+{
+    if (s->stopping)
+        return;
+    s->stopping = true;
+    log_msg(LOG_INFO, "shutting down: finishing %zu queued or running jobs", pool_depth(&s->pool));
+    for (int i = 0; i < s->listener_count; i++)
+        close_if_open(&s->listeners[i].h.handle);
+    for (struct conn *c = s->conns; c; c = c->next) {
+        uv_read_stop(&c->h.stream);
+        c->reading = false;
+    }
+    pool_shutdown(&s->pool); /* runs every completion: replies are now queued */
+    drain_conns(s);
+    uv_signal_stop(&s->sigint);
+    uv_signal_stop(&s->sigterm);
+    close_if_open((uv_handle_t *)&s->sigint);
+    close_if_open((uv_handle_t *)&s->sigterm);
+    close_if_open((uv_handle_t *)&s->sweep);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    log_msg(LOG_INFO, "signal %d", signum);
+    begin_shutdown(h->data);
+}
+
+/* Once a second: close connections idle past --idle-timeout. */
+static void on_sweep(uv_timer_t *t)
+{
+    struct server *s = t->data;
+    uint64_t now = server_now_ms(s), limit = (uint64_t)s->cfg->idle_timeout * 1000;
+    for (struct conn *c = s->conns, *n; c; c = n) {
+        n = c->next;
+        if (limit && c->inflight == 0 && now - c->last_active > limit && !c->closing) {
+            log_msg(LOG_DEBUG, "closing an idle connection");
+            conn_close(c);
+        }
+    }
+}
+
+static int start(struct server *s)
+{
+    int rc;
+    if ((rc = uv_signal_init(s->loop, &s->sigint)) || (rc = uv_signal_init(s->loop, &s->sigterm)) ||
+        (rc = uv_timer_init(s->loop, &s->sweep)))
+        return rc;
+    s->sigint.data = s->sigterm.data = s->sweep.data = s;
+    uv_signal_start(&s->sigint, on_signal, SIGINT);
+    uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    uv_timer_start(&s->sweep, on_sweep, 1000, 1000);
+    if ((rc = pool_init(&s->pool, s->loop, (int)s->cfg->threads, (size_t)s->cfg->queue_depth)))
+        return rc;
+    return open_listeners(s);
+}
+
+int server_run(struct config *cfg)
+{
+    struct server s;
+    memset(&s, 0, sizeof s);
+    s.cfg = cfg;
+    s.loop = uv_default_loop();
+    if (!realpath(cfg->root, s.root)) {
+        log_msg(LOG_ERROR, "--root %s: no such directory", cfg->root);
+        return 1;
+    }
+    if (cache_init(&s.cache, (size_t)cfg->cache_mb << 20))
+        return 1;
+    s.started_ms = uv_now(s.loop);
+    int rc = start(&s);
+    if (rc == 0 && cfg->preload && dispatch_preload(&s, cfg->preload))
+        rc = UV_EINVAL;
+    if (rc) {
+        log_msg(LOG_ERROR, "startup failed: %s", uv_strerror(rc));
+        begin_shutdown(&s);
+    } else {
+        log_msg(LOG_INFO, "serving with %d threads", (int)cfg->threads);
+    }
+    uv_run(s.loop, UV_RUN_DEFAULT);
+    int closed = uv_loop_close(s.loop);
+    cache_close(&s.cache);
+    if (closed)
+        log_msg(LOG_ERROR, "loop did not close cleanly: %s", uv_strerror(closed));
+    else
+        log_msg(LOG_INFO, "stopped");
+    return rc || closed ? 1 : 0;
+}

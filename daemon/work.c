@@ -1,0 +1,400 @@
+/* What workers run: load, evaluate, draw and encode. No libuv and no locks here; each job
+ * touches only itself, the immutable armature and the worker's scratch. */
+#include <errno.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dispatch.h"
+#include "engine/load.h"
+#include "engine/png.h"
+#include "sha256.h"
+
+static struct request *req_of(struct job *job)
+{
+    return (struct request *)job; /* job is the first member */
+}
+
+static void fail(struct request *r, uint16_t status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void fail(struct request *r, uint16_t status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    r->status = status;
+    vsnprintf(r->msg, sizeof r->msg, fmt, ap);
+    va_end(ap);
+}
+
+static uint16_t status_of(int eng)
+{
+    switch (eng) {
+    case ENG_ENOMEM: return SKP_S_NO_MEMORY;
+    case ENG_ELIMIT: return SKP_S_LIMIT;
+    case ENG_EINVAL: return SKP_S_BAD_REQUEST;
+    case ENG_EIO: return SKP_S_NOT_FOUND;
+    default: return SKP_S_BAD_FILE;
+    }
+}
+
+/* Allocates a writer of cap bytes for the reply body. */
+static bool begin(struct request *r, struct skp_writer *w, size_t cap)
+{
+    r->body = malloc(cap ? cap : 1);
+    if (!r->body) {
+        fail(r, SKP_S_NO_MEMORY, "out of memory");
+        return false;
+    }
+    skp_writer_init(w, r->body, cap);
+    return true;
+}
+
+static void finish(struct request *r, struct skp_writer *w)
+{
+    if (w->err) {
+        free(r->body);
+        r->body = NULL;
+        fail(r, SKP_S_INTERNAL, "reply encoding failed (%d)", w->err);
+        return;
+    }
+    r->body_len = w->len;
+}
+
+/* ---- LOAD --------------------------------------------------------------------------------- */
+
+static int read_file(struct request *r)
+{
+    FILE *f = fopen(r->path, "rb");
+    if (!f) {
+        fail(r, SKP_S_NOT_FOUND, "%s: %s", r->path, strerror(errno));
+        return -1;
+    }
+    size_t cap = 1 << 20, len = 0;
+    uint8_t *buf = malloc(cap);
+    for (size_t got = 1; buf && got;) {
+        if (len == cap) {
+            uint8_t *n = cap < r->max_skf + 1 ? realloc(buf, cap * 2) : NULL;
+            if (!n) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = n;
+            cap *= 2;
+        }
+        got = fread(buf + len, 1, cap - len, f);
+        len += got;
+    }
+    fclose(f);
+    if (!buf || len > r->max_skf) {
+        free(buf);
+        fail(r, SKP_S_LIMIT, "%s: larger than --max-skf-mb", r->path);
+        return -1;
+    }
+    r->input = buf;
+    r->input_len = len;
+    return 0;
+}
+
+void work_load(struct job *job, struct worker *w)
+{
+    struct request *r = req_of(job);
+    if (!r->input && read_file(r))
+        return;
+    sha256(r->input, r->input_len, r->digest);
+    struct load_limits lim;
+    struct eng_error err;
+    load_limits_default(&lim);
+    lim.max_uncompressed = r->max_skf * 4;
+    int rc = armature_load(r->input, r->input_len, &lim, &r->loaded, &err);
+    if (rc)
+        fail(r, status_of(rc), "%s", err.msg);
+}
+
+static size_t summary_size(const struct armature *arm, bool bones)
+{
+    size_t n = 32 + 4 + 2 + 2 + 2;
+    for (uint32_t a = 0; a < arm->anim_count; a++)
+        n += 2 + strlen(arm->anims[a].name) + 12;
+    for (uint32_t s = 0; s < arm->style_count; s++)
+        n += 2 + strlen(arm->styles[s].name);
+    for (uint32_t b = 0; bones && b < arm->bone_count; b++)
+        n += 2 + strlen(arm->bones[b].name) + 4;
+    return n;
+}
+
+static void put_name(struct skp_writer *w, const char *s)
+{
+    size_t n = strlen(s);
+    skp_write_str(w, s, n > SKP_MAX_NAME ? SKP_MAX_NAME : n);
+}
+
+uint8_t *work_summary(const struct armature *arm, const uint8_t *id, bool bones, size_t *len)
+{
+    size_t cap = summary_size(arm, bones);
+    uint8_t *body = malloc(cap);
+    if (!body)
+        return NULL;
+    struct skp_writer w;
+    skp_writer_init(&w, body, cap);
+    skp_write_raw(&w, id, 32);
+    skp_write_u32(&w, arm->bone_count);
+    skp_write_u16(&w, (uint16_t)arm->anim_count);
+    for (uint32_t a = 0; a < arm->anim_count; a++) {
+        put_name(&w, arm->anims[a].name);
+        skp_write_f64(&w, arm->anims[a].fps);
+        skp_write_u32(&w, (uint32_t)(arm->anims[a].last_frame + 1));
+    }
+    skp_write_u16(&w, (uint16_t)arm->style_count);
+    for (uint32_t s = 0; s < arm->style_count; s++)
+        put_name(&w, arm->styles[s].name);
+    skp_write_u16(&w, (uint16_t)arm->atlas_count);
+    for (uint32_t b = 0; bones && b < arm->bone_count; b++) {
+        put_name(&w, arm->bones[b].name);
+        skp_write_i32(&w, arm->bones[b].parent);
+    }
+    if (w.err) {
+        free(body);
+        return NULL;
+    }
+    *len = w.len;
+    return body;
+}
+
+/* ---- evaluation --------------------------------------------------------------------------- */
+
+/* The pose the request evaluates on: the instance's, or the worker's scratch reset. */
+static struct pose *pose_for(struct request *r, struct worker *w)
+{
+    const struct armature *arm = r->entry->arm;
+    struct pose *p = r->inst ? r->inst->pose : worker_pose(w, arm, r->entry->serial);
+    if (!p)
+        fail(r, SKP_S_NO_MEMORY, "out of memory");
+    return p;
+}
+
+static struct pose *evaluate(struct request *r, struct worker *w)
+{
+    struct pose *p = pose_for(r, w);
+    if (p)
+        eval_run(p, &r->eval, &r->opts);
+    return p;
+}
+
+void work_pose(struct job *job, struct worker *w)
+{
+    struct request *r = req_of(job);
+    struct pose *p = evaluate(r, w);
+    if (!p)
+        return;
+    const struct armature *arm = p->arm;
+    size_t cap = 4 + (size_t)arm->bone_count * (13 * 8 + 1 + 4 + 2 + 4 * 8 + 4) +
+                 (size_t)arm->vert_count * 16;
+    for (uint32_t b = 0; b < arm->bone_count; b++)
+        cap += strlen(armature_tex_name(arm, p->out[b].tex));
+    struct skp_writer wr;
+    if (!begin(r, &wr, cap))
+        return;
+    skp_write_u32(&wr, arm->bone_count);
+    for (uint32_t b = 0; b < arm->bone_count; b++) {
+        const struct bone_out *o = &p->out[b];
+        double m[6];
+        pose_bone_matrix(p, b, m);
+        const double f[5] = {o->pos.x, o->pos.y, o->rot, o->scale.x, o->scale.y};
+        for (int i = 0; i < 5; i++)
+            skp_write_f64(&wr, f[i]);
+        for (int i = 0; i < 6; i++)
+            skp_write_f64(&wr, m[i]);
+        skp_write_u8(&wr, o->hidden);
+        skp_write_i32(&wr, o->zindex);
+        put_name(&wr, armature_tex_name(arm, o->tex));
+        for (int i = 0; i < 4; i++)
+            skp_write_f64(&wr, o->tint[i]);
+        const struct arm_bone *bone = &arm->bones[b];
+        skp_write_u32(&wr, bone->vert_len);
+        for (uint32_t v = 0; v < bone->vert_len; v++) {
+            skp_write_f64(&wr, p->verts[bone->vert_off + v].x);
+            skp_write_f64(&wr, p->verts[bone->vert_off + v].y);
+        }
+    }
+    finish(r, &wr);
+}
+
+/* ---- MESH --------------------------------------------------------------------------------- */
+
+static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, int ti)
+{
+    const struct armature *arm = p->arm;
+    const struct arm_texture *t = &arm->textures[ti];
+    const struct arm_atlas *at = &arm->atlases[t->atlas];
+    const struct arm_bone *bone = &arm->bones[b];
+    double l = t->offset.x / at->width, tp = t->offset.y / at->height;
+    double uw = t->size.x / at->width, vh = t->size.y / at->height;
+    skp_write_u32(wr, b);
+    skp_write_u32(wr, (uint32_t)t->atlas);
+    for (int i = 0; i < 4; i++)
+        skp_write_f64(wr, p->out[b].tint[i]);
+    if (bone->vert_len) {
+        skp_write_u32(wr, bone->vert_len);
+        for (uint32_t v = 0; v < bone->vert_len; v++) {
+            uint32_t vi = bone->vert_off + v;
+            const double f[4] = {p->verts[vi].x, p->verts[vi].y, l + uw * arm->vert_uv[vi].x,
+                                 tp + vh * arm->vert_uv[vi].y};
+            for (int i = 0; i < 4; i++)
+                skp_write_f64(wr, f[i]);
+        }
+        skp_write_u32(wr, bone->index_len);
+        for (uint32_t i = 0; i < bone->index_len; i++)
+            skp_write_u32(wr, arm->indices[bone->index_off + i]);
+        return;
+    }
+    struct vec2 c[4];
+    render_quad_corners(&p->out[b], t, c);
+    const double u[4] = {l, l + uw, l + uw, l}, v[4] = {tp, tp, tp + vh, tp + vh};
+    skp_write_u32(wr, 4);
+    for (int i = 0; i < 4; i++) {
+        const double f[4] = {c[i].x, c[i].y, u[i], v[i]};
+        for (int k = 0; k < 4; k++)
+            skp_write_f64(wr, f[k]);
+    }
+    static const uint32_t quad[6] = {0, 1, 2, 0, 2, 3};
+    skp_write_u32(wr, 6);
+    for (int i = 0; i < 6; i++)
+        skp_write_u32(wr, quad[i]);
+}
+
+void work_mesh(struct job *job, struct worker *w)
+{
+    struct request *r = req_of(job);
+    struct pose *p = evaluate(r, w);
+    if (!p)
+        return;
+    const struct armature *arm = p->arm;
+    size_t n = arm->bone_count ? arm->bone_count : 1;
+    uint32_t *order = malloc(n * sizeof *order);
+    uint64_t *keys = malloc(n * sizeof *keys);
+    uint8_t *skip = malloc(n);
+    struct skp_writer wr;
+    size_t cap = 4 + n * (4 + 4 + 32 + 4 + 4 * 32 + 4 + 6 * 4) + (size_t)arm->vert_count * 32 +
+                 (size_t)arm->index_count * 4;
+    if (order && keys && skip && begin(r, &wr, cap)) {
+        uint32_t count = render_draw_order(arm, p, &r->render.opts, order, keys, skip);
+        skp_write_u32(&wr, count);
+        for (uint32_t i = 0; i < count; i++)
+            mesh_item(&wr, p, order[i],
+                      render_bone_texture(arm, &r->render.opts, p->out[order[i]].tex));
+        finish(r, &wr);
+    } else if (!r->status) {
+        fail(r, SKP_S_NO_MEMORY, "out of memory");
+    }
+    free(order);
+    free(keys);
+    free(skip);
+}
+
+/* ---- RENDER ------------------------------------------------------------------------------- */
+
+static int append(struct byte_buf *b, const void *data, size_t len)
+{
+    if (b->len + len > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 65536;
+        while (cap < b->len + len)
+            cap *= 2;
+        uint8_t *n = realloc(b->data, cap);
+        if (!n)
+            return -1;
+        b->data = n;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, data, len);
+    b->len += len;
+    return 0;
+}
+
+static int append_u32(struct byte_buf *b, uint32_t v)
+{
+    uint8_t x[4];
+    skp_put_u32(x, v);
+    return append(b, x, 4);
+}
+
+/* Draws p and appends one image record (frame, size, encoded bytes) to out. */
+static int emit_image(struct request *r, struct worker *w, const struct pose *p, uint32_t frame,
+                      struct byte_buf *out)
+{
+    const struct render_opts *o = &r->render.opts;
+    if (render(p->arm, p, o, &w->image))
+        return -1;
+    if (append_u32(out, frame) || append_u32(out, o->width) || append_u32(out, o->height))
+        return -1;
+    if (r->render.format == 1) {
+        size_t len = (size_t)o->width * o->height * 4;
+        return append_u32(out, (uint32_t)len) || append(out, w->image.rgba, len) ? -1 : 0;
+    }
+    size_t at = out->len;
+    if (append_u32(out, 0))
+        return -1;
+    struct png_opts po;
+    png_opts_default(&po);
+    if (r->render.png_level >= 0) {
+        po.level = r->render.png_level;
+        po.filter = PNG_FILTER_CHOICE_SUB;
+    }
+    if (png_encode(w->image.rgba, o->width, o->height, &po, out, &w->png_scratch))
+        return -1;
+    skp_put_u32(out->data + at, (uint32_t)(out->len - at - 4));
+    return 0;
+}
+
+static int play_frames(struct request *r, struct worker *w, struct pose *p, struct byte_buf *out,
+                       uint32_t *count)
+{
+    eval_warmup(p, r->eval.warmup, &r->opts);
+    long steps = eval_steps(&r->eval);
+    for (long s = 0; s < steps; s++) {
+        eval_step(p, &r->eval, s, &r->opts);
+        long frame = (long)eval_step_frame(&r->eval, s);
+        bool want = r->render.range ? frame >= (long)r->render.first && frame <= (long)r->render.last
+                                    : s == steps - 1;
+        if (!want)
+            continue;
+        if (emit_image(r, w, p, (uint32_t)(frame < 0 ? 0 : frame), out))
+            return -1;
+        (*count)++;
+    }
+    return 0;
+}
+
+void work_render(struct job *job, struct worker *w)
+{
+    struct request *r = req_of(job);
+    struct pose *p = pose_for(r, w);
+    if (!p)
+        return;
+    r->render.opts.straight_alpha = true;
+    if (r->render.fit) {
+        /* Framing plays the animation through: on scratch, never on an instance's state. */
+        struct pose *scratch = r->inst ? worker_pose(w, p->arm, r->entry->serial) : p;
+        if (!scratch) {
+            fail(r, SKP_S_NO_MEMORY, "out of memory");
+            return;
+        }
+        struct bounds b = {0, 0, 0, 0, true};
+        render_anim_bounds(p->arm, scratch, &r->eval, &r->render.opts, &b);
+        render_fit(&b, r->render.fraction, &r->render.opts);
+        if (!r->inst)
+            pose_reset(p);
+    }
+    struct byte_buf out = {0};
+    uint32_t count = 0;
+    if (append_u32(&out, 0) || play_frames(r, w, p, &out, &count) || append_u32(&out, 0)) {
+        free(out.data);
+        fail(r, SKP_S_NO_MEMORY, "out of memory while rendering");
+        return;
+    }
+    skp_put_u32(out.data, count);
+    r->body = out.data;
+    r->body_len = out.len;
+}
