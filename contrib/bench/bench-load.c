@@ -1,0 +1,421 @@
+/* Load generator for skeld: N connections, each keeping D requests in flight, a mix of POSE,
+ * MESH and RENDER requests on one armature, for a fixed time. Reports requests/s, latency
+ * percentiles and the daemon's RSS.
+ *
+ *   bench-load --uri unix:/path | tcp://127.0.0.1:7878 --skf FILE.skf [--conns 4]
+ *              [--depth 16] [--mix pose=1,mesh=0,render=0] [--seconds 5] [--size 512]
+ *              [--anim 0] [--pid PID]
+ *
+ * The file is uploaded (LOAD_BYTES). Requests are stateless; the frame advances per request.
+ * Bounded in time and in count; it talks only to the address it is given. */
+#define _DEFAULT_SOURCE
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "skp_parser.h"
+
+#define MAX_CONNS 256
+
+struct client {
+    int fd;
+    uint8_t *in;
+    size_t in_len, in_cap;
+    int inflight;
+    uint32_t next_id;
+    double sent_at[65536]; /* by request id modulo */
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int dial(const char *uri)
+{
+    if (!strncmp(uri, "unix:", 5)) {
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        snprintf(a.sun_path, sizeof a.sun_path, "%s", uri + 5);
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
+            return fd;
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (strncmp(uri, "tcp://", 6))
+        return -1;
+    char host[256];
+    snprintf(host, sizeof host, "%s", uri + 6);
+    char *colon = strrchr(host, ':');
+    if (!colon)
+        return -1;
+    *colon = 0;
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res;
+    if (getaddrinfo(host, colon + 1, &hints, &res))
+        return -1;
+    int fd = socket(res->ai_family, SOCK_STREAM, 0);
+    if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen)) {
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+static int send_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static int send_frame(int fd, uint8_t op, uint32_t id, const uint8_t *body, size_t len)
+{
+    uint8_t h[SKP_HEADER_SIZE];
+    struct skp_header hd = {SKP_VERSION, op, 0, 0, id, (uint32_t)len};
+    skp_encode_header(&hd, h);
+    return send_all(fd, h, sizeof h) || (len && send_all(fd, body, len)) ? -1 : 0;
+}
+
+/* Reads until one whole frame is buffered; returns it (body stays valid until next read). */
+static int read_frame(struct client *c, struct skp_frame *f, size_t *used)
+{
+    for (;;) {
+        int rc = skp_parser_feed(c->in, c->in_len, SKP_MAX_FRAME, f, used);
+        if (rc == SKP_FRAME)
+            return 0;
+        if (rc < 0)
+            return -1;
+        if (c->in_cap - c->in_len < 65536) {
+            size_t cap = c->in_cap ? c->in_cap * 2 : 1 << 20;
+            uint8_t *n = realloc(c->in, cap);
+            if (!n)
+                return -1;
+            c->in = n;
+            c->in_cap = cap;
+        }
+        ssize_t r = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
+        if (r <= 0)
+            return -1;
+        c->in_len += (size_t)r;
+    }
+}
+
+static void consume(struct client *c, size_t used)
+{
+    memmove(c->in, c->in + used, c->in_len - used);
+    c->in_len -= used;
+}
+
+struct plan {
+    uint8_t id[32];
+    int mix[3]; /* weights: pose, mesh, render */
+    const char *anim;
+    uint32_t size;
+    uint32_t frames;
+};
+
+static size_t eval_body(const struct plan *p, uint32_t frame, uint8_t *buf, size_t cap)
+{
+    struct skp_writer w;
+    skp_writer_init(&w, buf, cap);
+    skp_write_u8(&w, 0);
+    skp_write_raw(&w, p->id, 32);
+    skp_write_u16(&w, 1); /* loop */
+    skp_write_u8(&w, 1);
+    skp_write_str(&w, p->anim, strlen(p->anim));
+    skp_write_f64(&w, frame);
+    skp_write_f64(&w, 0);
+    skp_write_f64(&w, 0);
+    skp_write_u32(&w, 0);
+    const double opts[6] = {0, 0, 1, 1, 0, 0};
+    for (int i = 0; i < 6; i++)
+        skp_write_f64(&w, opts[i]);
+    return w.len;
+}
+
+static size_t render_body(const struct plan *p, uint8_t *buf, size_t cap, size_t at)
+{
+    struct skp_writer w;
+    skp_writer_init(&w, buf + at, cap - at);
+    skp_write_u32(&w, p->size);
+    skp_write_u32(&w, p->size);
+    for (int i = 0; i < 4; i++)
+        skp_write_u8(&w, 0);
+    skp_write_u8(&w, 0); /* fit */
+    skp_write_f64(&w, 0.9);
+    for (int i = 0; i < 4; i++)
+        skp_write_f64(&w, 0);
+    skp_write_u8(&w, 0);   /* default styles */
+    skp_write_u8(&w, 4);   /* samples */
+    skp_write_u8(&w, 0);   /* PNG */
+    skp_write_u8(&w, 255); /* fast encoder */
+    skp_write_u32(&w, 0);
+    skp_write_u32(&w, 0);
+    skp_write_u16(&w, 0);
+    skp_write_u16(&w, 0);
+    return at + w.len;
+}
+
+static int pick(const struct plan *p, uint32_t n)
+{
+    int total = p->mix[0] + p->mix[1] + p->mix[2], r = (int)(n % (uint32_t)total);
+    return r < p->mix[0] ? SKP_OP_POSE : r < p->mix[0] + p->mix[1] ? SKP_OP_MESH : SKP_OP_RENDER;
+}
+
+static int send_one(struct client *c, const struct plan *p, double now)
+{
+    uint8_t body[1024];
+    uint32_t id = c->next_id++;
+    int op = pick(p, id);
+    size_t len = eval_body(p, id % p->frames, body, sizeof body);
+    if (op == SKP_OP_RENDER)
+        len = render_body(p, body, sizeof body, len);
+    c->sent_at[id % 65536] = now;
+    c->inflight++;
+    return send_frame(c->fd, (uint8_t)op, id, body, len);
+}
+
+static int upload(int fd, const char *path, struct plan *p)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    static uint8_t file[64 << 20];
+    size_t n = fread(file + 4, 1, sizeof file - 4, f);
+    fclose(f);
+    skp_put_u32(file, (uint32_t)n);
+    struct client c = {.fd = fd};
+    struct skp_frame fr;
+    size_t used;
+    int rc = send_frame(fd, SKP_OP_LOAD_BYTES, 1, file, n + 4) || read_frame(&c, &fr, &used) ||
+             fr.h.status != SKP_S_OK || fr.h.body_len < 32 + 6;
+    if (!rc) {
+        memcpy(p->id, fr.body, 32);
+        /* summary: u32 bones, u16 anims, first anim: str name, f64 fps, u32 frames */
+        size_t nl = skp_get_u16(fr.body + 38);
+        p->frames = fr.h.body_len >= 40 + nl + 12 ? skp_get_u32(fr.body + 40 + nl + 8) : 1;
+        if (!p->frames)
+            p->frames = 1;
+    }
+    free(c.in);
+    return rc ? -1 : 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static long rss_kb(int pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    FILE *f = fopen(path, "r");
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6))
+            kb = atol(line + 6);
+    if (f)
+        fclose(f);
+    return kb;
+}
+
+struct results {
+    double *lat;
+    size_t n, cap;
+    uint64_t ok, errors, busy;
+};
+
+static void record(struct results *r, double lat, int status)
+{
+    if (status == SKP_S_OK)
+        r->ok++;
+    else if (status == SKP_S_BUSY)
+        r->busy++;
+    else
+        r->errors++;
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 1 << 16;
+        double *n = cap <= (1u << 24) ? realloc(r->lat, cap * sizeof *n) : NULL;
+        if (!n)
+            return;
+        r->lat = n;
+        r->cap = cap;
+    }
+    r->lat[r->n++] = lat;
+}
+
+/* Reads whatever arrived on c; records replies and refills the pipeline while sending. */
+static int service(struct client *c, const struct plan *p, struct results *res, bool refill)
+{
+    if (c->in_cap - c->in_len < 65536) {
+        size_t cap = c->in_cap ? c->in_cap * 2 : 1 << 20;
+        uint8_t *n = realloc(c->in, cap);
+        if (!n)
+            return -1;
+        c->in = n;
+        c->in_cap = cap;
+    }
+    ssize_t r = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
+    if (r <= 0)
+        return -1;
+    c->in_len += (size_t)r;
+    double now = now_s();
+    for (;;) {
+        struct skp_frame f;
+        size_t used;
+        int rc = skp_parser_feed(c->in, c->in_len, SKP_MAX_FRAME, &f, &used);
+        if (rc != SKP_FRAME)
+            return rc < 0 ? -1 : 0;
+        record(res, now - c->sent_at[f.h.id % 65536], f.h.status);
+        c->inflight--;
+        consume(c, used);
+        if (refill && send_one(c, p, now))
+            return -1;
+    }
+}
+
+static int run(const char *uri, struct client **cl, int conns, int depth, const struct plan *p,
+               double seconds, struct results *res)
+{
+    struct pollfd pfd[MAX_CONNS];
+    double start = now_s(), end = start + seconds;
+    for (int i = 0; i < conns; i++) {
+        pfd[i] = (struct pollfd){cl[i]->fd, POLLIN, 0};
+        for (int d = 0; d < depth; d++)
+            if (send_one(cl[i], p, start))
+                return -1;
+    }
+    (void)uri;
+    for (;;) {
+        double now = now_s();
+        bool sending = now < end;
+        int pending = 0;
+        for (int i = 0; i < conns; i++)
+            pending += cl[i]->inflight;
+        if (!sending && (pending == 0 || now > end + 10))
+            break;
+        if (poll(pfd, (nfds_t)conns, 100) < 0 && errno != EINTR)
+            return -1;
+        for (int i = 0; i < conns; i++)
+            if ((pfd[i].revents & (POLLIN | POLLHUP)) && service(cl[i], p, res, sending))
+                return -1;
+    }
+    return 0;
+}
+
+static void report(struct results *res, double seconds, int pid)
+{
+    qsort(res->lat, res->n, sizeof *res->lat, cmp_double);
+    double q[3] = {0.5, 0.99, 0.999};
+    printf("requests: %llu ok, %llu busy, %llu errors in %.1f s = %.0f ok/s\n",
+           (unsigned long long)res->ok, (unsigned long long)res->busy,
+           (unsigned long long)res->errors, seconds, res->ok / seconds);
+    printf("latency:");
+    for (int i = 0; i < 3; i++)
+        printf(" p%g %.3f ms", q[i] * 100,
+               res->n ? res->lat[(size_t)(q[i] * (double)(res->n - 1))] * 1000 : 0.0);
+    printf("\n");
+    if (pid > 0)
+        printf("daemon RSS: %.1f MiB\n", rss_kb(pid) / 1024.0);
+}
+
+static int parse_mix(const char *s, int mix[3])
+{
+    mix[0] = mix[1] = mix[2] = 0;
+    int n = sscanf(s, "pose=%d,mesh=%d,render=%d", &mix[0], &mix[1], &mix[2]);
+    return n >= 1 && mix[0] >= 0 && mix[1] >= 0 && mix[2] >= 0 && mix[0] + mix[1] + mix[2] > 0
+               ? 0
+               : -1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *uri = NULL, *skf = NULL;
+    int conns = 4, depth = 16, pid = 0;
+    double seconds = 5;
+    struct plan p = {.mix = {1, 0, 0}, .anim = "0", .size = 512};
+    for (int i = 1; i + 1 < argc; i += 2) {
+        const char *k = argv[i], *v = argv[i + 1];
+        if (!strcmp(k, "--uri"))
+            uri = v;
+        else if (!strcmp(k, "--skf"))
+            skf = v;
+        else if (!strcmp(k, "--conns"))
+            conns = atoi(v);
+        else if (!strcmp(k, "--depth"))
+            depth = atoi(v);
+        else if (!strcmp(k, "--seconds"))
+            seconds = atof(v);
+        else if (!strcmp(k, "--size"))
+            p.size = (uint32_t)atoi(v);
+        else if (!strcmp(k, "--anim"))
+            p.anim = v;
+        else if (!strcmp(k, "--pid"))
+            pid = atoi(v);
+        else if (!strcmp(k, "--mix") && !parse_mix(v, p.mix))
+            continue;
+        else {
+            fprintf(stderr, "bench-load: bad option %s %s\n", k, v);
+            return 2;
+        }
+    }
+    if (!uri || !skf || conns < 1 || conns > MAX_CONNS || depth < 1 || depth > 4096 ||
+        !(seconds > 0 && seconds <= 600)) {
+        fprintf(stderr, "usage: bench-load --uri URI --skf FILE [--conns N<=256] [--depth D] "
+                        "[--mix pose=A,mesh=B,render=C] [--seconds S<=600] [--size PX] "
+                        "[--anim A] [--pid PID]\n");
+        return 2;
+    }
+    struct client *cl[MAX_CONNS] = {0};
+    struct results res = {0};
+    int rc = 0;
+    for (int i = 0; i < conns && !rc; i++) {
+        cl[i] = calloc(1, sizeof *cl[i]);
+        if (!cl[i] || (cl[i]->fd = dial(uri)) < 0) {
+            fprintf(stderr, "bench-load: cannot connect to %s\n", uri);
+            rc = 1;
+        }
+        if (cl[i])
+            cl[i]->next_id = 1000;
+    }
+    if (!rc && upload(cl[0]->fd, skf, &p)) {
+        fprintf(stderr, "bench-load: uploading %s failed\n", skf);
+        rc = 1;
+    }
+    if (!rc && run(uri, cl, conns, depth, &p, seconds, &res)) {
+        fprintf(stderr, "bench-load: connection lost\n");
+        rc = 1;
+    }
+    if (!rc)
+        report(&res, seconds, pid);
+    for (int i = 0; i < conns; i++) {
+        if (cl[i] && cl[i]->fd >= 0)
+            close(cl[i]->fd);
+        if (cl[i])
+            free(cl[i]->in);
+        free(cl[i]);
+    }
+    free(res.lat);
+    return rc;
+}
