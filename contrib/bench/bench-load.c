@@ -4,8 +4,11 @@
  *
  *   bench-load --uri unix:/path | tcp://127.0.0.1:7878 --skf FILE.skf [--conns 4]
  *              [--depth 16] [--mix pose=1,mesh=0,render=0] [--seconds 5] [--size 512]
- *              [--anim 0] [--pid PID]
+ *              [--anim 0] [--pid PID] [--rate R]
  *
+ * Without --rate each connection keeps D requests in flight (throughput); with --rate the
+ * requests go out at R per second in total (latency at a given load), still at most D in
+ * flight per connection.
  * The file is uploaded (LOAD_BYTES). Requests are stateless; the frame advances per request.
  * Bounded in time and in count; it talks only to the address it is given. */
 #define _DEFAULT_SOURCE
@@ -127,6 +130,7 @@ static void consume(struct client *c, size_t used)
 
 struct plan {
     uint8_t id[32];
+    double rate; /* requests per second in total; 0: as fast as the pipeline allows */
     int mix[3]; /* weights: pose, mesh, render */
     const char *anim;
     uint32_t size;
@@ -290,7 +294,7 @@ static int service(struct client *c, const struct plan *p, struct results *res, 
         record(res, now - c->sent_at[f.h.id % 65536], f.h.status);
         c->inflight--;
         consume(c, used);
-        if (refill && send_one(c, p, now))
+        if (refill && p->rate <= 0 && send_one(c, p, now))
             return -1;
     }
 }
@@ -300,22 +304,35 @@ static int run(const char *uri, struct client **cl, int conns, int depth, const 
 {
     struct pollfd pfd[MAX_CONNS];
     double start = now_s(), end = start + seconds;
+    uint64_t sent = 0;
     for (int i = 0; i < conns; i++) {
         pfd[i] = (struct pollfd){cl[i]->fd, POLLIN, 0};
-        for (int d = 0; d < depth; d++)
+        for (int d = 0; d < depth && p->rate <= 0; d++)
             if (send_one(cl[i], p, start))
                 return -1;
     }
     (void)uri;
-    for (;;) {
+    for (int rr = 0;;) {
         double now = now_s();
         bool sending = now < end;
+        /* Paced mode: send what the clock allows, round robin, within the depth. */
+        while (sending && p->rate > 0 && sent < (uint64_t)((now - start) * p->rate)) {
+            int tries = 0;
+            while (tries < conns && cl[rr]->inflight >= depth)
+                rr = (rr + 1) % conns, tries++;
+            if (tries == conns)
+                break;
+            if (send_one(cl[rr], p, now))
+                return -1;
+            sent++;
+            rr = (rr + 1) % conns;
+        }
         int pending = 0;
         for (int i = 0; i < conns; i++)
             pending += cl[i]->inflight;
         if (!sending && (pending == 0 || now > end + 10))
             break;
-        if (poll(pfd, (nfds_t)conns, 100) < 0 && errno != EINTR)
+        if (poll(pfd, (nfds_t)conns, p->rate > 0 ? 1 : 100) < 0 && errno != EINTR)
             return -1;
         for (int i = 0; i < conns; i++)
             if ((pfd[i].revents & (POLLIN | POLLHUP)) && service(cl[i], p, res, sending))
@@ -373,6 +390,8 @@ int main(int argc, char **argv)
             p.anim = v;
         else if (!strcmp(k, "--pid"))
             pid = atoi(v);
+        else if (!strcmp(k, "--rate"))
+            p.rate = atof(v);
         else if (!strcmp(k, "--mix") && !parse_mix(v, p.mix))
             continue;
         else {

@@ -1400,6 +1400,19 @@ START_TEST(bounds_then_fit_centres_the_picture)
     o.width = 200;
     o.height = 107;
     o.background[3] = 0;
+    /* The corners in order top-left, top-right, bottom-right, bottom-left of the texture:
+     * (-20, 10), (20, 10), (20, -10), (-20, -10) turned by pi/2 ((x, y) -> (-y, x)) and
+     * moved by (10, 5): (0, -15), (0, 25), (20, 25), (20, -15). */
+    int t = render_bone_texture(arm, &o, p->out[0].tex);
+    ck_assert_int_ge(t, 0);
+    struct vec2 c[4];
+    render_quad_corners(&p->out[0], &arm->textures[t], c);
+    static const double want[4][2] = {{0, -15}, {0, 25}, {20, 25}, {20, -15}};
+    for (int i = 0; i < 4; i++) {
+        ck_assert_double_eq_tol(c[i].x, want[i][0], 1e-9);
+        ck_assert_double_eq_tol(c[i].y, want[i][1], 1e-9);
+    }
+    ck_assert_int_lt(render_bone_texture(arm, &o, p->out[3].tex), 0); /* 'nothing' */
     struct bounds b = {0, 0, 0, 0, true};
     render_bounds(arm, p, &o, &b);
     ck_assert(!b.empty);
