@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli_args.h"
+#include "skp_json.h"
 #include "engine/eval.h"
 #include "engine/load.h"
 
@@ -46,48 +47,38 @@ void cli_write_json_string(FILE *out, const char *s)
     fputc('"', out);
 }
 
-static void write_num(FILE *out, double v)
-{
-    if (v == 0.0)
-        v = 0.0; /* no "-0" */
-    fprintf(out, "%.9g", v);
-}
-
-void cli_write_pose_json(FILE *out, const struct pose *p)
+int cli_write_pose_json(FILE *out, const struct pose *p)
 {
     const struct armature *arm = p->arm;
-    fputs("[", out);
-    for (uint32_t b = 0; b < arm->bone_count; b++) {
-        const struct bone_out *o = &p->out[b];
-        fprintf(out, "%s\n{\"id\":%u,\"pos\":[", b ? "," : "", b);
-        write_num(out, o->pos.x);
-        fputc(',', out);
-        write_num(out, o->pos.y);
-        fputs("],\"rot\":", out);
-        write_num(out, o->rot);
-        fputs(",\"scale\":[", out);
-        write_num(out, o->scale.x);
-        fputc(',', out);
-        write_num(out, o->scale.y);
-        fprintf(out, "],\"hidden\":%s,\"zindex\":%d,\"tex\":", o->hidden ? "true" : "false",
-                o->zindex);
-        cli_write_json_string(out, armature_tex_name(arm, o->tex));
-        const struct arm_bone *bone = &arm->bones[b];
-        if (bone->vert_len) {
-            fputs(",\"verts\":[", out);
-            for (uint32_t v = 0; v < bone->vert_len; v++) {
-                const struct vec2 *q = &p->verts[bone->vert_off + v];
-                fputs(v ? ",[" : "[", out);
-                write_num(out, q->x);
-                fputc(',', out);
-                write_num(out, q->y);
-                fputc(']', out);
-            }
-            fputc(']', out);
+    uint32_t n = arm->bone_count;
+    struct skp_bone_view *views = calloc(n ? n : 1, sizeof *views);
+    double *verts = malloc((arm->vert_count ? arm->vert_count : 1) * 2 * sizeof *verts);
+    char *buf = NULL;
+    int rc = -1;
+    if (views && verts) {
+        for (uint32_t v = 0; v < arm->vert_count; v++) {
+            verts[2 * v] = p->verts[v].x;
+            verts[2 * v + 1] = p->verts[v].y;
         }
-        fputc('}', out);
+        for (uint32_t b = 0; b < n; b++) {
+            const struct bone_out *o = &p->out[b];
+            const struct arm_bone *bone = &arm->bones[b];
+            views[b] = (struct skp_bone_view){{o->pos.x, o->pos.y}, o->rot, {o->scale.x, o->scale.y},
+                                              o->hidden, o->zindex, armature_tex_name(arm, o->tex),
+                                              bone->vert_len, verts + 2 * bone->vert_off,
+                                              bone->vert_len > 0};
+        }
+        size_t len = skp_pose_json(NULL, 0, views, n);
+        buf = malloc(len + 1);
+        if (buf) {
+            skp_pose_json(buf, len + 1, views, n);
+            rc = fwrite(buf, 1, len, out) == len ? 0 : -1;
+        }
     }
-    fputs("\n]\n", out);
+    free(buf);
+    free(views);
+    free(verts);
+    return rc;
 }
 
 /* ---- skeld info ----------------------------------------------------------------------- */
@@ -177,7 +168,10 @@ int cli_eval(int argc, char **argv)
         rc = 1;
     } else {
         eval_run(p, &req, &opts);
-        cli_write_pose_json(stdout, p);
+        if (cli_write_pose_json(stdout, p)) {
+            fprintf(stderr, "skeld eval: out of memory or write error\n");
+            rc = 1;
+        }
     }
     pose_free(p);
     armature_free(arm);

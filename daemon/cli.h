@@ -22,8 +22,8 @@ int cli_fail(const char *what, const struct eng_error *err);
 /* Writes s as a JSON string literal. */
 void cli_write_json_string(FILE *out, const char *s);
 
-/* Writes the constructed bones of p as the JSON array `skeld eval` prints (the keys of the
- * conformance vectors' expect entries), followed by a newline. */
-void cli_write_pose_json(FILE *out, const struct pose *p);
+/* Writes the constructed bones of p as the JSON array `skeld eval` prints (skp_json.h).
+ * Returns 0 or -1 (no memory, write error). */
+int cli_write_pose_json(FILE *out, const struct pose *p);
 
 #endif

@@ -1,0 +1,84 @@
+#include "skp_json.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+struct out {
+    char *buf;
+    size_t cap, len;
+};
+
+static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct out *o, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = o->len < o->cap ? o->cap - o->len : 0;
+    int n = vsnprintf(room ? o->buf + o->len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        o->len += (size_t)n;
+}
+
+static void num(struct out *o, double v)
+{
+    put(o, "%.9g", v == 0.0 ? 0.0 : v); /* no "-0" */
+}
+
+static void string(struct out *o, const char *s)
+{
+    put(o, "\"");
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            put(o, "\\%c", ch);
+        else if (ch < 0x20)
+            put(o, "\\u%04x", ch);
+        else
+            put(o, "%c", ch);
+    }
+    put(o, "\"");
+}
+
+static void bone(struct out *o, const struct skp_bone_view *b, uint32_t id)
+{
+    put(o, "{\"id\":%u,\"pos\":[", id);
+    num(o, b->pos[0]);
+    put(o, ",");
+    num(o, b->pos[1]);
+    put(o, "],\"rot\":");
+    num(o, b->rot);
+    put(o, ",\"scale\":[");
+    num(o, b->scale[0]);
+    put(o, ",");
+    num(o, b->scale[1]);
+    put(o, "],\"hidden\":%s,\"zindex\":%d,\"tex\":", b->hidden ? "true" : "false", (int)b->zindex);
+    string(o, b->tex ? b->tex : "");
+    if (b->mesh || b->vert_count) {
+        put(o, ",\"verts\":[");
+        for (uint32_t v = 0; v < b->vert_count; v++) {
+            put(o, v ? ",[" : "[");
+            num(o, b->verts[2 * v]);
+            put(o, ",");
+            num(o, b->verts[2 * v + 1]);
+            put(o, "]");
+        }
+        put(o, "]");
+    }
+    put(o, "}");
+}
+
+size_t skp_pose_json(char *buf, size_t cap, const struct skp_bone_view *bones, uint32_t count)
+{
+    struct out o = {buf, cap, 0};
+    put(&o, "[");
+    for (uint32_t i = 0; i < count; i++) {
+        put(&o, "%s\n", i ? "," : "");
+        bone(&o, &bones[i], i);
+    }
+    put(&o, "\n]\n");
+    if (cap)
+        buf[o.len < cap ? o.len : cap - 1] = 0;
+    return o.len;
+}

@@ -1,0 +1,24 @@
+/* The JSON that `skeld eval` and `skelctl pose` print, formatted in one place so the two are
+ * byte-for-byte the same: an array of objects with the keys of the conformance vectors'
+ * expect entries (id, pos, rot, scale, hidden, zindex, tex, and verts for mesh bones). */
+#ifndef SKP_JSON_H
+#define SKP_JSON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct skp_bone_view {
+    double pos[2], rot, scale[2];
+    int hidden;
+    int32_t zindex;
+    const char *tex; /* "" for none */
+    uint32_t vert_count; /* 0: not a mesh bone (no "verts" key) */
+    const double *verts; /* x, y pairs */
+    int mesh;            /* nonzero: print "verts" even when empty */
+};
+
+/* Writes the JSON (with a trailing newline) into buf, truncating at cap (always terminated
+ * when cap > 0). Returns the full length it needs, excluding the terminator. */
+size_t skp_pose_json(char *buf, size_t cap, const struct skp_bone_view *bones, uint32_t count);
+
+#endif
