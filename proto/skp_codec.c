@@ -1,5 +1,6 @@
 /* Byte order and field codec (PROTOCOL.md "Body encoding"). Explicit shifts, never struct
  * casts over wire bytes. */
+#include <stdbool.h>
 #include <string.h>
 
 #include "skp.h"
@@ -83,12 +84,16 @@ void skp_writer_init(struct skp_writer *w, uint8_t *buf, size_t cap)
     *w = (struct skp_writer){buf, cap, 0, SKP_EOK};
 }
 
+static uint8_t empty[1];
+
 static uint8_t *room(struct skp_writer *w, size_t n)
 {
     if (w->err || n > w->cap - w->len) {
         w->err = w->err ? w->err : SKP_ENOSPACE;
         return NULL;
     }
+    if (n == 0)
+        return empty; /* never offset a NULL buffer */
     uint8_t *p = w->buf + w->len;
     w->len += n;
     return p;
@@ -136,12 +141,22 @@ void skp_write_raw(struct skp_writer *w, const void *src, size_t len)
         memcpy(p, src, len);
 }
 
+/* A length-prefixed field goes in whole or not at all. */
+static bool fits(struct skp_writer *w, size_t n)
+{
+    if (!w->err && n > w->cap - w->len)
+        w->err = SKP_ENOSPACE;
+    return !w->err;
+}
+
 void skp_write_str(struct skp_writer *w, const char *s, size_t len)
 {
     if (len > SKP_MAX_NAME) {
         w->err = w->err ? w->err : SKP_ETOOLONG;
         return;
     }
+    if (!fits(w, 2 + len))
+        return;
     skp_write_u16(w, (uint16_t)len);
     skp_write_raw(w, s, len);
 }
@@ -152,6 +167,8 @@ void skp_write_bytes(struct skp_writer *w, const void *src, size_t len)
         w->err = w->err ? w->err : SKP_ETOOLONG;
         return;
     }
+    if (!fits(w, 4 + len))
+        return;
     skp_write_u32(w, (uint32_t)len);
     skp_write_raw(w, src, len);
 }
@@ -169,6 +186,8 @@ const void *skp_read_raw(struct skp_reader *r, size_t n)
         r->err = r->err ? r->err : SKP_ETRUNCATED;
         return NULL;
     }
+    if (n == 0)
+        return empty;
     const uint8_t *p = r->buf + r->pos;
     r->pos += n;
     return p;

@@ -11,6 +11,10 @@ int skp_parser_feed(const uint8_t *buf, size_t len, uint32_t max_body, struct sk
             return SKP_EBADMAGIC;
     if (len > 4 && buf[4] != SKP_VERSION)
         return SKP_EBADVERSION;
+    if (len >= 8 && (skp_get_u16(buf + 6) & ~SKP_F_REPLY))
+        return SKP_ERESERVED;
+    if (len >= 12 && skp_get_u16(buf + 10) != 0)
+        return SKP_ERESERVED;
     if (len < SKP_HEADER_SIZE)
         return SKP_NEED_MORE;
     struct skp_header h = {
