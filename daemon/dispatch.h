@@ -57,7 +57,8 @@ void work_pose(struct job *job, struct worker *w);
 void work_mesh(struct job *job, struct worker *w);
 void work_render(struct job *job, struct worker *w);
 
-/* Encodes an armature summary (reply of LOAD and INFO). NULL on allocation failure. */
+/* Encodes the reply of LOAD (id and summary) or, with bones, of INFO (summary and bone list).
+ * NULL on allocation failure. */
 uint8_t *work_summary(const struct armature *arm, const uint8_t *id, bool bones, size_t *len);
 
 #endif

@@ -139,7 +139,8 @@ uint8_t *work_summary(const struct armature *arm, const uint8_t *id, bool bones,
         return NULL;
     struct skp_writer w;
     skp_writer_init(&w, body, cap);
-    skp_write_raw(&w, id, 32);
+    if (!bones) /* LOAD replies with the id first; INFO was asked by id */
+        skp_write_raw(&w, id, 32);
     skp_write_u32(&w, arm->bone_count);
     skp_write_u16(&w, (uint16_t)arm->anim_count);
     for (uint32_t a = 0; a < arm->anim_count; a++) {

@@ -1,0 +1,400 @@
+/* libskc: the skeld client library (proto/PROTOCOL.md, version 1).
+ *
+ * A blocking client: every call writes its request and waits for the reply, with a timeout.
+ * The skc_send_* / skc_recv pair pipelines instead: send many requests without waiting, then
+ * collect the replies by request id in any order (the daemon may answer out of order; replies
+ * that arrive for other ids are kept until asked for).
+ *
+ * Threads: a handle is NOT thread-safe. Use one handle per thread, or serialise every call on
+ * a handle (including skc_errmsg) with your own lock. Distinct handles share nothing.
+ *
+ * Errors: calls return 0 or a negative SKC_E* code. The handle keeps a message explaining the
+ * last failure (skc_errmsg) and, for SKC_ESERVER, the wire status (skc_status). A socket
+ * error, end of stream, bad framing from the server, a connection-level error reply, or a
+ * timeout in the middle of writing a request close the connection: later calls fail with
+ * SKC_EIO (skc_recv still hands out replies that had fully arrived). Error replies to single
+ * requests (SKC_ESERVER), undecodable reply bodies (SKC_EPROTO) and timeouts while waiting
+ * (SKC_ETIMEOUT) keep it open. There is no automatic reconnect: skc_free and skc_connect
+ * again (the daemon closes idle connections after its --idle-timeout).
+ *
+ * Ownership: the library copies everything it is given before the call returns. Replies
+ * (skc_reply) belong to the caller, who frees each with skc_reply_free(); every pointer
+ * reached through a reply (bones, vertices, names, image bytes) lives inside it and stays
+ * valid until then. Strings are NUL-terminated UTF-8.
+ *
+ * This header needs only C99 and includes no libuv or daemon header. */
+#ifndef SKC_H
+#define SKC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef SKC_API
+#if defined(__GNUC__) || defined(__clang__)
+#define SKC_API __attribute__((visibility("default")))
+#else
+#define SKC_API
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SKC_ID_SIZE 32     /* an armature id: SHA-256 of the .skf bytes */
+#define SKC_MAX_ANIMS 16   /* animations per evaluation request */
+#define SKC_MAX_NAME 1024  /* bytes per string on the wire */
+#define SKC_MAX_PING 1024  /* bytes of PING payload */
+#define SKC_MAX_STYLES 255 /* styles per render request */
+#define SKC_PNG_FAST 255   /* skc_render_opts.png_level: the daemon's fast encoder */
+
+/* ---- errors --------------------------------------------------------------------------- */
+
+enum skc_error {
+    SKC_OK = 0,
+    SKC_EINVAL = -1,   /* bad argument (nothing was sent) */
+    SKC_ENOMEM = -2,   /* out of memory */
+    SKC_EIO = -3,      /* socket error, connection refused or closed */
+    SKC_ETIMEOUT = -4, /* the connect or I/O timeout expired */
+    SKC_EPROTO = -5,   /* the server sent something the protocol does not allow */
+    SKC_ESERVER = -6   /* the server answered with an error status: see skc_status() */
+};
+
+/* Wire status codes (PROTOCOL.md "Status codes"); below 100 the client is at fault. */
+enum skc_status {
+    SKC_S_OK = 0,
+    SKC_S_BAD_REQUEST = 1,
+    SKC_S_FRAMING = 2,
+    SKC_S_VERSION = 3,
+    SKC_S_TOO_BIG = 4,
+    SKC_S_UNKNOWN_OPCODE = 5,
+    SKC_S_AUTH = 6,
+    SKC_S_NOT_FOUND = 7,
+    SKC_S_BAD_FILE = 8,
+    SKC_S_LIMIT = 9,
+    SKC_S_FORBIDDEN_PATH = 10,
+    SKC_S_BUSY = 100,
+    SKC_S_SHUTDOWN = 101,
+    SKC_S_INTERNAL = 102,
+    SKC_S_NO_MEMORY = 103
+};
+
+/* Message operation codes, as on the wire; skc_reply_op() says which one a reply answers. */
+enum skc_op {
+    SKC_OP_HELLO = 1,
+    SKC_OP_PING = 2,
+    SKC_OP_LOAD_PATH = 3,
+    SKC_OP_LOAD_BYTES = 4,
+    SKC_OP_UNLOAD = 5,
+    SKC_OP_INFO = 6,
+    SKC_OP_INSTANCE_NEW = 7,
+    SKC_OP_INSTANCE_FREE = 8,
+    SKC_OP_POSE = 9,
+    SKC_OP_MESH = 10,
+    SKC_OP_RENDER = 11,
+    SKC_OP_STATS = 12
+};
+
+/* A static English message for an SKC_E* code ("unknown error" for others). Any thread. */
+SKC_API const char *skc_strerror(int err);
+
+/* A static English message for a wire status ("not found"). Any thread. */
+SKC_API const char *skc_status_str(int status);
+
+/* ---- connection ----------------------------------------------------------------------- */
+
+typedef struct skc_client skc_client;
+
+typedef struct skc_options {
+    /* "unix:/path/to/socket" or "tcp://host:port" (host a name, an IPv4 address, or an IPv6
+     * address in brackets: "tcp://[::1]:7878"). Required; copied. */
+    const char *uri;
+    /* Sent in HELLO on connect; NULL or "" for none. Copied. */
+    const char *auth_token;
+    /* Limit for skc_connect as a whole (connecting plus HELLO). 0: 5000 ms; < 0: none.
+     * Host name resolution (getaddrinfo) is not bounded by it: use addresses to be sure. */
+    int connect_timeout_ms;
+    /* Limit for each later call as a whole (send plus wait). 0: 60000 ms; < 0: none. */
+    int io_timeout_ms;
+    /* Largest reply body accepted, in bytes. 0: the protocol's 64 MiB. */
+    uint32_t max_reply;
+} skc_options;
+
+/* Connects to opt->uri and sends HELLO (with opt->auth_token). On success returns 0 and
+ * *out is a new handle. On failure returns a negative SKC_E* code and *out is still set to
+ * a handle that can only explain the failure (skc_errmsg, skc_status), or NULL when memory
+ * ran out first. Either way the caller frees *out with skc_free(). A refused HELLO (bad
+ * token) is SKC_ESERVER with skc_status() == SKC_S_AUTH. */
+SKC_API int skc_connect(skc_client **out, const skc_options *opt);
+
+/* Closes the connection and frees the handle with everything it still holds (replies that
+ * arrived but were never collected). NULL is a no-op. */
+SKC_API void skc_free(skc_client *c);
+
+/* What the last failing call on c went wrong with. Owned by c, valid until the next call on
+ * c. Never NULL; a static message when c is NULL. */
+SKC_API const char *skc_errmsg(const skc_client *c);
+
+/* The wire status of the last SKC_ESERVER on c, else 0 (SKC_S_OK). Reset by every call. */
+SKC_API int skc_status(const skc_client *c);
+
+/* What the server said in its last HELLO reply: protocol version, name, and the largest
+ * request body it accepts (larger requests fail with SKC_EINVAL before being sent). The
+ * name is owned by c and valid until the next skc_hello or skc_free. */
+SKC_API unsigned skc_server_version(const skc_client *c);
+SKC_API const char *skc_server_name(const skc_client *c);
+SKC_API uint32_t skc_server_max_frame(const skc_client *c);
+
+/* ---- requests ------------------------------------------------------------------------- */
+
+typedef struct skc_vec2 {
+    double x, y;
+} skc_vec2;
+
+/* skc_eval.flags, the protocol's evaluation flags (bit values as on the wire). */
+#define SKC_EVAL_LOOP 0x01u    /* frames wrap around the animation */
+#define SKC_EVAL_REVERSE 0x02u /* frames count back from the end */
+#define SKC_EVAL_MS 0x08u      /* skc_anim.frame and skc_eval.from are times in ms */
+#define SKC_EVAL_Y_DOWN 0x10u  /* y grows downwards */
+
+enum skc_target {
+    SKC_TARGET_ARMATURE = 0, /* stateless: a fresh instance of skc_eval.armature */
+    SKC_TARGET_INSTANCE = 1  /* skc_eval.instance, whose state carries over between calls */
+};
+
+typedef struct skc_anim {
+    const char *name; /* animation name, or its index as a decimal string (a name wins) */
+    double frame;     /* the frame to reach (a time in ms with SKC_EVAL_MS) */
+    double smoothing; /* as `skeld eval --smooth` */
+} skc_anim;
+
+/* An evaluation request (POSE, MESH, RENDER): what `skeld eval` takes as flags. Initialise
+ * with skc_eval_init(), then set what differs. The library only reads it. */
+typedef struct skc_eval {
+    int target;                          /* enum skc_target */
+    unsigned char armature[SKC_ID_SIZE]; /* SKC_TARGET_ARMATURE */
+    uint32_t instance;                   /* SKC_TARGET_INSTANCE (skc_instance_new) */
+    unsigned flags;                      /* SKC_EVAL_* */
+    unsigned anim_count;                 /* 0..SKC_MAX_ANIMS */
+    skc_anim anims[SKC_MAX_ANIMS];       /* in play order: later ones win */
+    int has_from;                        /* nonzero: start stepping at from */
+    double from;                         /* first frame (or ms) of the first animation */
+    uint32_t warmup;                     /* constructs at rest first */
+    skc_vec2 position, scale, velocity;  /* engine options */
+} skc_eval;
+
+/* Zero everything, target an armature, scale 1 x 1 (the engine's identity options). */
+SKC_API void skc_eval_init(skc_eval *ev);
+
+enum skc_camera {
+    SKC_CAMERA_FIT = 0,     /* frame the animation in fit x the canvas */
+    SKC_CAMERA_EXPLICIT = 1 /* scale and position, the player's convention */
+};
+
+enum skc_format {
+    SKC_FORMAT_PNG = 0,
+    SKC_FORMAT_RGBA = 1 /* raw RGBA8, straight alpha, row-major */
+};
+
+/* A render request (RENDER), like `skeld render`'s flags. Initialise with
+ * skc_render_opts_init(). The library only reads it, styles included. */
+typedef struct skc_render_opts {
+    uint32_t width, height;      /* canvas, pixels */
+    unsigned char background[4]; /* straight RGBA */
+    int camera;                  /* enum skc_camera */
+    double fit;                  /* SKC_CAMERA_FIT: fraction of the canvas */
+    skc_vec2 scale, position;    /* SKC_CAMERA_EXPLICIT: armature (X, Y) lands on pixel
+                                  * (X sx + px, -(Y sy + py)); `skeld render --scale` centres
+                                  * with position (width / 2, -height / 2) */
+    unsigned style_count;        /* 0: the default styles; at most SKC_MAX_STYLES */
+    const char *const *styles;   /* names or decimal indices, in priority order */
+    unsigned samples;            /* 1 or 4 */
+    int format;                  /* enum skc_format */
+    unsigned png_level;          /* SKC_PNG_FAST, or a zlib level 0-9 */
+    int has_range;               /* nonzero: every frame first..last, one image each (as
+                                  * `skeld render --frames first-last`) */
+    uint32_t first, last;
+    unsigned sheet_cols, sheet_rows; /* with a range: pack it in one sheet; 0 x 0: images */
+} skc_render_opts;
+
+/* 512 x 512, transparent, fit 0.9, scale 1, default styles, 4 samples, PNG with the fast
+ * encoder, one frame, no sheet. */
+SKC_API void skc_render_opts_init(skc_render_opts *ro);
+
+/* ---- replies -------------------------------------------------------------------------- */
+
+typedef struct skc_reply skc_reply;
+
+typedef struct skc_anim_info {
+    const char *name;
+    double fps;
+    uint32_t frames; /* last keyframe + 1 */
+} skc_anim_info;
+
+/* An armature's summary (LOAD_PATH, LOAD_BYTES, INFO). */
+typedef struct skc_summary {
+    uint32_t bone_count;
+    uint32_t anim_count;
+    const skc_anim_info *anims;
+    uint32_t style_count;
+    const char *const *styles;
+    uint32_t atlas_count;
+} skc_summary;
+
+/* One bone of INFO: its name and parent bone id (-1 for a root). */
+typedef struct skc_bone_info {
+    const char *name;
+    int32_t parent;
+} skc_bone_info;
+
+/* One bone of a POSE reply, in bone id order. */
+typedef struct skc_bone {
+    skc_vec2 pos;
+    double rot;
+    skc_vec2 scale;
+    double matrix[6]; /* a b c d tx ty: x' = a x + c y + tx, y' = b x + d y + ty */
+    int hidden;       /* 0 or 1 */
+    int32_t zindex;
+    const char *tex; /* texture name, "" for none */
+    double tint[4];  /* r g b a, 0-255 */
+    uint32_t vertex_count;
+    const skc_vec2 *vertices;
+} skc_bone;
+
+typedef struct skc_vertex {
+    double x, y; /* armature space, after the engine options */
+    double u, v; /* atlas coordinates, 0-1 */
+} skc_vertex;
+
+/* One entry of a MESH draw list, in draw order. */
+typedef struct skc_draw {
+    uint32_t bone;
+    uint32_t atlas;
+    double tint[4];
+    uint32_t vertex_count;
+    const skc_vertex *vertices;
+    uint32_t index_count; /* triangles: a multiple of 3 */
+    const uint32_t *indices;
+} skc_draw;
+
+/* One picture of a RENDER reply: PNG file bytes, or raw RGBA (width * height * 4 bytes). */
+typedef struct skc_image {
+    uint32_t frame, width, height;
+    size_t size;
+    const unsigned char *data;
+} skc_image;
+
+/* One STATS counter. */
+typedef struct skc_counter {
+    const char *name;
+    uint64_t value;
+} skc_counter;
+
+/* Frees r and everything reached through it. NULL is a no-op. */
+SKC_API void skc_reply_free(skc_reply *r);
+
+/* The operation (enum skc_op) r answers, and the request id it echoes. */
+SKC_API int skc_reply_op(const skc_reply *r);
+SKC_API uint32_t skc_reply_id(const skc_reply *r);
+
+/* Accessors: each returns NULL (and sets *count or *len to 0) when r holds no such part or
+ * the part is empty. count and len may be NULL. Everything returned is owned by r. */
+
+/* LOAD_PATH, LOAD_BYTES: the armature id, SKC_ID_SIZE bytes. */
+SKC_API const unsigned char *skc_reply_armature_id(const skc_reply *r);
+/* LOAD_PATH, LOAD_BYTES, INFO. */
+SKC_API const skc_summary *skc_reply_summary(const skc_reply *r);
+/* INFO: summary bone_count entries. */
+SKC_API const skc_bone_info *skc_reply_bone_infos(const skc_reply *r, uint32_t *count);
+/* INSTANCE_NEW: the instance id (0 for other replies). */
+SKC_API uint32_t skc_reply_instance(const skc_reply *r);
+/* POSE. */
+SKC_API const skc_bone *skc_reply_bones(const skc_reply *r, uint32_t *count);
+/* MESH. */
+SKC_API const skc_draw *skc_reply_draws(const skc_reply *r, uint32_t *count);
+/* RENDER: the pictures, then the sheet JSON ("" without a sheet; NULL for other replies). */
+SKC_API const skc_image *skc_reply_images(const skc_reply *r, uint32_t *count);
+SKC_API const char *skc_reply_sheet_json(const skc_reply *r, size_t *len);
+/* STATS. */
+SKC_API const skc_counter *skc_reply_counters(const skc_reply *r, uint32_t *count);
+/* PING: the echoed payload (non-NULL even when empty). */
+SKC_API const void *skc_reply_payload(const skc_reply *r, size_t *len);
+
+/* ---- blocking calls -------------------------------------------------------------------- */
+/* Each sends one request and waits for its reply (at most io_timeout_ms). They return 0 or
+ * a negative SKC_E* code; on failure every out-parameter is left untouched. Replies
+ * given through skc_reply **out belong to the caller (skc_reply_free); out may be NULL when
+ * only success matters. A request that timed out is forgotten: its late reply is dropped. */
+
+/* HELLO again, e.g. with another token; updates skc_server_*. skc_connect already did it. */
+SKC_API int skc_hello(skc_client *c, const char *auth_token);
+
+/* PING with len (at most SKC_MAX_PING) bytes; fails with SKC_EPROTO if the echo differs. */
+SKC_API int skc_ping(skc_client *c, const void *payload, size_t len);
+
+/* Loads a .skf by path (relative to the daemon's --root) or by its bytes. id (may be NULL)
+ * receives the armature id; *out (may be NULL) the reply with id and summary. */
+SKC_API int skc_load_path(skc_client *c, const char *path, unsigned char id[SKC_ID_SIZE],
+                          skc_reply **out);
+SKC_API int skc_load_bytes(skc_client *c, const void *skf, size_t len,
+                           unsigned char id[SKC_ID_SIZE], skc_reply **out);
+
+SKC_API int skc_unload(skc_client *c, const unsigned char id[SKC_ID_SIZE]);
+
+/* Summary and bone list (skc_reply_summary, skc_reply_bone_infos). */
+SKC_API int skc_info(skc_client *c, const unsigned char id[SKC_ID_SIZE], skc_reply **out);
+
+/* A stateful instance of an armature, valid on this connection; *instance receives its id. */
+SKC_API int skc_instance_new(skc_client *c, const unsigned char id[SKC_ID_SIZE],
+                             uint32_t *instance);
+SKC_API int skc_instance_free(skc_client *c, uint32_t instance);
+
+/* Evaluation: bones (skc_reply_bones), draw list (skc_reply_draws), pictures
+ * (skc_reply_images, skc_reply_sheet_json). */
+SKC_API int skc_pose(skc_client *c, const skc_eval *ev, skc_reply **out);
+SKC_API int skc_mesh(skc_client *c, const skc_eval *ev, skc_reply **out);
+SKC_API int skc_render(skc_client *c, const skc_eval *ev, const skc_render_opts *ro,
+                       skc_reply **out);
+
+/* Server counters (skc_reply_counters). */
+SKC_API int skc_stats(skc_client *c, skc_reply **out);
+
+/* ---- pipelining ------------------------------------------------------------------------ */
+/* skc_send_* writes one request without waiting for its reply and stores its request id in
+ * *req_id (never 0). Arguments are as for the blocking call of the same name. While a send
+ * waits for the socket it also reads replies that arrive, so a long batch cannot deadlock
+ * against a server that stops reading until its replies are read. Returns 0, or an error
+ * after which *req_id is untouched and nothing is pending for it. */
+SKC_API int skc_send_ping(skc_client *c, const void *payload, size_t len, uint32_t *req_id);
+SKC_API int skc_send_load_path(skc_client *c, const char *path, uint32_t *req_id);
+SKC_API int skc_send_load_bytes(skc_client *c, const void *skf, size_t len, uint32_t *req_id);
+SKC_API int skc_send_unload(skc_client *c, const unsigned char id[SKC_ID_SIZE], uint32_t *req_id);
+SKC_API int skc_send_info(skc_client *c, const unsigned char id[SKC_ID_SIZE], uint32_t *req_id);
+SKC_API int skc_send_instance_new(skc_client *c, const unsigned char id[SKC_ID_SIZE],
+                                  uint32_t *req_id);
+SKC_API int skc_send_instance_free(skc_client *c, uint32_t instance, uint32_t *req_id);
+SKC_API int skc_send_pose(skc_client *c, const skc_eval *ev, uint32_t *req_id);
+SKC_API int skc_send_mesh(skc_client *c, const skc_eval *ev, uint32_t *req_id);
+SKC_API int skc_send_render(skc_client *c, const skc_eval *ev, const skc_render_opts *ro,
+                            uint32_t *req_id);
+SKC_API int skc_send_stats(skc_client *c, uint32_t *req_id);
+
+/* Waits (at most io_timeout_ms) for the reply to req_id, in any order relative to other
+ * pending requests. On 0, *out (may be NULL) receives the reply and req_id is no longer
+ * pending. On SKC_ESERVER (an error reply), SKC_EPROTO (a reply that does not decode) or
+ * SKC_ENOMEM the request is done too. On SKC_ETIMEOUT it stays pending: call skc_recv
+ * again, or skc_discard. SKC_EIO once the connection is gone and the reply never came.
+ * SKC_EINVAL if req_id is not pending. */
+SKC_API int skc_recv(skc_client *c, uint32_t req_id, skc_reply **out);
+
+/* Forgets a pending request: its reply, arrived or not, is dropped. 0 or SKC_EINVAL. */
+SKC_API int skc_discard(skc_client *c, uint32_t req_id);
+
+/* Number of requests sent and not yet collected by skc_recv or skc_discard. */
+SKC_API size_t skc_pending(const skc_client *c);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

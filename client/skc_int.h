@@ -1,0 +1,95 @@
+/* libskc internals shared by the files under client/ (never installed). Cross-file names carry the
+ * skc__ prefix; -fvisibility=hidden keeps them out of the .so's dynamic symbols. Everything
+ * here works on one handle and inherits its rule: one thread at a time. */
+#ifndef SKC_INT_H
+#define SKC_INT_H
+
+#include <stdint.h>
+
+#include "skc.h"
+#include "skp.h"
+
+#define SKC__ERRMSG 512
+
+/* A reply frame taken off the stream: header plus a malloc'd copy of the body. */
+struct skc__frame {
+    struct skp_header h;
+    uint8_t *body; /* h.body_len bytes, owned; never NULL once filed */
+};
+
+/* A request that was sent and whose reply was not collected yet. */
+struct skc__pending {
+    uint32_t id;
+    uint8_t op;
+    int done; /* 1: f holds the reply; < 0: the reply arrived but an SKC_E* error hit it */
+    struct skc__frame f;
+};
+
+struct skc_client {
+    int fd;                 /* -1 once the connection is gone */
+    int connect_timeout_ms; /* resolved: < 0 means none */
+    int io_timeout_ms;
+    uint32_t max_reply;  /* body limit for the frame parser */
+    uint32_t server_max; /* request body limit from HELLO */
+    unsigned server_version;
+    char server_name[SKP_MAX_NAME + 1];
+    uint32_t next_id;
+    int ids_wrapped; /* next_id went round: new ids must skip pending ones */
+    uint8_t *in;     /* received bytes not yet parsed */
+    size_t in_len, in_cap;
+    uint8_t *out; /* the request being written */
+    size_t out_cap;
+    struct skc__pending *pend;
+    size_t npend, pend_cap;
+    int status;             /* wire status of the last SKC_ESERVER */
+    char gone[SKC__ERRMSG]; /* why the connection closed; "" while open */
+    char err[SKC__ERRMSG];
+};
+
+/* Encodes a request body into w (which records overflow; the caller retries bigger). */
+typedef void (*skc__encoder)(struct skp_writer *w, const void *arg);
+
+/* Sets c's message (printf-style) and returns code. */
+int skc__fail(skc_client *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* errno e as text in buf (thread-safe, unlike strerror); returns buf. */
+const char *skc__errno_str(int e, char *buf, size_t len);
+
+/* Clears the message and status at the start of a public call. */
+void skc__begin(skc_client *c);
+
+/* Milliseconds on the monotonic clock at which timeout_ms from now ends; -1 for none. */
+int64_t skc__deadline(int timeout_ms);
+
+/* Milliseconds left before deadline, for poll(): -1 for none, 0 once it has passed. */
+int skc__remaining(int64_t deadline);
+
+/* Opens c->fd to uri (skc_net.c). 0 or SKC_EINVAL / SKC_EIO / SKC_ETIMEOUT / SKC_ENOMEM. */
+int skc__dial(skc_client *c, const char *uri, int64_t deadline);
+
+/* Closes the connection and records why (skc_io.c); later I/O fails with that reason. */
+void skc__close(skc_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Encodes one request (body via enc, size_hint a guess of its length) and writes it,
+ * registering it as pending. 0 with *req_id, or an error with nothing pending. */
+int skc__send(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t size_hint,
+              int64_t deadline, uint32_t *req_id);
+
+/* Waits for req_id's reply and decodes it into *out (skc_reply.c's skc__decode). On
+ * SKC_ETIMEOUT the request stays pending; on anything else it is done. */
+int skc__recv(skc_client *c, uint32_t req_id, int64_t deadline, skc_reply **out);
+
+/* Drops a pending request (and its reply, if it came). 0, or SKC_EINVAL if unknown. */
+int skc__forget(skc_client *c, uint32_t req_id);
+
+/* Decodes frame f answering op into a new reply (takes f->body in every case). An error
+ * status gives SKC_ESERVER with c->status and the server's message. */
+int skc__decode(skc_client *c, uint8_t op, struct skc__frame *f, skc_reply **out);
+
+/* Sends HELLO with token (NULL for none) and records the server's answer in c (skc_req.c). */
+int skc__hello(skc_client *c, const char *token, int64_t deadline);
+
+/* The HELLO reply's fields, for skc_hello (owned by r). */
+const char *skc__reply_hello(const skc_reply *r, unsigned *version, uint32_t *max_frame);
+
+#endif

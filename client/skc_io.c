@@ -1,0 +1,343 @@
+/* The stream: request framing and writing, reading and parsing replies with proto/'s frame
+ * parser, and the table of pending requests where replies wait until they are asked for. */
+#include <errno.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "skc_int.h"
+#include "skp_parser.h"
+
+#define READ_CHUNK 65536
+#define KEEP_BUFFER (1u << 20) /* buffers above this are given back once idle */
+
+void skc__close(skc_client *c, const char *fmt, ...)
+{
+    if (c->fd >= 0)
+        close(c->fd); /* the descriptor is released even when close reports an error */
+    c->fd = -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->gone, sizeof c->gone, fmt, ap);
+    va_end(ap);
+}
+
+/* The error for I/O on a closed connection. */
+static int gone(skc_client *c)
+{
+    return skc__fail(c, SKC_EIO, "connection closed: %s", c->gone[0] ? c->gone : "never opened");
+}
+
+static int broken(skc_client *c, int code, const char *what)
+{
+    char buf[128];
+    skc__errno_str(errno, buf, sizeof buf);
+    skc__close(c, "%s: %s", what, buf);
+    return skc__fail(c, code, "%s: %s", what, buf);
+}
+
+/* Linear: a pipeline is a few thousand requests deep at most, and replies tend to come back
+ * in order while the slots after a removal are swapped from the end. */
+static struct skc__pending *find(skc_client *c, uint32_t id)
+{
+    for (size_t i = 0; i < c->npend; i++)
+        if (c->pend[i].id == id)
+            return &c->pend[i];
+    return NULL;
+}
+
+static void drop(skc_client *c, struct skc__pending *p)
+{
+    free(p->f.body);
+    *p = c->pend[--c->npend];
+}
+
+int skc__forget(skc_client *c, uint32_t req_id)
+{
+    struct skc__pending *p = find(c, req_id);
+    if (!p)
+        return skc__fail(c, SKC_EINVAL, "no request %u is pending", (unsigned)req_id);
+    drop(c, p);
+    return 0;
+}
+
+/* ---- reading ------------------------------------------------------------------------ */
+
+/* Stores a reply in its request's slot. Replies to forgotten requests are dropped. */
+static int file_frame(skc_client *c, const struct skp_frame *f)
+{
+    if (!(f->h.flags & SKP_F_REPLY)) {
+        skc__close(c, "the server sent a request (opcode %u)", f->h.opcode);
+        return skc__fail(c, SKC_EPROTO, "%s", c->gone);
+    }
+    struct skc__pending *p = find(c, f->h.id);
+    if (!p && f->h.id == 0 && f->h.status != SKP_S_OK) {
+        /* A connection-level error (framing, version): the server closes after it. */
+        size_t len = 0;
+        struct skp_reader r;
+        skp_reader_init(&r, f->body, f->h.body_len);
+        const char *msg = skp_read_str(&r, &len);
+        skc__close(c, "the server ended the connection: %.*s (%s)", (int)len, msg ? msg : "",
+                   skp_strerror(f->h.status));
+        c->status = f->h.status;
+        return skc__fail(c, SKC_ESERVER, "%s", c->gone);
+    }
+    if (!p || p->done)
+        return 0; /* forgotten after a timeout, or a duplicate: nobody wants it */
+    p->f.h = f->h;
+    p->f.body = malloc(f->h.body_len ? f->h.body_len : 1);
+    p->done = p->f.body ? 1 : SKC_ENOMEM;
+    if (p->f.body)
+        memcpy(p->f.body, f->body, f->h.body_len);
+    return 0;
+}
+
+/* Files every whole frame in the input buffer and keeps the partial rest. */
+static int file_frames(skc_client *c)
+{
+    size_t off = 0;
+    int rc = 0;
+    while (rc == 0 && c->fd >= 0) {
+        struct skp_frame f;
+        size_t used;
+        int r = skp_parser_feed(c->in + off, c->in_len - off, c->max_reply, &f, &used);
+        if (r == SKP_NEED_MORE)
+            break;
+        if (r < 0) {
+            skc__close(c, "bad frame from the server (%s)", skp_strerror(skp_parse_status(r)));
+            return skc__fail(c, SKC_EPROTO, "%s", c->gone);
+        }
+        rc = file_frame(c, &f);
+        off += used;
+    }
+    memmove(c->in, c->in + off, c->in_len - off);
+    c->in_len -= off;
+    return rc;
+}
+
+/* Room for the next read: the rest of a partial frame, or at least READ_CHUNK. */
+static int reserve_input(skc_client *c)
+{
+    size_t want = c->in_len + READ_CHUNK;
+    if (c->in_len >= SKP_HEADER_SIZE) {
+        size_t whole = SKP_HEADER_SIZE + (size_t)skp_get_u32(c->in + 16);
+        want = whole > want ? whole : want;
+    }
+    if (want <= c->in_cap)
+        return 0;
+    uint8_t *p = realloc(c->in, want);
+    if (!p) {
+        /* The stream cannot advance past this frame: give the connection up. */
+        skc__close(c, "out of memory for a %zu-byte reply", want);
+        return skc__fail(c, SKC_ENOMEM, "%s", c->gone);
+    }
+    c->in = p;
+    c->in_cap = want;
+    return 0;
+}
+
+/* One read: files what arrived. EOF or a socket error closes the connection. */
+static int read_some(skc_client *c)
+{
+    int rc = reserve_input(c);
+    if (rc)
+        return rc;
+    ssize_t n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
+    if (n < 0)
+        return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK
+                   ? 0
+                   : broken(c, SKC_EIO, "receiving");
+    if (n == 0) {
+        if (c->in_len)
+            skc__close(c, "the server closed the connection in the middle of a reply");
+        else
+            skc__close(c, "the server closed the connection");
+        return gone(c);
+    }
+    c->in_len += (size_t)n;
+    return file_frames(c);
+}
+
+/* poll() until events or the deadline. 0 with *rev, SKC_ETIMEOUT, or SKC_EIO. */
+static int wait_fd(skc_client *c, short events, int64_t deadline, short *rev)
+{
+    struct pollfd p = {.fd = c->fd, .events = events};
+    int n;
+    do
+        n = poll(&p, 1, skc__remaining(deadline));
+    while (n < 0 && errno == EINTR);
+    if (n < 0)
+        return broken(c, SKC_EIO, "poll");
+    if (n == 0)
+        return skc__fail(c, SKC_ETIMEOUT, "timed out waiting for the server");
+    *rev = p.revents;
+    return 0;
+}
+
+/* ---- writing ------------------------------------------------------------------------ */
+
+static int write_all(skc_client *c, const uint8_t *buf, size_t len, int64_t deadline)
+{
+    size_t off = 0;
+    while (off < len) {
+        if (c->fd < 0)
+            return gone(c);
+        ssize_t n = send(c->fd, buf + off, len - off, MSG_NOSIGNAL);
+        if (n > 0) {
+            off += (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
+            return broken(c, SKC_EIO, "sending");
+        short rev = 0;
+        int rc = wait_fd(c, POLLOUT | POLLIN, deadline, &rev);
+        if (rc == SKC_ETIMEOUT && off > 0)
+            skc__close(c, "timed out in the middle of sending a request");
+        if (rc == 0 && (rev & (POLLIN | POLLHUP | POLLERR)))
+            rc = read_some(c); /* the server may be waiting for us to read */
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* Encodes op's body after a header-sized gap in c->out, growing it until the body fits. */
+static int encode(skc_client *c, skc__encoder enc, const void *arg, size_t hint, size_t *len)
+{
+    size_t cap = hint < 256 ? 256 : hint > c->server_max ? c->server_max : hint;
+    for (;;) {
+        if (c->out_cap < SKP_HEADER_SIZE + cap) {
+            uint8_t *p = realloc(c->out, SKP_HEADER_SIZE + cap);
+            if (!p)
+                return skc__fail(c, SKC_ENOMEM, "out of memory for a %zu-byte request", cap);
+            c->out = p;
+            c->out_cap = SKP_HEADER_SIZE + cap;
+        }
+        struct skp_writer w;
+        skp_writer_init(&w, c->out + SKP_HEADER_SIZE, c->out_cap - SKP_HEADER_SIZE);
+        enc(&w, arg);
+        if (w.err == SKP_EOK && w.len <= c->server_max) {
+            *len = w.len;
+            return 0;
+        }
+        if (w.err == SKP_ETOOLONG)
+            return skc__fail(c, SKC_EINVAL, "a string is over %d bytes or a blob too large",
+                             SKP_MAX_NAME);
+        if (w.err == SKP_EOK || cap >= c->server_max)
+            return skc__fail(c, SKC_EINVAL, "request over the server's %u-byte limit",
+                             (unsigned)c->server_max);
+        cap *= 2;
+    }
+}
+
+static int add_pending(skc_client *c, uint32_t id, uint8_t op)
+{
+    if (c->npend == c->pend_cap) {
+        size_t n = c->pend_cap ? c->pend_cap * 2 : 16;
+        struct skc__pending *p = realloc(c->pend, n * sizeof *p);
+        if (!p)
+            return skc__fail(c, SKC_ENOMEM, "out of memory for the pending requests");
+        c->pend = p;
+        c->pend_cap = n;
+    }
+    c->pend[c->npend++] = (struct skc__pending){.id = id, .op = op};
+    return 0;
+}
+
+/* The next request id: never 0 (the server's connection-level errors use it) and, once the
+ * counter has gone round, never one still pending. */
+static uint32_t next_id(skc_client *c)
+{
+    for (;;) {
+        if (++c->next_id == 0) {
+            c->ids_wrapped = 1;
+            continue;
+        }
+        if (!c->ids_wrapped || !find(c, c->next_id))
+            return c->next_id;
+    }
+}
+
+int skc__send(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t size_hint,
+              int64_t deadline, uint32_t *req_id)
+{
+    size_t len = 0;
+    if (c->fd < 0)
+        return gone(c);
+    int rc = encode(c, enc, arg, size_hint, &len);
+    if (rc)
+        return rc;
+    uint32_t id = next_id(c);
+    struct skp_header h = {SKP_VERSION, op, 0, 0, id, (uint32_t)len};
+    skp_encode_header(&h, c->out);
+    /* Pending before the write: a reply can arrive while the write waits. */
+    if ((rc = add_pending(c, id, op)))
+        return rc;
+    rc = write_all(c, c->out, SKP_HEADER_SIZE + len, deadline);
+    if (c->out_cap > KEEP_BUFFER) {
+        free(c->out);
+        c->out = NULL;
+        c->out_cap = 0;
+    }
+    if (rc) {
+        skc__forget(c, id);
+        return rc;
+    }
+    *req_id = id;
+    return 0;
+}
+
+static void shrink_input(skc_client *c)
+{
+    if (c->in_cap <= KEEP_BUFFER || c->in_len > READ_CHUNK)
+        return;
+    uint8_t *p = realloc(c->in, READ_CHUNK);
+    if (p) {
+        c->in = p;
+        c->in_cap = READ_CHUNK;
+    }
+}
+
+/* Takes a filed reply out of the table and decodes it. */
+static int take(skc_client *c, struct skc__pending *p, skc_reply **out)
+{
+    int done = p->done;
+    uint8_t op = p->op;
+    struct skc__frame f = p->f;
+    p->f.body = NULL;
+    drop(c, p);
+    shrink_input(c);
+    if (done < 0)
+        return skc__fail(c, done, "out of memory for the reply");
+    return skc__decode(c, op, &f, out);
+}
+
+int skc__recv(skc_client *c, uint32_t req_id, int64_t deadline, skc_reply **out)
+{
+    for (;;) {
+        struct skc__pending *p = find(c, req_id);
+        if (!p)
+            return skc__fail(c, SKC_EINVAL, "no request %u is pending", (unsigned)req_id);
+        if (p->done)
+            return take(c, p, out);
+        if (c->fd < 0) {
+            drop(c, p); /* the reply can never come */
+            return gone(c);
+        }
+        short rev = 0;
+        int rc = wait_fd(c, POLLIN, deadline, &rev);
+        if (rc == 0)
+            rc = read_some(c);
+        p = find(c, req_id);
+        if (rc && p && p->done)
+            return take(c, p, out); /* it arrived just before the error */
+        if (rc && rc != SKC_ETIMEOUT && p)
+            drop(c, p);
+        if (rc)
+            return rc;
+    }
+}

@@ -1,0 +1,466 @@
+/* Requests (PROTOCOL.md "Messages"): argument checks, body encoders, and the public blocking
+ * and pipelined calls built from them. The library checks only what it needs to encode a
+ * request (counts, lengths, field ranges); the daemon judges the meaning. */
+#include <stdio.h>
+#include <string.h>
+
+#include "skc_int.h"
+
+#define EVAL_FLAGS (SKC_EVAL_LOOP | SKC_EVAL_REVERSE | SKC_EVAL_MS | SKC_EVAL_Y_DOWN)
+#define FLAG_FROM 0x04u
+#define FLAG_RANGE 0x20u
+
+struct blob {
+    const void *p;
+    size_t len;
+};
+
+struct eval_render {
+    const skc_eval *ev;
+    const skc_render_opts *ro;
+};
+
+/* ---- encoders ------------------------------------------------------------------------- */
+
+static void put_str(struct skp_writer *w, const char *s)
+{
+    skp_write_str(w, s, strlen(s));
+}
+
+static void enc_hello(struct skp_writer *w, const void *arg)
+{
+    skp_write_u16(w, SKP_VERSION);
+    put_str(w, arg ? arg : "");
+}
+
+static void enc_blob(struct skp_writer *w, const void *arg)
+{
+    const struct blob *b = arg;
+    skp_write_bytes(w, b->p, b->len);
+}
+
+static void enc_str(struct skp_writer *w, const void *arg)
+{
+    put_str(w, arg);
+}
+
+static void enc_id(struct skp_writer *w, const void *arg)
+{
+    skp_write_raw(w, arg, SKP_ID_SIZE);
+}
+
+static void enc_u32(struct skp_writer *w, const void *arg)
+{
+    skp_write_u32(w, *(const uint32_t *)arg);
+}
+
+static void enc_empty(struct skp_writer *w, const void *arg)
+{
+    (void)w;
+    (void)arg;
+}
+
+static void put_vec2(struct skp_writer *w, skc_vec2 v)
+{
+    skp_write_f64(w, v.x);
+    skp_write_f64(w, v.y);
+}
+
+static void put_eval(struct skp_writer *w, const skc_eval *ev, unsigned extra_flags)
+{
+    skp_write_u8(w, (uint8_t)ev->target);
+    if (ev->target == SKC_TARGET_ARMATURE)
+        skp_write_raw(w, ev->armature, SKP_ID_SIZE);
+    else
+        skp_write_u32(w, ev->instance);
+    skp_write_u16(w, (uint16_t)(ev->flags | extra_flags | (ev->has_from ? FLAG_FROM : 0)));
+    skp_write_u8(w, (uint8_t)ev->anim_count);
+    for (unsigned i = 0; i < ev->anim_count; i++) {
+        put_str(w, ev->anims[i].name);
+        skp_write_f64(w, ev->anims[i].frame);
+        skp_write_f64(w, ev->anims[i].smoothing);
+    }
+    skp_write_f64(w, ev->has_from ? ev->from : 0.0);
+    skp_write_u32(w, ev->warmup);
+    put_vec2(w, ev->position);
+    put_vec2(w, ev->scale);
+    put_vec2(w, ev->velocity);
+}
+
+static void enc_eval(struct skp_writer *w, const void *arg)
+{
+    put_eval(w, arg, 0);
+}
+
+static void put_render(struct skp_writer *w, const skc_render_opts *ro)
+{
+    skp_write_u32(w, ro->width);
+    skp_write_u32(w, ro->height);
+    skp_write_raw(w, ro->background, 4);
+    skp_write_u8(w, (uint8_t)ro->camera);
+    skp_write_f64(w, ro->fit);
+    put_vec2(w, ro->scale);
+    put_vec2(w, ro->position);
+    skp_write_u8(w, (uint8_t)ro->style_count);
+    for (unsigned i = 0; i < ro->style_count; i++)
+        put_str(w, ro->styles[i]);
+    skp_write_u8(w, (uint8_t)ro->samples);
+    skp_write_u8(w, (uint8_t)ro->format);
+    skp_write_u8(w, (uint8_t)ro->png_level);
+    skp_write_u32(w, ro->has_range ? ro->first : 0);
+    skp_write_u32(w, ro->has_range ? ro->last : 0);
+    skp_write_u16(w, (uint16_t)ro->sheet_cols);
+    skp_write_u16(w, (uint16_t)ro->sheet_rows);
+}
+
+static void enc_eval_render(struct skp_writer *w, const void *arg)
+{
+    const struct eval_render *er = arg;
+    put_eval(w, er->ev, er->ro->has_range ? FLAG_RANGE : 0);
+    put_render(w, er->ro);
+}
+
+/* ---- argument checks ------------------------------------------------------------------ */
+
+/* Every public call starts here: NULL handle, or a fresh message and status. */
+static int start(skc_client *c)
+{
+    if (!c)
+        return SKC_EINVAL;
+    skc__begin(c);
+    return 0;
+}
+
+static int check_eval(skc_client *c, const skc_eval *ev)
+{
+    if (!ev)
+        return skc__fail(c, SKC_EINVAL, "no evaluation request");
+    if (ev->target != SKC_TARGET_ARMATURE && ev->target != SKC_TARGET_INSTANCE)
+        return skc__fail(c, SKC_EINVAL, "target %d: not armature (0) or instance (1)", ev->target);
+    if (ev->flags & ~EVAL_FLAGS)
+        return skc__fail(c, SKC_EINVAL, "unknown evaluation flags 0x%x", ev->flags & ~EVAL_FLAGS);
+    if (ev->anim_count > SKC_MAX_ANIMS)
+        return skc__fail(c, SKC_EINVAL, "%u animations, at most %d", ev->anim_count, SKC_MAX_ANIMS);
+    for (unsigned i = 0; i < ev->anim_count; i++)
+        if (!ev->anims[i].name)
+            return skc__fail(c, SKC_EINVAL, "animation %u has no name", i);
+    return 0;
+}
+
+static int check_render(skc_client *c, const skc_render_opts *ro)
+{
+    if (!ro)
+        return skc__fail(c, SKC_EINVAL, "no render options");
+    if ((ro->camera != SKC_CAMERA_FIT && ro->camera != SKC_CAMERA_EXPLICIT) ||
+        (ro->format != SKC_FORMAT_PNG && ro->format != SKC_FORMAT_RGBA) || ro->samples > 255 ||
+        (ro->png_level > 9 && ro->png_level != SKC_PNG_FAST) || ro->sheet_cols > 65535 ||
+        ro->sheet_rows > 65535)
+        return skc__fail(c, SKC_EINVAL,
+                         "render options out of range (camera, format, samples, png_level, sheet)");
+    if (ro->style_count > SKC_MAX_STYLES || (ro->style_count && !ro->styles))
+        return skc__fail(c, SKC_EINVAL, "%u styles: at most %d, and styles must be given",
+                         ro->style_count, SKC_MAX_STYLES);
+    for (unsigned i = 0; i < ro->style_count; i++)
+        if (!ro->styles[i])
+            return skc__fail(c, SKC_EINVAL, "style %u is NULL", i);
+    return 0;
+}
+
+static int check_ptr(skc_client *c, const void *p, const char *what)
+{
+    return p ? 0 : skc__fail(c, SKC_EINVAL, "%s is NULL", what);
+}
+
+static int check_ping(skc_client *c, const void *payload, size_t len)
+{
+    if (len > SKC_MAX_PING)
+        return skc__fail(c, SKC_EINVAL, "ping payload of %zu bytes, at most %d", len, SKC_MAX_PING);
+    return len ? check_ptr(c, payload, "the ping payload") : 0;
+}
+
+/* ---- sending and calling -------------------------------------------------------------- */
+
+static int send_req(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t hint,
+                    uint32_t *req_id)
+{
+    int rc = check_ptr(c, req_id, "req_id");
+    if (rc)
+        return rc;
+    return skc__send(c, op, enc, arg, hint, skc__deadline(c->io_timeout_ms), req_id);
+}
+
+/* Sends and waits for the reply before the deadline; a timed-out request is forgotten. */
+static int call_until(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t hint,
+                      int64_t deadline, skc_reply **out)
+{
+    uint32_t id;
+    skc_reply *rep = NULL;
+    int rc = skc__send(c, op, enc, arg, hint, deadline, &id);
+    if (rc)
+        return rc;
+    rc = skc__recv(c, id, deadline, &rep);
+    if (rc == SKC_ETIMEOUT)
+        skc__forget(c, id); /* still pending: its late reply will be dropped */
+    if (rc == 0 && out)
+        *out = rep;
+    else
+        skc_reply_free(rep);
+    return rc;
+}
+
+static int call(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t hint,
+                skc_reply **out)
+{
+    return call_until(c, op, enc, arg, hint, skc__deadline(c->io_timeout_ms), out);
+}
+
+int skc__hello(skc_client *c, const char *token, int64_t deadline)
+{
+    skc_reply *rep = NULL;
+    size_t hint = 8 + (token ? strlen(token) : 0);
+    int rc = call_until(c, SKP_OP_HELLO, enc_hello, token, hint, deadline, &rep);
+    if (rc)
+        return rc;
+    uint32_t max;
+    const char *name = skc__reply_hello(rep, &c->server_version, &max);
+    snprintf(c->server_name, sizeof c->server_name, "%s", name);
+    c->server_max = max == 0 || max > SKP_MAX_FRAME ? SKP_MAX_FRAME : max;
+    skc_reply_free(rep);
+    return 0;
+}
+
+/* ---- public: blocking ----------------------------------------------------------------- */
+
+int skc_hello(skc_client *c, const char *auth_token)
+{
+    int rc = start(c);
+    return rc ? rc : skc__hello(c, auth_token, skc__deadline(c->io_timeout_ms));
+}
+
+int skc_ping(skc_client *c, const void *payload, size_t len)
+{
+    skc_reply *rep = NULL;
+    struct blob b = {payload, len};
+    int rc = start(c);
+    if (rc || (rc = check_ping(c, payload, len)) ||
+        (rc = call(c, SKP_OP_PING, enc_blob, &b, len + 4, &rep)))
+        return rc;
+    size_t got;
+    const void *echo = skc_reply_payload(rep, &got);
+    if (got != len || (len && memcmp(echo, payload, len) != 0))
+        rc = skc__fail(c, SKC_EPROTO, "the ping echo differs from the payload");
+    skc_reply_free(rep);
+    return rc;
+}
+
+/* The id out-parameter of the load calls, then the reply to the caller (or freed). */
+static int loaded(skc_reply *rep, unsigned char *id, skc_reply **out)
+{
+    if (id)
+        memcpy(id, skc_reply_armature_id(rep), SKC_ID_SIZE);
+    if (out)
+        *out = rep;
+    else
+        skc_reply_free(rep);
+    return 0;
+}
+
+int skc_load_path(skc_client *c, const char *path, unsigned char id[SKC_ID_SIZE], skc_reply **out)
+{
+    skc_reply *rep = NULL;
+    int rc = start(c);
+    if (rc || (rc = check_ptr(c, path, "path")) ||
+        (rc = call(c, SKP_OP_LOAD_PATH, enc_str, path, strlen(path) + 2, &rep)))
+        return rc;
+    return loaded(rep, id, out);
+}
+
+int skc_load_bytes(skc_client *c, const void *skf, size_t len, unsigned char id[SKC_ID_SIZE],
+                   skc_reply **out)
+{
+    skc_reply *rep = NULL;
+    struct blob b = {skf, len};
+    int rc = start(c);
+    if (rc || (rc = check_ptr(c, skf, "skf")) ||
+        (rc = call(c, SKP_OP_LOAD_BYTES, enc_blob, &b, len + 4, &rep)))
+        return rc;
+    return loaded(rep, id, out);
+}
+
+int skc_unload(skc_client *c, const unsigned char id[SKC_ID_SIZE])
+{
+    int rc = start(c);
+    if (rc || (rc = check_ptr(c, id, "id")))
+        return rc;
+    return call(c, SKP_OP_UNLOAD, enc_id, id, SKP_ID_SIZE, NULL);
+}
+
+int skc_info(skc_client *c, const unsigned char id[SKC_ID_SIZE], skc_reply **out)
+{
+    int rc = start(c);
+    if (rc || (rc = check_ptr(c, id, "id")))
+        return rc;
+    return call(c, SKP_OP_INFO, enc_id, id, SKP_ID_SIZE, out);
+}
+
+int skc_instance_new(skc_client *c, const unsigned char id[SKC_ID_SIZE], uint32_t *instance)
+{
+    skc_reply *rep = NULL;
+    int rc = start(c);
+    if (rc || (rc = check_ptr(c, id, "id")) || (rc = check_ptr(c, instance, "instance")) ||
+        (rc = call(c, SKP_OP_INSTANCE_NEW, enc_id, id, SKP_ID_SIZE, &rep)))
+        return rc;
+    *instance = skc_reply_instance(rep);
+    skc_reply_free(rep);
+    return 0;
+}
+
+int skc_instance_free(skc_client *c, uint32_t instance)
+{
+    int rc = start(c);
+    return rc ? rc : call(c, SKP_OP_INSTANCE_FREE, enc_u32, &instance, 4, NULL);
+}
+
+int skc_pose(skc_client *c, const skc_eval *ev, skc_reply **out)
+{
+    int rc = start(c);
+    if (rc || (rc = check_eval(c, ev)))
+        return rc;
+    return call(c, SKP_OP_POSE, enc_eval, ev, 512, out);
+}
+
+int skc_mesh(skc_client *c, const skc_eval *ev, skc_reply **out)
+{
+    int rc = start(c);
+    if (rc || (rc = check_eval(c, ev)))
+        return rc;
+    return call(c, SKP_OP_MESH, enc_eval, ev, 512, out);
+}
+
+int skc_render(skc_client *c, const skc_eval *ev, const skc_render_opts *ro, skc_reply **out)
+{
+    struct eval_render er = {ev, ro};
+    int rc = start(c);
+    if (rc || (rc = check_eval(c, ev)) || (rc = check_render(c, ro)))
+        return rc;
+    return call(c, SKP_OP_RENDER, enc_eval_render, &er, 1024, out);
+}
+
+int skc_stats(skc_client *c, skc_reply **out)
+{
+    int rc = start(c);
+    return rc ? rc : call(c, SKP_OP_STATS, enc_empty, NULL, 0, out);
+}
+
+/* ---- public: pipelined ---------------------------------------------------------------- */
+
+int skc_send_ping(skc_client *c, const void *payload, size_t len, uint32_t *req_id)
+{
+    struct blob b = {payload, len};
+    int rc = start(c);
+    if (rc || (rc = check_ping(c, payload, len)))
+        return rc;
+    return send_req(c, SKP_OP_PING, enc_blob, &b, len + 4, req_id);
+}
+
+int skc_send_load_path(skc_client *c, const char *path, uint32_t *req_id)
+{
+    int rc = start(c);
+    if (rc || (rc = check_ptr(c, path, "path")))
+        return rc;
+    return send_req(c, SKP_OP_LOAD_PATH, enc_str, path, strlen(path) + 2, req_id);
+}
+
+int skc_send_load_bytes(skc_client *c, const void *skf, size_t len, uint32_t *req_id)
+{
+    struct blob b = {skf, len};
+    int rc = start(c);
+    if (rc || (rc = check_ptr(c, skf, "skf")))
+        return rc;
+    return send_req(c, SKP_OP_LOAD_BYTES, enc_blob, &b, len + 4, req_id);
+}
+
+/* UNLOAD, INFO and INSTANCE_NEW: a body of one armature id. */
+static int send_id(skc_client *c, uint8_t op, const unsigned char *id, uint32_t *req_id)
+{
+    int rc = start(c);
+    if (rc || (rc = check_ptr(c, id, "id")))
+        return rc;
+    return send_req(c, op, enc_id, id, SKP_ID_SIZE, req_id);
+}
+
+int skc_send_unload(skc_client *c, const unsigned char id[SKC_ID_SIZE], uint32_t *req_id)
+{
+    return send_id(c, SKP_OP_UNLOAD, id, req_id);
+}
+
+int skc_send_info(skc_client *c, const unsigned char id[SKC_ID_SIZE], uint32_t *req_id)
+{
+    return send_id(c, SKP_OP_INFO, id, req_id);
+}
+
+int skc_send_instance_new(skc_client *c, const unsigned char id[SKC_ID_SIZE], uint32_t *req_id)
+{
+    return send_id(c, SKP_OP_INSTANCE_NEW, id, req_id);
+}
+
+int skc_send_instance_free(skc_client *c, uint32_t instance, uint32_t *req_id)
+{
+    int rc = start(c);
+    return rc ? rc : send_req(c, SKP_OP_INSTANCE_FREE, enc_u32, &instance, 4, req_id);
+}
+
+int skc_send_pose(skc_client *c, const skc_eval *ev, uint32_t *req_id)
+{
+    int rc = start(c);
+    if (rc || (rc = check_eval(c, ev)))
+        return rc;
+    return send_req(c, SKP_OP_POSE, enc_eval, ev, 512, req_id);
+}
+
+int skc_send_mesh(skc_client *c, const skc_eval *ev, uint32_t *req_id)
+{
+    int rc = start(c);
+    if (rc || (rc = check_eval(c, ev)))
+        return rc;
+    return send_req(c, SKP_OP_MESH, enc_eval, ev, 512, req_id);
+}
+
+int skc_send_render(skc_client *c, const skc_eval *ev, const skc_render_opts *ro, uint32_t *req_id)
+{
+    struct eval_render er = {ev, ro};
+    int rc = start(c);
+    if (rc || (rc = check_eval(c, ev)) || (rc = check_render(c, ro)))
+        return rc;
+    return send_req(c, SKP_OP_RENDER, enc_eval_render, &er, 1024, req_id);
+}
+
+int skc_send_stats(skc_client *c, uint32_t *req_id)
+{
+    int rc = start(c);
+    return rc ? rc : send_req(c, SKP_OP_STATS, enc_empty, NULL, 0, req_id);
+}
+
+int skc_recv(skc_client *c, uint32_t req_id, skc_reply **out)
+{
+    skc_reply *rep = NULL;
+    int rc = start(c);
+    if (rc || (rc = skc__recv(c, req_id, skc__deadline(c->io_timeout_ms), &rep)))
+        return rc;
+    if (out)
+        *out = rep;
+    else
+        skc_reply_free(rep);
+    return 0;
+}
+
+int skc_discard(skc_client *c, uint32_t req_id)
+{
+    int rc = start(c);
+    return rc ? rc : skc__forget(c, req_id);
+}
+
+size_t skc_pending(const skc_client *c)
+{
+    return c ? c->npend : 0;
+}

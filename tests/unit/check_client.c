@@ -1,0 +1,1062 @@
+/* libskc against a tiny in-process fake server: a thread that accepts one connection on a
+ * temp unix socket (or loopback TCP) and runs a script written with proto/'s codec. The
+ * server never calls ck_assert (it is not the test's thread): it records the first problem
+ * it sees in fake.fail, which the test checks after joining it. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "skc.h"
+#include "skp_parser.h"
+
+#define BODY_MAX (1u << 16)
+
+struct fake;
+typedef void (*script_fn)(struct fake *f, int fd);
+
+struct fake {
+    char dir[256], path[300], uri[400];
+    int lfd;
+    pthread_t thread;
+    script_fn script;
+    char fail[256];
+    const char *token; /* the auth token HELLO must carry, or NULL for any */
+};
+
+/* ---- the fake server's side ------------------------------------------------------------ */
+
+static void fake_failf(struct fake *f, const char *fmt, ...)
+{
+    if (f->fail[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->fail, sizeof f->fail, fmt, ap);
+    va_end(ap);
+}
+
+static int read_exact(int fd, uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static int write_all(int fd, const uint8_t *p, size_t n)
+{
+    while (n) {
+        ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* One request frame; body must hold BODY_MAX bytes. 0, or -1 at EOF or on a bad frame. */
+static int srv_read(int fd, struct skp_header *h, uint8_t *body)
+{
+    uint8_t buf[SKP_HEADER_SIZE + BODY_MAX];
+    struct skp_frame fr;
+    size_t used;
+    if (read_exact(fd, buf, SKP_HEADER_SIZE))
+        return -1;
+    uint32_t len = skp_get_u32(buf + 16);
+    if (len > BODY_MAX || read_exact(fd, buf + SKP_HEADER_SIZE, len))
+        return -1;
+    if (skp_parser_feed(buf, SKP_HEADER_SIZE + len, BODY_MAX, &fr, &used) != SKP_FRAME)
+        return -1;
+    *h = fr.h;
+    memcpy(body, fr.body, len);
+    return 0;
+}
+
+static int srv_reply(int fd, uint8_t op, uint16_t status, uint32_t id, const uint8_t *body,
+                     size_t len)
+{
+    uint8_t hdr[SKP_HEADER_SIZE];
+    struct skp_header h = {SKP_VERSION, op, SKP_F_REPLY, status, id, (uint32_t)len};
+    skp_encode_header(&h, hdr);
+    return write_all(fd, hdr, sizeof hdr) || write_all(fd, body, len) ? -1 : 0;
+}
+
+static int srv_error(int fd, uint8_t op, uint16_t status, uint32_t id, const char *msg)
+{
+    uint8_t body[512];
+    struct skp_writer w;
+    skp_writer_init(&w, body, sizeof body);
+    skp_write_str(&w, msg, strlen(msg));
+    return srv_reply(fd, op, status, id, body, w.len);
+}
+
+/* Answers HELLO (checking version and token). 0 when the client is in. */
+static int srv_hello(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX], out[64];
+    if (srv_read(fd, &h, body))
+        return -1;
+    struct skp_reader r;
+    size_t len;
+    skp_reader_init(&r, body, h.body_len);
+    uint16_t version = skp_read_u16(&r);
+    const char *tok = skp_read_str(&r, &len);
+    if (h.opcode != SKP_OP_HELLO || version != SKP_VERSION || skp_reader_finish(&r)) {
+        fake_failf(f, "bad HELLO: opcode %u version %u", h.opcode, version);
+        return -1;
+    }
+    if (f->token && (len != strlen(f->token) || memcmp(tok, f->token, len))) {
+        srv_error(fd, SKP_OP_HELLO, SKP_S_AUTH, h.id, "wrong auth token");
+        return -1;
+    }
+    struct skp_writer w;
+    skp_writer_init(&w, out, sizeof out);
+    skp_write_u16(&w, SKP_VERSION);
+    skp_write_str(&w, "fake 1.0", 8);
+    skp_write_u32(&w, 1u << 20);
+    return srv_reply(fd, SKP_OP_HELLO, 0, h.id, out, w.len);
+}
+
+static void *fake_main(void *arg)
+{
+    struct fake *f = arg;
+    int fd;
+    do
+        fd = accept(f->lfd, NULL, NULL);
+    while (fd < 0 && errno == EINTR);
+    if (fd < 0) {
+        fake_failf(f, "accept: %s", strerror(errno));
+        return NULL;
+    }
+    f->script(f, fd);
+    close(fd);
+    return NULL;
+}
+
+static void fake_listen_unix(struct fake *f)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(f->dir, sizeof f->dir, "%s/skc-test.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(f->dir));
+    snprintf(f->path, sizeof f->path, "%s/sock", f->dir);
+    snprintf(f->uri, sizeof f->uri, "unix:%s", f->path);
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    ck_assert_uint_lt(strlen(f->path), sizeof sun.sun_path);
+    strcpy(sun.sun_path, f->path);
+    f->lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(f->lfd, 0);
+    ck_assert_int_eq(bind(f->lfd, (struct sockaddr *)&sun, sizeof sun), 0);
+}
+
+static void fake_run(struct fake *f, script_fn script, int backlog)
+{
+    f->script = script;
+    ck_assert_int_eq(listen(f->lfd, backlog), 0);
+    if (script)
+        ck_assert_int_eq(pthread_create(&f->thread, NULL, fake_main, f), 0);
+}
+
+static void fake_start_token(struct fake *f, script_fn script, const char *token)
+{
+    memset(f, 0, sizeof *f);
+    f->token = token;
+    fake_listen_unix(f);
+    fake_run(f, script, 8);
+}
+
+static void fake_start(struct fake *f, script_fn script)
+{
+    fake_start_token(f, script, NULL);
+}
+
+/* Loopback TCP on port 0; returns 0, or -1 when the address family is unavailable. */
+static int fake_start_tcp(struct fake *f, int family, script_fn script)
+{
+    memset(f, 0, sizeof *f);
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof ss);
+    socklen_t len = family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    if (family == AF_INET6) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+        a->sin6_family = AF_INET6;
+        a->sin6_addr = in6addr_loopback;
+    } else {
+        struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+        a->sin_family = AF_INET;
+        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    }
+    f->lfd = socket(family, SOCK_STREAM, 0);
+    if (f->lfd < 0 || bind(f->lfd, (struct sockaddr *)&ss, len) < 0 ||
+        getsockname(f->lfd, (struct sockaddr *)&ss, &len) < 0) {
+        if (f->lfd >= 0)
+            close(f->lfd);
+        return -1;
+    }
+    unsigned port = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                             : ((struct sockaddr_in *)&ss)->sin_port);
+    snprintf(f->uri, sizeof f->uri, family == AF_INET6 ? "tcp://[::1]:%u" : "tcp://127.0.0.1:%u",
+             port);
+    fake_run(f, script, 8);
+    return 0;
+}
+
+/* Joins the server, removes its socket, and fails the test if the server saw a problem. */
+static void fake_stop(struct fake *f)
+{
+    if (f->script)
+        pthread_join(f->thread, NULL);
+    close(f->lfd);
+    if (f->path[0])
+        unlink(f->path);
+    if (f->dir[0])
+        rmdir(f->dir);
+    ck_assert_msg(f->fail[0] == '\0', "fake server: %s", f->fail);
+}
+
+static skc_client *connect_to(struct fake *f, const char *token)
+{
+    skc_options o = {f->uri, token, 2000, 5000, 0};
+    skc_client *c = NULL;
+    int rc = skc_connect(&c, &o);
+    ck_assert_msg(rc == 0, "connect %s: %s", f->uri, skc_errmsg(c));
+    return c;
+}
+
+/* ---- scripts ---------------------------------------------------------------------------- */
+
+/* HELLO, then echo every PING until the client leaves. */
+static void script_echo(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX];
+    if (srv_hello(f, fd))
+        return;
+    while (srv_read(fd, &h, body) == 0) {
+        if (h.opcode != SKP_OP_PING) {
+            fake_failf(f, "expected PING, got opcode %u", h.opcode);
+            return;
+        }
+        srv_reply(fd, SKP_OP_PING, 0, h.id, body, h.body_len);
+    }
+}
+
+START_TEST(connect_unix_hello)
+{
+    struct fake f;
+    fake_start_token(&f, script_echo, "sekrit");
+    skc_client *c = connect_to(&f, "sekrit");
+    ck_assert_str_eq(skc_server_name(c), "fake 1.0");
+    ck_assert_uint_eq(skc_server_version(c), 1);
+    ck_assert_uint_eq(skc_server_max_frame(c), 1u << 20);
+    ck_assert_uint_eq(skc_pending(c), 0);
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
+START_TEST(connect_wrong_token)
+{
+    struct fake f;
+    fake_start_token(&f, script_echo, "sekrit");
+    skc_options o = {f.uri, "guess", 2000, 2000, 0};
+    skc_client *c = NULL;
+    ck_assert_int_eq(skc_connect(&c, &o), SKC_ESERVER);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(skc_status(c), SKC_S_AUTH);
+    ck_assert_ptr_nonnull(strstr(skc_errmsg(c), "wrong auth token"));
+    ck_assert_int_eq(skc_ping(c, "x", 1), SKC_EIO); /* the failed handle does no I/O */
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
+START_TEST(ping_round_trip)
+{
+    struct fake f;
+    fake_start(&f, script_echo);
+    skc_client *c = connect_to(&f, NULL);
+    ck_assert_int_eq(skc_ping(c, "hello", 5), 0);
+    ck_assert_int_eq(skc_ping(c, NULL, 0), 0);
+    uint8_t big[SKC_MAX_PING];
+    for (size_t i = 0; i < sizeof big; i++)
+        big[i] = (uint8_t)(i * 7);
+    ck_assert_int_eq(skc_ping(c, big, sizeof big), 0);
+    ck_assert_int_eq(skc_ping(c, big, sizeof big + 1), SKC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(skc_errmsg(c), "1024"));
+    ck_assert_int_eq(skc_ping(c, "again", 5), 0); /* still connected */
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
+static void tcp_case(int family)
+{
+    struct fake f;
+    if (fake_start_tcp(&f, family, script_echo)) {
+        fprintf(stderr, "check_client: no %s loopback, skipping\n",
+                family == AF_INET6 ? "IPv6" : "IPv4");
+        return;
+    }
+    skc_client *c = connect_to(&f, NULL);
+    ck_assert_int_eq(skc_ping(c, "tcp", 3), 0);
+    skc_free(c);
+    fake_stop(&f);
+}
+
+START_TEST(connect_tcp_v4)
+{
+    tcp_case(AF_INET);
+}
+END_TEST
+
+START_TEST(connect_tcp_v6)
+{
+    tcp_case(AF_INET6);
+}
+END_TEST
+
+/* ---- evaluation: the request's encoding and the bones reply ----------------------------- */
+
+static int expect_str(struct skp_reader *r, const char *want)
+{
+    size_t len;
+    const char *s = skp_read_str(r, &len);
+    return s && len == strlen(want) && memcmp(s, want, len) == 0;
+}
+
+/* target 0, id 0..31, LOOP|Y_DOWN|from, anims "walk"@3.5/0 and "1"@2/0.5, from 1.25,
+ * warmup 7, position (1, 2), scale (3, 4), velocity (5, 6). */
+static void check_pose_request(struct fake *f, const uint8_t *body, size_t len)
+{
+    struct skp_reader r;
+    skp_reader_init(&r, body, len);
+    int ok = skp_read_u8(&r) == 0;
+    const uint8_t *id = skp_read_raw(&r, 32);
+    for (int i = 0; ok && id && i < 32; i++)
+        ok = id[i] == i;
+    ok = ok && skp_read_u16(&r) == (0x01 | 0x04 | 0x10) && skp_read_u8(&r) == 2;
+    ok = ok && expect_str(&r, "walk") && skp_read_f64(&r) == 3.5 && skp_read_f64(&r) == 0;
+    ok = ok && expect_str(&r, "1") && skp_read_f64(&r) == 2 && skp_read_f64(&r) == 0.5;
+    ok = ok && skp_read_f64(&r) == 1.25 && skp_read_u32(&r) == 7;
+    for (int i = 1; ok && i <= 6; i++)
+        ok = skp_read_f64(&r) == i;
+    if (!ok || skp_reader_finish(&r))
+        fake_failf(f, "the POSE request body is not what skc_pose was given");
+}
+
+static void put_bone(struct skp_writer *w, double base, const char *tex, uint32_t verts)
+{
+    for (int i = 0; i < 11; i++) /* pos, rot, scale, matrix */
+        skp_write_f64(w, base + i);
+    skp_write_u8(w, tex[0] ? 0 : 1);
+    skp_write_i32(w, -3);
+    skp_write_str(w, tex, strlen(tex));
+    for (int i = 0; i < 4; i++)
+        skp_write_f64(w, 255 - i);
+    skp_write_u32(w, verts);
+    for (uint32_t v = 0; v < verts; v++) {
+        skp_write_f64(w, v);
+        skp_write_f64(w, -(double)v);
+    }
+}
+
+static void script_pose(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX], out[4096];
+    if (srv_hello(f, fd) || srv_read(fd, &h, body))
+        return;
+    if (h.opcode != SKP_OP_POSE)
+        fake_failf(f, "expected POSE, got opcode %u", h.opcode);
+    check_pose_request(f, body, h.body_len);
+    struct skp_writer w;
+    skp_writer_init(&w, out, sizeof out);
+    skp_write_u32(&w, 2);
+    put_bone(&w, 10, "head", 0);
+    put_bone(&w, 20, "", 3);
+    srv_reply(fd, SKP_OP_POSE, 0, h.id, out, w.len);
+    while (srv_read(fd, &h, body) == 0)
+        ;
+}
+
+START_TEST(pose_decoded)
+{
+    struct fake f;
+    fake_start(&f, script_pose);
+    skc_client *c = connect_to(&f, NULL);
+    skc_eval ev;
+    skc_eval_init(&ev);
+    for (int i = 0; i < 32; i++)
+        ev.armature[i] = (unsigned char)i;
+    ev.flags = SKC_EVAL_LOOP | SKC_EVAL_Y_DOWN;
+    ev.anim_count = 2;
+    ev.anims[0] = (skc_anim){"walk", 3.5, 0};
+    ev.anims[1] = (skc_anim){"1", 2, 0.5};
+    ev.has_from = 1;
+    ev.from = 1.25;
+    ev.warmup = 7;
+    ev.position = (skc_vec2){1, 2};
+    ev.scale = (skc_vec2){3, 4};
+    ev.velocity = (skc_vec2){5, 6};
+    skc_reply *rep = NULL;
+    ck_assert_msg(skc_pose(c, &ev, &rep) == 0, "%s", skc_errmsg(c));
+    ck_assert_int_eq(skc_reply_op(rep), SKC_OP_POSE);
+    uint32_t n = 0;
+    const skc_bone *b = skc_reply_bones(rep, &n);
+    ck_assert_uint_eq(n, 2);
+    ck_assert(b[0].pos.x == 10 && b[0].pos.y == 11 && b[0].rot == 12);
+    ck_assert(b[0].scale.x == 13 && b[0].scale.y == 14);
+    for (int i = 0; i < 6; i++)
+        ck_assert(b[0].matrix[i] == 15 + i && b[1].matrix[i] == 25 + i);
+    ck_assert_int_eq(b[0].hidden, 0);
+    ck_assert_int_eq(b[1].hidden, 1);
+    ck_assert_int_eq(b[0].zindex, -3);
+    ck_assert_str_eq(b[0].tex, "head");
+    ck_assert_str_eq(b[1].tex, "");
+    ck_assert(b[1].tint[0] == 255 && b[1].tint[3] == 252);
+    ck_assert_uint_eq(b[0].vertex_count, 0);
+    ck_assert_ptr_null(b[0].vertices);
+    ck_assert_uint_eq(b[1].vertex_count, 3);
+    ck_assert(b[1].vertices[2].x == 2 && b[1].vertices[2].y == -2);
+    ck_assert_ptr_null(skc_reply_draws(rep, &n)); /* not a MESH reply */
+    ck_assert_uint_eq(n, 0);
+    skc_reply_free(rep);
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
+START_TEST(eval_bad_arguments)
+{
+    struct fake f;
+    fake_start(&f, script_echo);
+    skc_client *c = connect_to(&f, NULL);
+    skc_eval ev;
+    skc_eval_init(&ev);
+    ev.anim_count = SKC_MAX_ANIMS + 1;
+    ck_assert_int_eq(skc_pose(c, &ev, NULL), SKC_EINVAL);
+    ev.anim_count = 1;
+    ev.anims[0].name = NULL;
+    ck_assert_int_eq(skc_mesh(c, &ev, NULL), SKC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(skc_errmsg(c), "no name"));
+    char long_name[SKC_MAX_NAME + 2];
+    memset(long_name, 'a', sizeof long_name - 1);
+    long_name[sizeof long_name - 1] = '\0';
+    ev.anims[0].name = long_name;
+    ck_assert_int_eq(skc_pose(c, &ev, NULL), SKC_EINVAL);
+    ev.anims[0].name = "idle";
+    ev.flags = 0x04; /* `from` goes through has_from */
+    ck_assert_int_eq(skc_pose(c, &ev, NULL), SKC_EINVAL);
+    ev.flags = 0;
+    skc_render_opts ro;
+    skc_render_opts_init(&ro);
+    ro.png_level = 10;
+    ck_assert_int_eq(skc_render(c, &ev, &ro, NULL), SKC_EINVAL);
+    ck_assert_int_eq(skc_pose(NULL, &ev, NULL), SKC_EINVAL);
+    ck_assert_int_eq(skc_pending(c), 0);
+    ck_assert_int_eq(skc_ping(c, "ok", 2), 0); /* nothing bad was sent */
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
+/* ---- errors ------------------------------------------------------------------------------ */
+
+static void script_not_found(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX];
+    if (srv_hello(f, fd))
+        return;
+    while (srv_read(fd, &h, body) == 0) {
+        if (h.opcode == SKP_OP_PING)
+            srv_reply(fd, SKP_OP_PING, 0, h.id, body, h.body_len);
+        else
+            srv_error(fd, h.opcode, SKP_S_NOT_FOUND, h.id, "no armature with that id");
+    }
+}
+
+START_TEST(error_reply)
+{
+    struct fake f;
+    fake_start(&f, script_not_found);
+    skc_client *c = connect_to(&f, NULL);
+    unsigned char id[SKC_ID_SIZE] = {0};
+    skc_reply *rep = NULL;
+    ck_assert_int_eq(skc_info(c, id, &rep), SKC_ESERVER);
+    ck_assert_ptr_null(rep);
+    ck_assert_int_eq(skc_status(c), SKC_S_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(skc_errmsg(c), "no armature with that id"));
+    ck_assert_str_eq(skc_status_str(skc_status(c)), "not found");
+    ck_assert_int_eq(skc_unload(c, id), SKC_ESERVER);
+    /* A request-level error keeps the connection, and the next call resets the status. */
+    ck_assert_int_eq(skc_ping(c, "p", 1), 0);
+    ck_assert_int_eq(skc_status(c), 0);
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
+/* Replies to a PING with a truncated POSE-shaped body, then a good echo. */
+static void script_malformed(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX], out[16] = {0};
+    if (srv_hello(f, fd) || srv_read(fd, &h, body))
+        return;
+    skp_put_u32(out, 1000000); /* 1e6 bones in 16 bytes */
+    srv_reply(fd, SKP_OP_POSE, 0, h.id, out, sizeof out);
+    if (srv_read(fd, &h, body) == 0)
+        srv_reply(fd, SKP_OP_PING, 0, h.id, body, h.body_len);
+    while (srv_read(fd, &h, body) == 0)
+        ;
+}
+
+START_TEST(malformed_reply)
+{
+    struct fake f;
+    fake_start(&f, script_malformed);
+    skc_client *c = connect_to(&f, NULL);
+    skc_eval ev;
+    skc_eval_init(&ev);
+    skc_reply *rep = NULL;
+    ck_assert_int_eq(skc_pose(c, &ev, &rep), SKC_EPROTO);
+    ck_assert_ptr_null(rep);
+    ck_assert_ptr_nonnull(strstr(skc_errmsg(c), "POSE"));
+    ck_assert_int_eq(skc_ping(c, "after", 5), 0);
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
+/* Reads one request, sends half a reply, and hangs up. */
+static void script_close_mid_reply(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX], out[SKP_HEADER_SIZE + 10] = {0};
+    if (srv_hello(f, fd) || srv_read(fd, &h, body))
+        return;
+    struct skp_header rh = {SKP_VERSION, h.opcode, SKP_F_REPLY, 0, h.id, 100};
+    skp_encode_header(&rh, out);
+    write_all(fd, out, sizeof out);
+}
+
+START_TEST(close_mid_reply)
+{
+    struct fake f;
+    fake_start(&f, script_close_mid_reply);
+    skc_client *c = connect_to(&f, NULL);
+    skc_reply *rep = NULL;
+    ck_assert_int_eq(skc_stats(c, &rep), SKC_EIO);
+    ck_assert_ptr_null(rep);
+    ck_assert_ptr_nonnull(strstr(skc_errmsg(c), "middle of a reply"));
+    ck_assert_int_eq(skc_pending(c), 0);
+    ck_assert_int_eq(skc_ping(c, "x", 1), SKC_EIO);
+    ck_assert_ptr_nonnull(strstr(skc_errmsg(c), "connection closed"));
+    uint32_t id;
+    ck_assert_int_eq(skc_send_stats(c, &id), SKC_EIO);
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
+/* A framing error reply (request id 0), then the server hangs up. */
+static void script_framing_error(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX];
+    if (srv_hello(f, fd) || srv_read(fd, &h, body))
+        return;
+    srv_error(fd, 0, SKP_S_FRAMING, 0, "reserved bits set");
+}
+
+START_TEST(connection_level_error)
+{
+    struct fake f;
+    fake_start(&f, script_framing_error);
+    skc_client *c = connect_to(&f, NULL);
+    ck_assert_int_eq(skc_stats(c, NULL), SKC_ESERVER);
+    ck_assert_int_eq(skc_status(c), SKC_S_FRAMING);
+    ck_assert_ptr_nonnull(strstr(skc_errmsg(c), "reserved bits set"));
+    ck_assert_int_eq(skc_stats(c, NULL), SKC_EIO); /* the connection is gone */
+    ck_assert_ptr_nonnull(strstr(skc_errmsg(c), "reserved bits set"));
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
+/* ---- pipelining --------------------------------------------------------------------------- */
+
+/* Reads 4 requests, answers them in reverse order, with an unsolicited reply in between. */
+static void script_reverse(struct fake *f, int fd)
+{
+    struct skp_header h[4];
+    static uint8_t body[4][BODY_MAX];
+    if (srv_hello(f, fd))
+        return;
+    for (int i = 0; i < 4; i++)
+        if (srv_read(fd, &h[i], body[i]))
+            return fake_failf(f, "client hung up after %d requests", i);
+    for (int i = 3; i >= 0; i--) {
+        if (i == 1)
+            srv_reply(fd, SKP_OP_PING, 0, 9999, (const uint8_t *)"\0\0\0\0", 4);
+        if (h[i].opcode == SKP_OP_STATS) {
+            uint8_t out[64];
+            struct skp_writer w;
+            skp_writer_init(&w, out, sizeof out);
+            skp_write_u32(&w, 1);
+            skp_write_str(&w, "requests", 8);
+            skp_write_u32(&w, 1);
+            skp_write_u32(&w, 2);
+            srv_reply(fd, SKP_OP_STATS, 0, h[i].id, out, w.len);
+        } else {
+            srv_reply(fd, h[i].opcode, 0, h[i].id, body[i], h[i].body_len);
+        }
+    }
+    while (srv_read(fd, &h[0], body[0]) == 0)
+        ;
+}
+
+static void expect_payload(skc_client *c, uint32_t id, const char *want)
+{
+    skc_reply *rep = NULL;
+    ck_assert_msg(skc_recv(c, id, &rep) == 0, "%s", skc_errmsg(c));
+    ck_assert_uint_eq(skc_reply_id(rep), id);
+    size_t len;
+    const char *p = skc_reply_payload(rep, &len);
+    ck_assert_uint_eq(len, strlen(want));
+    ck_assert(memcmp(p, want, len) == 0);
+    skc_reply_free(rep);
+}
+
+START_TEST(pipelined_out_of_order)
+{
+    struct fake f;
+    fake_start(&f, script_reverse);
+    skc_client *c = connect_to(&f, NULL);
+    uint32_t a, b, s, d;
+    ck_assert_int_eq(skc_send_ping(c, "a", 1, &a), 0);
+    ck_assert_int_eq(skc_send_ping(c, "bb", 2, &b), 0);
+    ck_assert_int_eq(skc_send_stats(c, &s), 0);
+    ck_assert_int_eq(skc_send_ping(c, "ccc", 3, &d), 0);
+    ck_assert(a != b && b != s && s != d && a != 0);
+    ck_assert_uint_eq(skc_pending(c), 4);
+    expect_payload(c, b, "bb"); /* the server answers it third */
+    skc_reply *rep = NULL;
+    ck_assert_int_eq(skc_recv(c, s, &rep), 0);
+    uint32_t n;
+    const skc_counter *ct = skc_reply_counters(rep, &n);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_str_eq(ct[0].name, "requests");
+    ck_assert(ct[0].value == ((uint64_t)1 << 32 | 2));
+    skc_reply_free(rep);
+    expect_payload(c, a, "a");
+    ck_assert_int_eq(skc_recv(c, a, NULL), SKC_EINVAL); /* collected already */
+    expect_payload(c, d, "ccc");
+    ck_assert_uint_eq(skc_pending(c), 0);
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
+/* Echoes every request as it reads it. The client sends its whole batch before reading any
+ * reply, so once the socket buffers fill the server blocks on its writes and stops reading:
+ * the client's sends must drain replies to get through. */
+static void script_batch(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX];
+    if (srv_hello(f, fd))
+        return;
+    while (srv_read(fd, &h, body) == 0)
+        if (srv_reply(fd, h.opcode, 0, h.id, body, h.body_len))
+            return;
+}
+
+START_TEST(pipelined_batch_discard)
+{
+    struct fake f;
+    fake_start(&f, script_batch);
+    skc_client *c = connect_to(&f, NULL);
+    enum { N = 2000 };
+    static uint32_t ids[N];
+    uint8_t payload[SKC_MAX_PING];
+    for (int i = 0; i < N; i++) {
+        memset(payload, i & 0xff, sizeof payload);
+        ck_assert_msg(skc_send_ping(c, payload, sizeof payload, &ids[i]) == 0, "%d: %s", i,
+                      skc_errmsg(c));
+    }
+    ck_assert_int_eq(skc_discard(c, ids[5]), 0);
+    ck_assert_int_eq(skc_discard(c, ids[5]), SKC_EINVAL);
+    for (int i = N - 1; i >= 0; i--) {
+        skc_reply *rep = NULL;
+        if (i == 5)
+            continue;
+        ck_assert_msg(skc_recv(c, ids[i], &rep) == 0, "%d: %s", i, skc_errmsg(c));
+        size_t len;
+        const uint8_t *p = skc_reply_payload(rep, &len);
+        ck_assert_uint_eq(len, sizeof payload);
+        ck_assert_uint_eq(p[len - 1], i & 0xff);
+        skc_reply_free(rep);
+    }
+    ck_assert_uint_eq(skc_pending(c), 0);
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
+/* ---- other replies ------------------------------------------------------------------------ */
+
+static void put_summary(struct skp_writer *w)
+{
+    skp_write_u32(w, 2);
+    skp_write_u16(w, 1);
+    skp_write_str(w, "walk", 4);
+    skp_write_f64(w, 24);
+    skp_write_u32(w, 40);
+    skp_write_u16(w, 2);
+    skp_write_str(w, "Default", 7);
+    skp_write_str(w, "alt", 3);
+    skp_write_u16(w, 1);
+}
+
+static void reply_mesh(struct skp_writer *w)
+{
+    skp_write_u32(w, 1);
+    skp_write_u32(w, 4);
+    skp_write_u32(w, 0);
+    for (int i = 0; i < 4; i++)
+        skp_write_f64(w, 255);
+    skp_write_u32(w, 4);
+    for (int i = 0; i < 16; i++)
+        skp_write_f64(w, i);
+    skp_write_u32(w, 6);
+    static const uint32_t quad[6] = {0, 1, 2, 2, 3, 0};
+    for (int i = 0; i < 6; i++)
+        skp_write_u32(w, quad[i]);
+}
+
+/* 1x1 RGBA, 2 frames, then sheet JSON. Also checks the render request. */
+static void reply_render(struct fake *f, struct skp_reader *r, struct skp_writer *w)
+{
+    /* The evaluation part: target 0, any id, the range flag alone, no animations, no from,
+     * warmup 0, identity engine options. */
+    int ok = skp_read_u8(r) == 0 && skp_read_raw(r, 32) && skp_read_u16(r) == 0x20 &&
+             skp_read_u8(r) == 0 && skp_read_f64(r) == 0 && skp_read_u32(r) == 0;
+    for (int i = 0; i < 6; i++)
+        ok = ok && skp_read_f64(r) == (i == 2 || i == 3 ? 1 : 0);
+    if (!ok)
+        fake_failf(f, "the evaluation part of RENDER is wrong");
+    ok = skp_read_u32(r) == 64 && skp_read_u32(r) == 32;
+    ok = ok && skp_read_u8(r) == 1 && skp_read_u8(r) == 2 && skp_read_u8(r) == 3 &&
+         skp_read_u8(r) == 4 && skp_read_u8(r) == SKC_CAMERA_EXPLICIT && skp_read_f64(r) == 0.9;
+    ok = ok && skp_read_f64(r) == 2 && skp_read_f64(r) == 2 && skp_read_f64(r) == 32 &&
+         skp_read_f64(r) == -16;
+    ok = ok && skp_read_u8(r) == 1 && expect_str(r, "alt") && skp_read_u8(r) == 1 &&
+         skp_read_u8(r) == SKC_FORMAT_RGBA && skp_read_u8(r) == SKC_PNG_FAST;
+    ok = ok && skp_read_u32(r) == 3 && skp_read_u32(r) == 4 && skp_read_u16(r) == 0 &&
+         skp_read_u16(r) == 0 && skp_reader_finish(r) == 0;
+    if (!ok)
+        fake_failf(f, "the RENDER request body is not what skc_render was given");
+    skp_write_u32(w, 2);
+    for (uint32_t i = 3; i <= 4; i++) {
+        skp_write_u32(w, i);
+        skp_write_u32(w, 1);
+        skp_write_u32(w, 1);
+        uint8_t px[4] = {(uint8_t)i, 0, 0, 255};
+        skp_write_bytes(w, px, 4);
+    }
+    skp_write_bytes(w, "{}", 2);
+}
+
+static void answer(struct fake *f, int fd, const struct skp_header *h, const uint8_t *body)
+{
+    uint8_t out[4096];
+    struct skp_writer w;
+    struct skp_reader r;
+    skp_writer_init(&w, out, sizeof out);
+    skp_reader_init(&r, body, h->body_len);
+    switch (h->opcode) {
+    case SKP_OP_LOAD_BYTES:
+    case SKP_OP_LOAD_PATH:
+        for (int i = 0; i < 32; i++)
+            skp_write_u8(&w, (uint8_t)(0xA0 + i));
+        put_summary(&w);
+        break;
+    case SKP_OP_INFO:
+        put_summary(&w);
+        skp_write_str(&w, "root", 4);
+        skp_write_i32(&w, -1);
+        skp_write_str(&w, "arm", 3);
+        skp_write_i32(&w, 0);
+        break;
+    case SKP_OP_INSTANCE_NEW: skp_write_u32(&w, 77); break;
+    case SKP_OP_MESH: reply_mesh(&w); break;
+    case SKP_OP_RENDER: reply_render(f, &r, &w); break;
+    default: break; /* UNLOAD, INSTANCE_FREE: empty */
+    }
+    srv_reply(fd, h->opcode, 0, h->id, out, w.len);
+}
+
+static void script_replies(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX];
+    if (srv_hello(f, fd))
+        return;
+    while (srv_read(fd, &h, body) == 0)
+        answer(f, fd, &h, body);
+}
+
+START_TEST(load_info_instance)
+{
+    struct fake f;
+    fake_start(&f, script_replies);
+    skc_client *c = connect_to(&f, NULL);
+    unsigned char id[SKC_ID_SIZE];
+    skc_reply *rep = NULL;
+    ck_assert_int_eq(skc_load_bytes(c, "PK\3\4", 4, id, &rep), 0);
+    ck_assert_uint_eq(id[0], 0xA0);
+    ck_assert_uint_eq(id[31], 0xA0 + 31);
+    const skc_summary *s = skc_reply_summary(rep);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(s->bone_count, 2);
+    ck_assert_uint_eq(s->anim_count, 1);
+    ck_assert_str_eq(s->anims[0].name, "walk");
+    ck_assert(s->anims[0].fps == 24 && s->anims[0].frames == 40);
+    ck_assert_uint_eq(s->style_count, 2);
+    ck_assert_str_eq(s->styles[1], "alt");
+    ck_assert_uint_eq(s->atlas_count, 1);
+    skc_reply_free(rep);
+    ck_assert_int_eq(skc_load_path(c, "robot.skf", NULL, NULL), 0);
+    ck_assert_int_eq(skc_info(c, id, &rep), 0);
+    uint32_t n;
+    const skc_bone_info *bi = skc_reply_bone_infos(rep, &n);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(bi[1].name, "arm");
+    ck_assert_int_eq(bi[0].parent, -1);
+    ck_assert_ptr_null(skc_reply_armature_id(rep));
+    skc_reply_free(rep);
+    uint32_t inst = 0;
+    ck_assert_int_eq(skc_instance_new(c, id, &inst), 0);
+    ck_assert_uint_eq(inst, 77);
+    ck_assert_int_eq(skc_instance_free(c, inst), 0);
+    ck_assert_int_eq(skc_unload(c, id), 0);
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
+START_TEST(mesh_and_render)
+{
+    struct fake f;
+    fake_start(&f, script_replies);
+    skc_client *c = connect_to(&f, NULL);
+    skc_eval ev;
+    skc_eval_init(&ev);
+    skc_reply *rep = NULL;
+    ck_assert_int_eq(skc_mesh(c, &ev, &rep), 0);
+    uint32_t n;
+    const skc_draw *d = skc_reply_draws(rep, &n);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(d[0].bone, 4);
+    ck_assert_uint_eq(d[0].vertex_count, 4);
+    ck_assert(d[0].vertices[3].x == 12 && d[0].vertices[3].v == 15);
+    ck_assert_uint_eq(d[0].index_count, 6);
+    ck_assert_uint_eq(d[0].indices[5], 0);
+    skc_reply_free(rep);
+
+    skc_render_opts ro;
+    skc_render_opts_init(&ro);
+    static const char *const styles[] = {"alt"};
+    ro.width = 64;
+    ro.height = 32;
+    memcpy(ro.background, "\1\2\3\4", 4);
+    ro.camera = SKC_CAMERA_EXPLICIT;
+    ro.scale = (skc_vec2){2, 2};
+    ro.position = (skc_vec2){32, -16};
+    ro.style_count = 1;
+    ro.styles = styles;
+    ro.samples = 1;
+    ro.format = SKC_FORMAT_RGBA;
+    ro.has_range = 1;
+    ro.first = 3;
+    ro.last = 4;
+    ck_assert_msg(skc_render(c, &ev, &ro, &rep) == 0, "%s", skc_errmsg(c));
+    const skc_image *im = skc_reply_images(rep, &n);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_uint_eq(im[1].frame, 4);
+    ck_assert_uint_eq(im[1].size, 4);
+    ck_assert_uint_eq(im[1].data[0], 4);
+    size_t len;
+    ck_assert_str_eq(skc_reply_sheet_json(rep, &len), "{}");
+    skc_reply_free(rep);
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
+/* ---- connecting ------------------------------------------------------------------------- */
+
+START_TEST(connect_refused)
+{
+    skc_options o = {"unix:/nonexistent/skc-test.sock", NULL, 1000, 1000, 0};
+    skc_client *c = NULL;
+    ck_assert_int_eq(skc_connect(&c, &o), SKC_EIO);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_nonnull(strstr(skc_errmsg(c), "/nonexistent/skc-test.sock"));
+    skc_free(c);
+
+    /* A loopback port nobody listens on (bound, then closed). */
+    struct fake f;
+    ck_assert_int_eq(fake_start_tcp(&f, AF_INET, NULL), 0);
+    close(f.lfd);
+    o.uri = f.uri;
+    ck_assert_int_eq(skc_connect(&c, &o), SKC_EIO);
+    ck_assert_ptr_nonnull(strstr(skc_errmsg(c), "refused"));
+    skc_free(c);
+}
+END_TEST
+
+START_TEST(connect_bad_uri)
+{
+    static const char *const bad[] = {"http://x",      "tcp://nohost", "tcp://:80", "tcp://h:0",
+                                      "tcp://h:99999", "tcp://::1:80", "unix:",     NULL};
+    for (int i = 0; i < (int)(sizeof bad / sizeof bad[0]); i++) {
+        skc_options o = {bad[i], NULL, 100, 100, 0};
+        skc_client *c = NULL;
+        ck_assert_msg(skc_connect(&c, &o) == SKC_EINVAL, "%s", bad[i] ? bad[i] : "NULL");
+        ck_assert(strlen(skc_errmsg(c)) > 0);
+        skc_free(c);
+    }
+    skc_client *c = NULL;
+    ck_assert_int_eq(skc_connect(&c, NULL), SKC_EINVAL);
+    skc_free(c);
+    ck_assert_int_eq(skc_connect(NULL, NULL), SKC_EINVAL);
+    skc_free(NULL);
+    ck_assert_str_eq(skc_strerror(SKC_ETIMEOUT), "timed out");
+    ck_assert_str_eq(skc_strerror(12345), "unknown error");
+    ck_assert_ptr_nonnull(skc_errmsg(NULL));
+}
+END_TEST
+
+/* The server accepts and says nothing: HELLO must time out. */
+static void script_silent(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX];
+    while (srv_read(fd, &h, body) == 0)
+        ;
+    (void)f;
+}
+
+START_TEST(connect_timeout_hello)
+{
+    struct fake f;
+    fake_start(&f, script_silent);
+    skc_options o = {f.uri, NULL, 200, 5000, 0};
+    skc_client *c = NULL;
+    ck_assert_int_eq(skc_connect(&c, &o), SKC_ETIMEOUT);
+    ck_assert_ptr_nonnull(strstr(skc_errmsg(c), "timed out"));
+    skc_free(c); /* the server sees EOF and returns */
+    fake_stop(&f);
+}
+END_TEST
+
+/* A listen queue that is full: the connect itself cannot finish. */
+START_TEST(connect_timeout_queue_full)
+{
+    struct fake f;
+    memset(&f, 0, sizeof f);
+    fake_listen_unix(&f);
+    fake_run(&f, NULL, 0);
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    strcpy(sun.sun_path, f.path);
+    /* Fill the queue with non-blocking connects until the kernel refuses one. */
+    int filler[16], nfill = 0, full = 0;
+    while (!full && nfill < 16) {
+        filler[nfill] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        ck_assert_int_ge(filler[nfill], 0);
+        full = connect(filler[nfill], (struct sockaddr *)&sun, sizeof sun) < 0;
+        ck_assert(!full || errno == EAGAIN);
+        nfill++;
+    }
+    ck_assert_msg(full, "the listen queue never filled");
+    skc_options o = {f.uri, NULL, 200, 200, 0};
+    skc_client *c = NULL;
+    ck_assert_int_eq(skc_connect(&c, &o), SKC_ETIMEOUT);
+    ck_assert_ptr_nonnull(strstr(skc_errmsg(c), "queue full"));
+    skc_free(c);
+    while (nfill > 0)
+        close(filler[--nfill]);
+    fake_stop(&f);
+}
+END_TEST
+
+static Suite *client_suite(void)
+{
+    Suite *s = suite_create("client");
+    TCase *tc = tcase_create("connect");
+    tcase_add_test(tc, connect_unix_hello);
+    tcase_add_test(tc, connect_wrong_token);
+    tcase_add_test(tc, connect_tcp_v4);
+    tcase_add_test(tc, connect_tcp_v6);
+    tcase_add_test(tc, connect_refused);
+    tcase_add_test(tc, connect_bad_uri);
+    tcase_add_test(tc, connect_timeout_hello);
+    tcase_add_test(tc, connect_timeout_queue_full);
+    tcase_set_timeout(tc, 30);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("calls");
+    tcase_add_test(tc, ping_round_trip);
+    tcase_add_test(tc, pose_decoded);
+    tcase_add_test(tc, eval_bad_arguments);
+    tcase_add_test(tc, load_info_instance);
+    tcase_add_test(tc, mesh_and_render);
+    tcase_set_timeout(tc, 30);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("errors");
+    tcase_add_test(tc, error_reply);
+    tcase_add_test(tc, malformed_reply);
+    tcase_add_test(tc, close_mid_reply);
+    tcase_add_test(tc, connection_level_error);
+    tcase_set_timeout(tc, 30);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("pipelining");
+    tcase_add_test(tc, pipelined_out_of_order);
+    tcase_add_test(tc, pipelined_batch_discard);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(client_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
