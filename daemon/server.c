@@ -439,6 +439,10 @@ int server_run(struct config *cfg)
         begin_shutdown(&s);
     } else {
         log_msg(LOG_INFO, "serving with %d threads", (int)cfg->threads);
+        printf("ready: try `client/skelctl --uri %s stats` or `client/skelctl --uri %s render "
+               "FILE.skf --anim 0 --frame 10 -o out.png`\n",
+               s.listeners[0].uri, s.listeners[0].uri);
+        fflush(stdout);
     }
     uv_run(s.loop, UV_RUN_DEFAULT);
     int closed = uv_loop_close(s.loop);

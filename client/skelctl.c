@@ -1,0 +1,634 @@
+/* skelctl: the command line on libskc, for scripted pipelines.
+ *
+ *   skelctl [--uri URI] [--token T] COMMAND ...
+ *   URI: unix:/path or tcp://host:port (default $SKELD_URI, else tcp://127.0.0.1:7878)
+ *
+ * Commands: ping, stats, load FILE, info ARM, pose ARM [flags], mesh ARM [flags],
+ * render ARM [flags] -o OUT. ARM is an armature id (64 hex digits), a local .skf file (uploaded)
+ * or a path under the daemon's --root. The evaluation and render flags are those of
+ * `skeld eval` and `skeld render`, and `skelctl pose` prints what `skeld eval` prints.
+ * Exit status: 0 ok, 1 failure (message on stderr), 2 usage. */
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "skc.h"
+#include "skp_json.h"
+
+static int usage(void)
+{
+    fputs("usage: skelctl [--uri URI] [--token T] COMMAND ...\n"
+          "  ping | stats | load FILE | info ARM\n"
+          "  pose ARM [--anim A[,B..]] [--frame F[,G..]] [--smooth S[,..]] [--from F0]\n"
+          "           [--warmup N] [--loop] [--reverse] [--position X,Y] [--scale X,Y]\n"
+          "           [--velocity X,Y] [--y-down]\n"
+          "  mesh ARM [the flags of pose]\n"
+          "  render ARM [the flags of pose, without the engine options] [--frames F0-F1]\n"
+          "           [--size WxH] [--scale S[,SY] [--position X,Y] | --fit 0.9]\n"
+          "           [--style NAME,..] [--background RRGGBBAA] [--samples 1|4]\n"
+          "           [--png-level fast|0-9] -o OUT.png\n"
+          "ARM: an armature id, a local .skf file (uploaded), or a path under the daemon's root\n"
+          "URI: unix:/path or tcp://host:port (default $SKELD_URI or tcp://127.0.0.1:7878)\n",
+          stderr);
+    return 2;
+}
+
+static int fail(skc_client *c, const char *what)
+{
+    fprintf(stderr, "skelctl: %s: %s\n", what, c ? skc_errmsg(c) : "out of memory");
+    return 1;
+}
+
+/* ---- flags ------------------------------------------------------------------------------- */
+
+struct flags {
+    char *anim, *frame, *smooth, *from, *warmup, *position, *scale, *velocity;
+    char *frames, *size, *fit, *style, *background, *samples, *level, *output, *sheet;
+    int loop, reverse, y_down;
+};
+
+static char *value(const char *name, int argc, char **argv, int *i)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n))
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (!argv[*i][n] && *i + 1 < argc)
+        return argv[++*i];
+    return NULL;
+}
+
+static int take(struct flags *f, int argc, char **argv, int *i)
+{
+    static const struct {
+        const char *name;
+        size_t off;
+    } table[] = {
+#define OPT(n, field) {n, offsetof(struct flags, field)}
+        OPT("--anim", anim),         OPT("--frames", frames),   OPT("--frame", frame),
+        OPT("--smooth", smooth),     OPT("--from", from),       OPT("--warmup", warmup),
+        OPT("--position", position), OPT("--scale", scale),     OPT("--velocity", velocity),
+        OPT("--size", size),         OPT("--fit", fit),         OPT("--style", style),
+        OPT("--background", background), OPT("--samples", samples), OPT("--png-level", level),
+        OPT("--output", output),     OPT("-o", output),         OPT("--sheet", sheet),
+#undef OPT
+    };
+    if (!strcmp(argv[*i], "--loop"))
+        return f->loop = 1;
+    if (!strcmp(argv[*i], "--reverse"))
+        return f->reverse = 1;
+    if (!strcmp(argv[*i], "--y-down"))
+        return f->y_down = 1;
+    for (size_t k = 0; k < sizeof table / sizeof table[0]; k++) {
+        char *v = value(table[k].name, argc, argv, i);
+        if (v) {
+            *(char **)((char *)f + table[k].off) = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Splits "a,b,c" into numbers; returns the count or -1. */
+static int numbers(const char *s, double *out, int max)
+{
+    int n = 0;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        if (n == max)
+            return -1;
+        out[n] = strtod(p, &end);
+        if (end == p || !isfinite(out[n]) || (*end && *end != ','))
+            return -1;
+        n++;
+        p = *end ? end + 1 : end;
+    }
+    return n;
+}
+
+static int vec2(const char *flag, const char *s, skc_vec2 *v)
+{
+    double d[2];
+    int n = s ? numbers(s, d, 2) : 0;
+    if (n < 1) {
+        fprintf(stderr, "skelctl: %s: expected X,Y\n", flag);
+        return -1;
+    }
+    v->x = d[0];
+    v->y = n == 2 ? d[1] : d[0];
+    return 0;
+}
+
+/* The evaluation request from the flags, as `skeld eval` reads them. names holds the
+ * animation names (split in place). */
+static int make_eval(struct flags *f, skc_eval *ev, bool engine_opts)
+{
+    if (f->anim) {
+        for (char *tok = strtok(f->anim, ","); tok; tok = strtok(NULL, ",")) {
+            if (ev->anim_count == SKC_MAX_ANIMS) {
+                fprintf(stderr, "skelctl: --anim: at most %d animations\n", SKC_MAX_ANIMS);
+                return -1;
+            }
+            ev->anims[ev->anim_count++].name = tok;
+        }
+    }
+    double d[SKC_MAX_ANIMS];
+    int n = f->frame ? numbers(f->frame, d, SKC_MAX_ANIMS) : 0;
+    if (n < 0 || (n > 1 && (unsigned)n != ev->anim_count)) {
+        fprintf(stderr, "skelctl: --frame: one number, or one per animation\n");
+        return -1;
+    }
+    for (unsigned i = 0; i < ev->anim_count; i++)
+        ev->anims[i].frame = n == 0 ? 0 : d[n == 1 ? 0 : i];
+    n = f->smooth ? numbers(f->smooth, d, SKC_MAX_ANIMS) : 0;
+    if (n < 0 || (n > 1 && (unsigned)n != ev->anim_count)) {
+        fprintf(stderr, "skelctl: --smooth: one number, or one per animation\n");
+        return -1;
+    }
+    for (unsigned i = 0; i < ev->anim_count; i++)
+        ev->anims[i].smoothing = n == 0 ? 0 : d[n == 1 ? 0 : i];
+    if (f->from) {
+        if (numbers(f->from, &ev->from, 1) != 1) {
+            fprintf(stderr, "skelctl: --from: expected a number\n");
+            return -1;
+        }
+        ev->has_from = 1;
+    }
+    if (f->warmup) {
+        char *end;
+        long w = strtol(f->warmup, &end, 10);
+        if (end == f->warmup || *end || w < 0 || w > 100000000) {
+            fprintf(stderr, "skelctl: --warmup: expected a whole number\n");
+            return -1;
+        }
+        ev->warmup = (uint32_t)w;
+    }
+    ev->flags = (f->loop ? SKC_EVAL_LOOP : 0) | (f->reverse ? SKC_EVAL_REVERSE : 0) |
+                (f->y_down ? SKC_EVAL_Y_DOWN : 0);
+    if (!engine_opts)
+        return 0;
+    return (f->position && vec2("--position", f->position, &ev->position)) ||
+                   (f->scale && vec2("--scale", f->scale, &ev->scale)) ||
+                   (f->velocity && vec2("--velocity", f->velocity, &ev->velocity))
+               ? -1
+               : 0;
+}
+
+/* ---- armatures --------------------------------------------------------------------------- */
+
+static int hexval(int ch)
+{
+    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
+}
+
+static bool parse_id(const char *s, unsigned char id[SKC_ID_SIZE])
+{
+    if (strlen(s) != 2 * SKC_ID_SIZE)
+        return false;
+    for (int i = 0; i < SKC_ID_SIZE; i++) {
+        int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return false;
+        id[i] = (unsigned char)(hi << 4 | lo);
+    }
+    return true;
+}
+
+static void print_id(FILE *out, const unsigned char id[SKC_ID_SIZE])
+{
+    for (int i = 0; i < SKC_ID_SIZE; i++)
+        fprintf(out, "%02x", id[i]);
+}
+
+static unsigned char *read_local(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 1 << 20;
+    unsigned char *buf = malloc(cap);
+    *len = 0;
+    for (size_t got = 1; buf && got;) {
+        if (*len == cap) {
+            unsigned char *n = cap < (256u << 20) ? realloc(buf, cap * 2) : NULL;
+            if (!n) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = n;
+            cap *= 2;
+        }
+        got = fread(buf + *len, 1, cap - *len, f);
+        *len += got;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* ARM -> id: an id as given, a local file uploaded, else a path under the daemon's root. */
+static int resolve_arm(skc_client *c, const char *arm, unsigned char id[SKC_ID_SIZE])
+{
+    if (parse_id(arm, id))
+        return 0;
+    struct stat st;
+    if (stat(arm, &st) == 0 && S_ISREG(st.st_mode)) {
+        size_t len;
+        unsigned char *bytes = read_local(arm, &len);
+        if (!bytes) {
+            fprintf(stderr, "skelctl: %s: %s\n", arm, strerror(errno));
+            return 1;
+        }
+        int rc = skc_load_bytes(c, bytes, len, id, NULL);
+        free(bytes);
+        return rc ? fail(c, arm) : 0;
+    }
+    return skc_load_path(c, arm, id, NULL) ? fail(c, arm) : 0;
+}
+
+/* ---- commands ---------------------------------------------------------------------------- */
+
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+static void print_summary(FILE *out, const skc_summary *s)
+{
+    fprintf(out, "\"bones\":%u,\"animations\":[", s->bone_count);
+    for (uint32_t a = 0; a < s->anim_count; a++) {
+        fprintf(out, "%s{\"id\":%u,\"name\":", a ? "," : "", a);
+        json_str(out, s->anims[a].name);
+        fprintf(out, ",\"fps\":%.9g,\"frames\":%u}", s->anims[a].fps, s->anims[a].frames);
+    }
+    fputs("],\"styles\":[", out);
+    for (uint32_t i = 0; i < s->style_count; i++) {
+        fputs(i ? "," : "", out);
+        json_str(out, s->styles[i]);
+    }
+    fprintf(out, "],\"atlases\":%u", s->atlas_count);
+}
+
+static int cmd_load(skc_client *c, const char *file)
+{
+    unsigned char id[SKC_ID_SIZE];
+    skc_reply *r = NULL;
+    struct stat st;
+    int rc;
+    if (stat(file, &st) == 0 && S_ISREG(st.st_mode)) {
+        size_t len;
+        unsigned char *bytes = read_local(file, &len);
+        if (!bytes) {
+            fprintf(stderr, "skelctl: %s: %s\n", file, strerror(errno));
+            return 1;
+        }
+        rc = skc_load_bytes(c, bytes, len, id, &r);
+        free(bytes);
+    } else {
+        rc = skc_load_path(c, file, id, &r);
+    }
+    if (rc)
+        return fail(c, file);
+    fputs("{\"id\":\"", stdout);
+    print_id(stdout, id);
+    fputs("\",", stdout);
+    print_summary(stdout, skc_reply_summary(r));
+    fputs("}\n", stdout);
+    skc_reply_free(r);
+    return 0;
+}
+
+static int cmd_info(skc_client *c, const char *arm)
+{
+    unsigned char id[SKC_ID_SIZE];
+    skc_reply *r = NULL;
+    int rc = resolve_arm(c, arm, id);
+    if (rc)
+        return rc;
+    if (skc_info(c, id, &r))
+        return fail(c, "info");
+    fputs("{\"id\":\"", stdout);
+    print_id(stdout, id);
+    fputs("\",", stdout);
+    print_summary(stdout, skc_reply_summary(r));
+    uint32_t n;
+    const skc_bone_info *b = skc_reply_bone_infos(r, &n);
+    fputs(",\"bone_list\":[", stdout);
+    for (uint32_t i = 0; i < n; i++) {
+        fprintf(stdout, "%s{\"id\":%u,\"name\":", i ? "," : "", i);
+        json_str(stdout, b[i].name);
+        fprintf(stdout, ",\"parent\":%d}", (int)b[i].parent);
+    }
+    fputs("]}\n", stdout);
+    skc_reply_free(r);
+    return 0;
+}
+
+/* Prints the bones exactly as `skeld eval` does (proto/skp_json.c). */
+static int print_pose(const skc_reply *r)
+{
+    uint32_t n;
+    const skc_bone *b = skc_reply_bones(r, &n);
+    struct skp_bone_view *views = calloc(n ? n : 1, sizeof *views);
+    if (!views)
+        return -1;
+    for (uint32_t i = 0; i < n; i++)
+        views[i] = (struct skp_bone_view){{b[i].pos.x, b[i].pos.y}, b[i].rot,
+                                          {b[i].scale.x, b[i].scale.y}, b[i].hidden,
+                                          b[i].zindex, b[i].tex, b[i].vertex_count,
+                                          (const double *)b[i].vertices, b[i].vertex_count > 0};
+    size_t len = skp_pose_json(NULL, 0, views, n);
+    char *buf = malloc(len + 1);
+    if (buf) {
+        skp_pose_json(buf, len + 1, views, n);
+        fwrite(buf, 1, len, stdout);
+    }
+    free(buf);
+    free(views);
+    return buf ? 0 : -1;
+}
+
+static void print_draws(const skc_reply *r)
+{
+    uint32_t n;
+    const skc_draw *d = skc_reply_draws(r, &n);
+    fputs("[", stdout);
+    for (uint32_t i = 0; i < n; i++) {
+        printf("%s\n{\"bone\":%u,\"atlas\":%u,\"tint\":[%.9g,%.9g,%.9g,%.9g],\"vertices\":[",
+               i ? "," : "", d[i].bone, d[i].atlas, d[i].tint[0], d[i].tint[1], d[i].tint[2],
+               d[i].tint[3]);
+        for (uint32_t v = 0; v < d[i].vertex_count; v++)
+            printf("%s[%.9g,%.9g,%.9g,%.9g]", v ? "," : "", d[i].vertices[v].x,
+                   d[i].vertices[v].y, d[i].vertices[v].u, d[i].vertices[v].v);
+        fputs("],\"indices\":[", stdout);
+        for (uint32_t k = 0; k < d[i].index_count; k++)
+            printf("%s%u", k ? "," : "", d[i].indices[k]);
+        fputs("]}", stdout);
+    }
+    fputs("\n]\n", stdout);
+}
+
+static int cmd_eval(skc_client *c, int op, const char *arm, struct flags *f)
+{
+    skc_eval ev;
+    skc_eval_init(&ev);
+    if (make_eval(f, &ev, true))
+        return 2;
+    int rc = resolve_arm(c, arm, ev.armature);
+    if (rc)
+        return rc;
+    skc_reply *r = NULL;
+    if ((op == 0 ? skc_pose(c, &ev, &r) : skc_mesh(c, &ev, &r)))
+        return fail(c, op == 0 ? "pose" : "mesh");
+    if (op == 0)
+        rc = print_pose(r) ? fail(NULL, "pose") : 0;
+    else
+        print_draws(r);
+    skc_reply_free(r);
+    return rc;
+}
+
+static int pair(const char *s, char sep, long *a, long *b)
+{
+    char *end;
+    *a = strtol(s, &end, 10);
+    if (end == s || *end != sep)
+        return -1;
+    const char *t = end + 1;
+    *b = strtol(t, &end, 10);
+    return end == t || *end ? -1 : 0;
+}
+
+static bool frame_pattern(const char *s)
+{
+    int conversions = 0;
+    for (; *s; s++) {
+        if (*s != '%')
+            continue;
+        if (s[1] == '%') {
+            s++;
+            continue;
+        }
+        for (s++; *s && strchr("0123456789-+ ", *s); s++)
+            ;
+        if (*s != 'd')
+            return false;
+        conversions++;
+    }
+    return conversions == 1;
+}
+
+static int bad(const char *msg, const char *arg)
+{
+    fprintf(stderr, "skelctl render: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+    return 2;
+}
+
+static int make_camera(struct flags *f, skc_render_opts *ro)
+{
+    if (f->scale && f->fit)
+        return bad("--scale and --fit exclude each other", NULL);
+    if (f->scale) {
+        ro->camera = SKC_CAMERA_EXPLICIT;
+        ro->position.x = ro->width / 2.0;
+        ro->position.y = -(ro->height / 2.0);
+        return vec2("--scale", f->scale, &ro->scale) ||
+                       (f->position && vec2("--position", f->position, &ro->position))
+                   ? 2
+                   : 0;
+    }
+    if (f->position)
+        return bad("--position needs --scale", NULL);
+    ro->camera = SKC_CAMERA_FIT;
+    ro->fit = 0.9;
+    if (f->fit && (numbers(f->fit, &ro->fit, 1) != 1 || !(ro->fit > 0 && ro->fit <= 10)))
+        return bad("--fit: expected a fraction of the canvas such as 0.9", f->fit);
+    return 0;
+}
+
+static int make_render(struct flags *f, skc_render_opts *ro, const char **styles)
+{
+    long a, b;
+    if (f->size) {
+        if (pair(f->size, 'x', &a, &b) || a < 1 || b < 1 || a > 16384 || b > 16384)
+            return bad("--size: expected WxH, each 1..16384", f->size);
+        ro->width = (uint32_t)a;
+        ro->height = (uint32_t)b;
+    }
+    if (f->samples && strcmp(f->samples, "1") && strcmp(f->samples, "4"))
+        return bad("--samples: expected 1 or 4", f->samples);
+    ro->samples = f->samples ? (unsigned)atoi(f->samples) : 4;
+    if (f->background) {
+        size_t n = strlen(f->background);
+        char *end;
+        unsigned long v = strtoul(f->background, &end, 16);
+        if ((n != 6 && n != 8) || *end)
+            return bad("--background: expected RRGGBBAA in hex", f->background);
+        if (n == 6)
+            v = v << 8 | 0xff;
+        for (int i = 0; i < 4; i++)
+            ro->background[i] = (unsigned char)(v >> (24 - 8 * i));
+    }
+    if (f->level && strcmp(f->level, "fast")) {
+        a = strtol(f->level, NULL, 10);
+        if (!*f->level || strspn(f->level, "0123456789") != strlen(f->level) || a > 9)
+            return bad("--png-level: expected fast or 0..9", f->level);
+        ro->png_level = (unsigned)a;
+    }
+    if (f->style) {
+        for (char *tok = strtok(f->style, ","); tok; tok = strtok(NULL, ",")) {
+            if (ro->style_count == 64)
+                return bad("--style: at most 64 styles", NULL);
+            styles[ro->style_count++] = tok;
+        }
+        ro->styles = styles;
+    }
+    if (f->frames) {
+        if (f->frame)
+            return bad("--frames and --frame exclude each other", NULL);
+        if (pair(f->frames, '-', &a, &b) || a < 0 || b < a)
+            return bad("--frames: expected F0-F1 with 0 <= F0 <= F1", f->frames);
+        ro->has_range = 1;
+        ro->first = (uint32_t)a;
+        ro->last = (uint32_t)b;
+    }
+    if (f->sheet)
+        return bad("--sheet: the daemon does not serve spritesheets yet (use skeld render --sheet)",
+                   NULL);
+    if (!f->output)
+        return bad("-o OUT.png is required", NULL);
+    if (ro->has_range && ro->last > ro->first && !frame_pattern(f->output))
+        return bad("-o: a frame range needs a pattern with one %d, such as out_%04d.png", NULL);
+    return make_camera(f, ro);
+}
+
+static int write_image(const char *path, const skc_image *img)
+{
+    FILE *out = strcmp(path, "-") ? fopen(path, "wb") : stdout;
+    if (!out || fwrite(img->data, 1, img->size, out) != img->size ||
+        (out != stdout ? fclose(out) : fflush(out))) {
+        fprintf(stderr, "skelctl: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+static int cmd_render(skc_client *c, const char *arm, struct flags *f)
+{
+    skc_eval ev;
+    skc_render_opts ro;
+    const char *styles[64];
+    skc_eval_init(&ev);
+    skc_render_opts_init(&ro);
+    /* --position and --scale are the camera here, as in skeld render. */
+    struct flags ef = *f;
+    ef.position = ef.scale = ef.velocity = NULL;
+    int rc = make_eval(&ef, &ev, false);
+    if (rc || (rc = make_render(f, &ro, styles)))
+        return rc ? 2 : 0;
+    if ((rc = resolve_arm(c, arm, ev.armature)))
+        return rc;
+    skc_reply *r = NULL;
+    if (skc_render(c, &ev, &ro, &r))
+        return fail(c, "render");
+    uint32_t n;
+    const skc_image *img = skc_reply_images(r, &n);
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        char path[4096];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+        if (ro.has_range)
+            snprintf(path, sizeof path, f->output, (int)img[i].frame);
+        else
+            snprintf(path, sizeof path, "%s", f->output);
+#pragma GCC diagnostic pop
+        rc = write_image(path, &img[i]);
+    }
+    skc_reply_free(r);
+    return rc;
+}
+
+static int run(skc_client *c, int argc, char **argv)
+{
+    const char *cmd = argv[0];
+    if (!strcmp(cmd, "ping"))
+        return skc_ping(c, "skelctl", 7) ? fail(c, "ping") : (puts("pong"), 0);
+    if (!strcmp(cmd, "stats")) {
+        skc_reply *r = NULL;
+        if (skc_stats(c, &r))
+            return fail(c, "stats");
+        uint32_t n;
+        const skc_counter *k = skc_reply_counters(r, &n);
+        for (uint32_t i = 0; i < n; i++)
+            printf("%s %llu\n", k[i].name, (unsigned long long)k[i].value);
+        skc_reply_free(r);
+        return 0;
+    }
+    if (argc < 2)
+        return usage();
+    if (!strcmp(cmd, "load"))
+        return argc == 2 ? cmd_load(c, argv[1]) : usage();
+    if (!strcmp(cmd, "info"))
+        return argc == 2 ? cmd_info(c, argv[1]) : usage();
+    struct flags f;
+    memset(&f, 0, sizeof f);
+    for (int i = 2; i < argc; i++) {
+        if (!take(&f, argc, argv, &i)) {
+            fprintf(stderr, "skelctl: unexpected argument \"%s\"\n", argv[i]);
+            return usage();
+        }
+    }
+    if (!strcmp(cmd, "pose") || !strcmp(cmd, "mesh"))
+        return cmd_eval(c, strcmp(cmd, "pose") ? 1 : 0, argv[1], &f);
+    if (!strcmp(cmd, "render"))
+        return cmd_render(c, argv[1], &f);
+    return usage();
+}
+
+int main(int argc, char **argv)
+{
+    skc_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.uri = getenv("SKELD_URI");
+    int i = 1;
+    for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
+        char *v;
+        if ((v = value("--uri", argc, argv, &i)))
+            opt.uri = v;
+        else if ((v = value("--token", argc, argv, &i)))
+            opt.auth_token = v;
+        else
+            return usage();
+    }
+    if (i >= argc)
+        return usage();
+    if (!opt.uri)
+        opt.uri = "tcp://127.0.0.1:7878";
+    skc_client *c = NULL;
+    if (skc_connect(&c, &opt)) {
+        int rc = fail(c, opt.uri);
+        skc_free(c);
+        return rc;
+    }
+    int rc = run(c, argc - i, argv + i);
+    skc_free(c);
+    return rc;
+}
