@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "skc.h"
+#include "skp_cli.h"
 #include "skp_json.h"
 
 static int usage(void)
@@ -258,17 +259,14 @@ static int resolve_arm(skc_client *c, const char *arm, unsigned char id[SKC_ID_S
 
 static void json_str(FILE *out, const char *s)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
-    }
-    fputc('"', out);
+    char small[256];
+    size_t n = skp_json_quote(small, sizeof small, s);
+    char *buf = n < sizeof small ? small : malloc(n + 1);
+    if (buf && buf != small)
+        skp_json_quote(buf, n + 1, s);
+    fputs(buf ? buf : "\"\"", out);
+    if (buf != small)
+        free(buf);
 }
 
 static void print_summary(FILE *out, const skc_summary *s)
@@ -406,36 +404,6 @@ static int cmd_eval(skc_client *c, int op, const char *arm, struct flags *f)
     return rc;
 }
 
-static int pair(const char *s, char sep, long *a, long *b)
-{
-    char *end;
-    *a = strtol(s, &end, 10);
-    if (end == s || *end != sep)
-        return -1;
-    const char *t = end + 1;
-    *b = strtol(t, &end, 10);
-    return end == t || *end ? -1 : 0;
-}
-
-static bool frame_pattern(const char *s)
-{
-    int conversions = 0;
-    for (; *s; s++) {
-        if (*s != '%')
-            continue;
-        if (s[1] == '%') {
-            s++;
-            continue;
-        }
-        for (s++; *s && strchr("0123456789-+ ", *s); s++)
-            ;
-        if (*s != 'd')
-            return false;
-        conversions++;
-    }
-    return conversions == 1;
-}
-
 static int bad(const char *msg, const char *arg)
 {
     fprintf(stderr, "skelctl render: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
@@ -468,7 +436,7 @@ static int make_render(struct flags *f, skc_render_opts *ro, const char **styles
 {
     long a, b;
     if (f->size) {
-        if (pair(f->size, 'x', &a, &b) || a < 1 || b < 1 || a > 16384 || b > 16384)
+        if (skp_cli_pair(f->size, 'x', &a, &b) || a < 1 || b < 1 || a > 16384 || b > 16384)
             return bad("--size: expected WxH, each 1..16384", f->size);
         ro->width = (uint32_t)a;
         ro->height = (uint32_t)b;
@@ -476,17 +444,8 @@ static int make_render(struct flags *f, skc_render_opts *ro, const char **styles
     if (f->samples && strcmp(f->samples, "1") && strcmp(f->samples, "4"))
         return bad("--samples: expected 1 or 4", f->samples);
     ro->samples = f->samples ? (unsigned)atoi(f->samples) : 4;
-    if (f->background) {
-        size_t n = strlen(f->background);
-        char *end;
-        unsigned long v = strtoul(f->background, &end, 16);
-        if ((n != 6 && n != 8) || *end)
-            return bad("--background: expected RRGGBBAA in hex", f->background);
-        if (n == 6)
-            v = v << 8 | 0xff;
-        for (int i = 0; i < 4; i++)
-            ro->background[i] = (unsigned char)(v >> (24 - 8 * i));
-    }
+    if (f->background && skp_cli_color(f->background, ro->background))
+        return bad("--background: expected RRGGBBAA in hex", f->background);
     if (f->level && strcmp(f->level, "fast")) {
         a = strtol(f->level, NULL, 10);
         if (!*f->level || strspn(f->level, "0123456789") != strlen(f->level) || a > 9)
@@ -504,7 +463,7 @@ static int make_render(struct flags *f, skc_render_opts *ro, const char **styles
     if (f->frames) {
         if (f->frame)
             return bad("--frames and --frame exclude each other", NULL);
-        if (pair(f->frames, '-', &a, &b) || a < 0 || b < a)
+        if (skp_cli_pair(f->frames, '-', &a, &b) || a < 0 || b < a)
             return bad("--frames: expected F0-F1 with 0 <= F0 <= F1", f->frames);
         ro->has_range = 1;
         ro->first = (uint32_t)a;
@@ -515,7 +474,7 @@ static int make_render(struct flags *f, skc_render_opts *ro, const char **styles
                    NULL);
     if (!f->output)
         return bad("-o OUT.png is required", NULL);
-    if (ro->has_range && ro->last > ro->first && !frame_pattern(f->output))
+    if (ro->has_range && ro->last > ro->first && !skp_cli_frame_pattern(f->output))
         return bad("-o: a frame range needs a pattern with one %d, such as out_%04d.png", NULL);
     return make_camera(f, ro);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli_args.h"
+#include "skp_cli.h"
 #include "skp_json.h"
 #include "engine/eval.h"
 #include "engine/load.h"
@@ -34,17 +35,14 @@ int cli_load(const char *path, bool pixels, struct armature **arm)
 
 void cli_write_json_string(FILE *out, const char *s)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(out, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(out, "\\u%04x", ch);
-        else
-            fputc(ch, out);
-    }
-    fputc('"', out);
+    char small[256];
+    size_t n = skp_json_quote(small, sizeof small, s);
+    char *buf = n < sizeof small ? small : malloc(n + 1);
+    if (buf && buf != small)
+        skp_json_quote(buf, n + 1, s);
+    fputs(buf ? buf : "\"\"", out);
+    if (buf != small)
+        free(buf);
 }
 
 int cli_write_pose_json(FILE *out, const struct pose *p)

@@ -13,6 +13,7 @@
 #include "cli_args.h"
 #include "engine/png.h"
 #include "engine/render.h"
+#include "skp_cli.h"
 
 static const char render_usage[] =
     "usage: skeld render FILE.skf [--anim A[,B..]] [--frame F[,G..] | --frames F0-F1]\n"
@@ -71,33 +72,6 @@ static int bad(const char *fmt, ...)
     return 2;
 }
 
-static int parse_pair(const char *s, char sep, long *a, long *b)
-{
-    char *end;
-    *a = strtol(s, &end, 10);
-    if (end == s || *end != sep)
-        return -1;
-    const char *t = end + 1;
-    *b = strtol(t, &end, 10);
-    return end == t || *end ? -1 : 0;
-}
-
-static int parse_hex_color(const char *s, uint8_t out[4])
-{
-    size_t n = strlen(s);
-    if (n != 6 && n != 8)
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        if (!strchr("0123456789abcdefABCDEF", s[i]))
-            return -1;
-    unsigned long v = strtoul(s, NULL, 16);
-    if (n == 6)
-        v = v << 8 | 0xff;
-    for (int c = 0; c < 4; c++)
-        out[c] = (uint8_t)(v >> (24 - 8 * c));
-    return 0;
-}
-
 static int resolve_styles(const struct armature *arm, char *list, struct render_opts *o)
 {
     char *items[RENDER_MAX_STYLES];
@@ -120,7 +94,7 @@ static int resolve_canvas(const struct armature *arm, struct render_flags *f,
     render_opts_default(o);
     long w, h;
     if (f->size) {
-        if (parse_pair(f->size, 'x', &w, &h) || w < 1 || h < 1 || w > RENDER_MAX_SIDE ||
+        if (skp_cli_pair(f->size, 'x', &w, &h) || w < 1 || h < 1 || w > RENDER_MAX_SIDE ||
             h > RENDER_MAX_SIDE)
             return bad("--size: expected WxH, each 1..16384, got \"%s\"", f->size);
         o->width = (uint32_t)w;
@@ -131,7 +105,7 @@ static int resolve_canvas(const struct armature *arm, struct render_flags *f,
             return bad("--samples: expected 1 or 4, got \"%s\"", f->samples);
         o->samples = (uint32_t)atoi(f->samples);
     }
-    if (f->background && parse_hex_color(f->background, o->background))
+    if (f->background && skp_cli_color(f->background, o->background))
         return bad("--background: expected RRGGBBAA in hex, got \"%s\"", f->background);
     if (f->styles && resolve_styles(arm, f->styles, o))
         return 2;
@@ -197,27 +171,6 @@ static int write_file(const char *path, const struct byte_buf *b)
         return 1;
     }
     return 0;
-}
-
-/* Accepts exactly one integer conversion (%d, %04d, ...) and no other. */
-static bool is_frame_pattern(const char *s)
-{
-    int conversions = 0;
-    for (; *s; s++) {
-        if (*s != '%')
-            continue;
-        if (s[1] == '%') {
-            s++;
-            continue;
-        }
-        s++;
-        while (*s && strchr("0123456789-+ ", *s))
-            s++;
-        if (*s != 'd')
-            return false;
-        conversions++;
-    }
-    return conversions == 1;
 }
 
 static void progress(long done, long total)
@@ -330,7 +283,7 @@ static int resolve_range(struct render_flags *f, struct job *j)
     }
     if (f->eval.frame_list)
         return bad("--frames and --frame exclude each other");
-    if (parse_pair(f->frames, '-', &j->first, &j->last) || j->first < 0 || j->last < j->first)
+    if (skp_cli_pair(f->frames, '-', &j->first, &j->last) || j->first < 0 || j->last < j->first)
         return bad("--frames: expected F0-F1 with 0 <= F0 <= F1, got \"%s\"", f->frames);
     if (!j->req.count)
         return bad("--frames needs --anim");
@@ -361,13 +314,13 @@ static int resolve_output(struct render_flags *f, struct job *j)
         j->png.filter = PNG_FILTER_CHOICE_SUB;
     }
     if (f->sheet) {
-        if (parse_pair(f->sheet, 'x', &j->cols, &j->rows) || j->cols < 1 || j->rows < 1 ||
+        if (skp_cli_pair(f->sheet, 'x', &j->cols, &j->rows) || j->cols < 1 || j->rows < 1 ||
             j->cols * j->rows < j->last - j->first + 1)
             return bad("--sheet: expected COLSxROWS with room for every frame, got \"%s\"",
                        f->sheet);
         return 0;
     }
-    if (j->range && j->last > j->first && !is_frame_pattern(j->output))
+    if (j->range && j->last > j->first && !skp_cli_frame_pattern(j->output))
         return bad("-o: a frame range needs a pattern with one %%d, such as out_%%04d.png");
     return 0;
 }

@@ -1,5 +1,7 @@
 #include "skp_json.h"
 
+#include "skp_cli.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -28,17 +30,8 @@ static void num(struct out *o, double v)
 
 static void string(struct out *o, const char *s)
 {
-    put(o, "\"");
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            put(o, "\\%c", ch);
-        else if (ch < 0x20)
-            put(o, "\\u%04x", ch);
-        else
-            put(o, "%c", ch);
-    }
-    put(o, "\"");
+    size_t room = o->len < o->cap ? o->cap - o->len : 0;
+    o->len += skp_json_quote(room ? o->buf + o->len : NULL, room, s);
 }
 
 static void bone(struct out *o, const struct skp_bone_view *b, uint32_t id)

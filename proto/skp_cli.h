@@ -1,0 +1,24 @@
+/* Small parsers shared by the two command lines (skeld render and skelctl render), so the
+ * same flags mean the same thing in both. No I/O. */
+#ifndef SKP_CLI_H
+#define SKP_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* "AsepB" with two whole numbers (e.g. "512x512", "0-49"): 0, or -1 if malformed. */
+int skp_cli_pair(const char *s, char sep, long *a, long *b);
+
+/* "RRGGBB" or "RRGGBBAA" in hex -> straight RGBA: 0, or -1. */
+int skp_cli_color(const char *s, uint8_t out[4]);
+
+/* True if s holds exactly one integer conversion (%d, %04d, ...) and no other: a file name
+ * pattern for numbered frames. */
+bool skp_cli_frame_pattern(const char *s);
+
+/* s as a JSON string literal (quotes included) into buf, truncated at cap (terminated when
+ * cap > 0). Returns the length it needs, excluding the terminator. */
+size_t skp_json_quote(char *buf, size_t cap, const char *s);
+
+#endif
