@@ -73,12 +73,24 @@ static int take(struct flags *f, int argc, char **argv, int *i)
         size_t off;
     } table[] = {
 #define OPT(n, field) {n, offsetof(struct flags, field)}
-        OPT("--anim", anim),         OPT("--frames", frames),   OPT("--frame", frame),
-        OPT("--smooth", smooth),     OPT("--from", from),       OPT("--warmup", warmup),
-        OPT("--position", position), OPT("--scale", scale),     OPT("--velocity", velocity),
-        OPT("--size", size),         OPT("--fit", fit),         OPT("--style", style),
-        OPT("--background", background), OPT("--samples", samples), OPT("--png-level", level),
-        OPT("--output", output),     OPT("-o", output),         OPT("--sheet", sheet),
+        OPT("--anim", anim),
+        OPT("--frames", frames),
+        OPT("--frame", frame),
+        OPT("--smooth", smooth),
+        OPT("--from", from),
+        OPT("--warmup", warmup),
+        OPT("--position", position),
+        OPT("--scale", scale),
+        OPT("--velocity", velocity),
+        OPT("--size", size),
+        OPT("--fit", fit),
+        OPT("--style", style),
+        OPT("--background", background),
+        OPT("--samples", samples),
+        OPT("--png-level", level),
+        OPT("--output", output),
+        OPT("-o", output),
+        OPT("--sheet", sheet),
 #undef OPT
     };
     if (!strcmp(argv[*i], "--loop"))
@@ -349,10 +361,15 @@ static int print_pose(const skc_reply *r)
     if (!views)
         return -1;
     for (uint32_t i = 0; i < n; i++)
-        views[i] = (struct skp_bone_view){{b[i].pos.x, b[i].pos.y}, b[i].rot,
-                                          {b[i].scale.x, b[i].scale.y}, b[i].hidden,
-                                          b[i].zindex, b[i].tex, b[i].vertex_count,
-                                          (const double *)b[i].vertices, b[i].vertex_count > 0};
+        views[i] = (struct skp_bone_view){{b[i].pos.x, b[i].pos.y},
+                                          b[i].rot,
+                                          {b[i].scale.x, b[i].scale.y},
+                                          b[i].hidden,
+                                          b[i].zindex,
+                                          b[i].tex,
+                                          b[i].vertex_count,
+                                          (const double *)b[i].vertices,
+                                          b[i].vertex_count > 0};
     size_t len = skp_pose_json(NULL, 0, views, n);
     char *buf = malloc(len + 1);
     if (buf) {
@@ -374,8 +391,8 @@ static void print_draws(const skc_reply *r)
                i ? "," : "", d[i].bone, d[i].atlas, d[i].tint[0], d[i].tint[1], d[i].tint[2],
                d[i].tint[3]);
         for (uint32_t v = 0; v < d[i].vertex_count; v++)
-            printf("%s[%.9g,%.9g,%.9g,%.9g]", v ? "," : "", d[i].vertices[v].x,
-                   d[i].vertices[v].y, d[i].vertices[v].u, d[i].vertices[v].v);
+            printf("%s[%.9g,%.9g,%.9g,%.9g]", v ? "," : "", d[i].vertices[v].x, d[i].vertices[v].y,
+                   d[i].vertices[v].u, d[i].vertices[v].v);
         fputs("],\"indices\":[", stdout);
         for (uint32_t k = 0; k < d[i].index_count; k++)
             printf("%s%u", k ? "," : "", d[i].indices[k]);

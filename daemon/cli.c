@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "cli_args.h"
-#include "skp_cli.h"
-#include "skp_json.h"
 #include "engine/eval.h"
 #include "engine/load.h"
+#include "skp_cli.h"
+#include "skp_json.h"
 
 /* ---- shared helpers ------------------------------------------------------------------- */
 
@@ -61,9 +61,14 @@ int cli_write_pose_json(FILE *out, const struct pose *p)
         for (uint32_t b = 0; b < n; b++) {
             const struct bone_out *o = &p->out[b];
             const struct arm_bone *bone = &arm->bones[b];
-            views[b] = (struct skp_bone_view){{o->pos.x, o->pos.y}, o->rot, {o->scale.x, o->scale.y},
-                                              o->hidden, o->zindex, armature_tex_name(arm, o->tex),
-                                              bone->vert_len, verts + 2 * bone->vert_off,
+            views[b] = (struct skp_bone_view){{o->pos.x, o->pos.y},
+                                              o->rot,
+                                              {o->scale.x, o->scale.y},
+                                              o->hidden,
+                                              o->zindex,
+                                              armature_tex_name(arm, o->tex),
+                                              bone->vert_len,
+                                              verts + 2 * bone->vert_off,
                                               bone->vert_len > 0};
         }
         size_t len = skp_pose_json(NULL, 0, views, n);
@@ -117,8 +122,7 @@ int cli_info(int argc, char **argv)
     for (uint32_t a = 0; a < arm->atlas_count; a++) {
         fprintf(out, "%s\n{\"filename\":", a ? "," : "");
         cli_write_json_string(out, arm->atlases[a].filename);
-        fprintf(out, ",\"width\":%u,\"height\":%u}", arm->atlases[a].width,
-                arm->atlases[a].height);
+        fprintf(out, ",\"width\":%u,\"height\":%u}", arm->atlases[a].width, arm->atlases[a].height);
     }
     fprintf(out, "],\"ik_families\":%u,\"mesh_vertices\":%u,\"keyframes\":%u}\n",
             arm->ik_root_count, arm->vert_count, arm->keyframe_count);

@@ -32,7 +32,6 @@ static int parse_numbers(char *s, double *out, unsigned *count)
     return 0;
 }
 
-
 char *cli_flag_value(const char *flag, int argc, char **argv, int *i)
 {
     size_t n = strlen(flag);
@@ -135,8 +134,7 @@ static int resolve_numbers(struct eval_flags *f, struct eval_request *r, struct 
     if (r->count && nf > 1 && nf != r->count)
         return eng_seterr(err, ENG_EINVAL, "--frame: %u values for %u animations", nf, r->count);
     if (ns > 1 && ns != r->count)
-        return eng_seterr(err, ENG_EINVAL, "--smooth: %u values for %u animations", ns,
-                          r->count);
+        return eng_seterr(err, ENG_EINVAL, "--smooth: %u values for %u animations", ns, r->count);
     return 0;
 }
 
@@ -148,7 +146,7 @@ static int parse_long(const char *s, long *out)
 }
 
 int cli_resolve_eval(const struct armature *arm, struct eval_flags *f, struct eval_request *r,
-                         struct eng_error *err)
+                     struct eng_error *err)
 {
     eval_request_init(r);
     int rc;
@@ -169,4 +167,3 @@ int cli_resolve_eval(const struct armature *arm, struct eval_flags *f, struct ev
     r->reverse = f->reverse;
     return eval_check(arm, r, err);
 }
-

@@ -208,7 +208,9 @@ void config_dump(const struct config *c, FILE *out)
             fprintf(out, "%s=%lld\n", options[i].name, (long long)*(const int64_t *)field);
         else if (options[i].type == OPT_STR)
             fprintf(out, "%s=%s\n", options[i].name,
-                    *(char *const *)field ? (strcmp(options[i].name, "auth-token") ? *(char *const *)field : "(set)") : "");
+                    *(char *const *)field
+                        ? (strcmp(options[i].name, "auth-token") ? *(char *const *)field : "(set)")
+                        : "");
         else
             for (int k = 0; k < c->listen_count; k++)
                 fprintf(out, "%s=%s\n", options[i].name, c->listen[k]);

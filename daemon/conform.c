@@ -47,8 +47,8 @@ static void check_vec(const char *cname, size_t step, int bone, const char *fiel
     check_num(cname, step, bone, name, num(json_array_get(want, 1)), got.y, tol, t);
 }
 
-static void check_verts(const char *cname, size_t step, int b, json_t *want,
-                        const struct pose *p, double tol, struct tally *t)
+static void check_verts(const char *cname, size_t step, int b, json_t *want, const struct pose *p,
+                        double tol, struct tally *t)
 {
     const struct arm_bone *bone = &p->arm->bones[b];
     if (json_array_size(want) != bone->vert_len) {
@@ -58,8 +58,8 @@ static void check_verts(const char *cname, size_t step, int b, json_t *want,
     for (uint32_t v = 0; v < bone->vert_len; v++) {
         char name[32];
         snprintf(name, sizeof name, "verts[%u]", v);
-        check_vec(cname, step, b, name, json_array_get(want, v), p->verts[bone->vert_off + v],
-                  tol, t);
+        check_vec(cname, step, b, name, json_array_get(want, v), p->verts[bone->vert_off + v], tol,
+                  t);
     }
 }
 
@@ -154,8 +154,8 @@ static int run_frame_case(json_t *fc, const struct armature *arm)
     if (got == want)
         return 1;
     printf("FAIL frame case anim %d %s=%g reverse=%d loop=%d: expected %g, got %g\n", (int)a,
-           ms ? "time_ms" : "frame_in", ms ? num(ms) : num(json_object_get(fc, "frame_in")),
-           rev, loop, want, got);
+           ms ? "time_ms" : "frame_in", ms ? num(ms) : num(json_object_get(fc, "frame_in")), rev,
+           loop, want, got);
     return 0;
 }
 

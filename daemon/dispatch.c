@@ -178,8 +178,9 @@ static bool finish_body(struct conn *c, const struct skp_frame *f, struct skp_re
     int rc = skp_reader_finish(rd);
     if (rc == SKP_EOK)
         return true;
-    conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "%s body: %s", skp_opcode_name(f->h.opcode),
-               rc == SKP_ETRAILING ? "unexpected bytes after the last field"
+    conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "%s body: %s",
+               skp_opcode_name(f->h.opcode),
+               rc == SKP_ETRAILING  ? "unexpected bytes after the last field"
                : rc == SKP_ETOOLONG ? "a string or blob is too long"
                                     : "ends before its last field");
     return false;
@@ -217,7 +218,8 @@ static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_read
     } else if (target == 1) {
         r->inst = find_instance(c, skp_read_u32(rd));
         if (!r->inst || r->inst->doomed) {
-            conn_error(c, f->h.opcode, f->h.id, SKP_S_NOT_FOUND, "no such instance on this connection");
+            conn_error(c, f->h.opcode, f->h.id, SKP_S_NOT_FOUND,
+                       "no such instance on this connection");
             return false;
         }
         r->entry = r->inst->entry;
@@ -229,7 +231,8 @@ static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_read
     uint16_t flags = skp_read_u16(rd);
     unsigned count = skp_read_u8(rd);
     if (count > SKP_MAX_ANIMS) {
-        conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "at most %d animations", SKP_MAX_ANIMS);
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "at most %d animations",
+                   SKP_MAX_ANIMS);
         return false;
     }
     r->eval.count = count;
@@ -241,7 +244,8 @@ static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_read
         r->eval.frames[i] = skp_read_f64(rd);
         r->eval.smooth[i] = skp_read_f64(rd);
         if (name && r->eval.anims[i] < 0) {
-            conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "no animation named or numbered \"%s\"", buf);
+            conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST,
+                       "no animation named or numbered \"%s\"", buf);
             return false;
         }
     }
@@ -253,12 +257,14 @@ static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_read
     double o[6];
     for (int i = 0; i < 6; i++)
         o[i] = skp_read_f64(rd);
-    r->opts = (struct construct_opts){{o[0], o[1]}, {o[2], o[3]}, {o[4], o[5]}, (flags & EF_YDOWN) != 0};
+    r->opts =
+        (struct construct_opts){{o[0], o[1]}, {o[2], o[3]}, {o[4], o[5]}, (flags & EF_YDOWN) != 0};
     if (rd->err)
         return true; /* finish_body reports it */
     /* Times in ms become frames of each animation (TimeFrame). */
     for (unsigned i = 0; (flags & EF_MS) && i < count; i++)
-        r->eval.frames[i] = anim_time_frame(arm, r->eval.anims[i], r->eval.frames[i], r->eval.reverse, r->eval.loop);
+        r->eval.frames[i] = anim_time_frame(arm, r->eval.anims[i], r->eval.frames[i],
+                                            r->eval.reverse, r->eval.loop);
     struct eng_error err;
     if (eval_check(arm, &r->eval, &err)) {
         conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "%s", err.msg);
@@ -293,7 +299,8 @@ static void h_hello(struct conn *c, const struct skp_frame *f, struct skp_reader
         return;
     }
     if (version != SKP_VERSION) {
-        conn_error(c, f->h.opcode, f->h.id, SKP_S_VERSION, "this daemon speaks protocol version %d", SKP_VERSION);
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_VERSION, "this daemon speaks protocol version %d",
+                   SKP_VERSION);
         return;
     }
     c->authed = true;
@@ -370,7 +377,8 @@ static void start_load(struct request *r)
 
 /* Joins a relative path to the root and refuses anything that leaves it, by ".." or by a
  * symlink: the resolved path must still lie under the resolved root. */
-static bool confine(struct server *s, const char *rel, size_t len, char *out, char *why, size_t whylen)
+static bool confine(struct server *s, const char *rel, size_t len, char *out, char *why,
+                    size_t whylen)
 {
     char joined[PATH_MAX];
     if (len == 0 || rel[0] == '/' || memchr(rel, 0, len)) {
@@ -487,7 +495,8 @@ static void h_instance_new(struct conn *c, const struct skp_frame *f, struct skp
         struct instance **n = cap <= 65536 ? realloc(c->instances, cap * sizeof *n) : NULL;
         if (!n) {
             cache_unref(&c->srv->cache, e);
-            conn_error(c, f->h.opcode, f->h.id, SKP_S_LIMIT, "too many instances on this connection");
+            conn_error(c, f->h.opcode, f->h.id, SKP_S_LIMIT,
+                       "too many instances on this connection");
             return;
         }
         memset(n + c->instance_cap, 0, (cap - c->instance_cap) * sizeof *n);
@@ -549,7 +558,8 @@ static bool read_styles(struct conn *c, const struct skp_frame *f, struct skp_re
         buf[len] = 0;
         int st = armature_find_style(r->entry->arm, buf);
         if (st < 0) {
-            conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "no style named or numbered \"%s\"", buf);
+            conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST,
+                       "no style named or numbered \"%s\"", buf);
             return false;
         }
         r->render.opts.styles[i] = st;
@@ -676,12 +686,20 @@ static void h_stats(struct conn *c, const struct skp_frame *f, struct skp_reader
         snprintf(name, sizeof name, "requests.%s", skp_opcode_name(op));
         put_counter(&w, name, s->requests[op]);
     }
-    const struct { const char *name; uint64_t v; } plain[] = {
-        {"errors", s->errors}, {"busy", s->busy},
-        {"cache.hits", s->cache.stats.hits}, {"cache.misses", s->cache.stats.misses},
-        {"cache.evictions", s->cache.stats.evictions}, {"cache.loads", s->cache.stats.loads},
-        {"cache.bytes", s->cache.bytes}, {"cache.entries", s->cache.count},
-        {"queue.depth", pool_depth(&s->pool)}, {"connections", s->conn_count},
+    const struct {
+        const char *name;
+        uint64_t v;
+    } plain[] = {
+        {"errors", s->errors},
+        {"busy", s->busy},
+        {"cache.hits", s->cache.stats.hits},
+        {"cache.misses", s->cache.stats.misses},
+        {"cache.evictions", s->cache.stats.evictions},
+        {"cache.loads", s->cache.stats.loads},
+        {"cache.bytes", s->cache.bytes},
+        {"cache.entries", s->cache.count},
+        {"queue.depth", pool_depth(&s->pool)},
+        {"connections", s->conn_count},
         {"connections.total", s->connections_total},
         {"uptime.ms", server_now_ms(s) - s->started_ms},
     };

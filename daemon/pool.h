@@ -17,7 +17,7 @@ struct worker;
 struct job {
     struct job *next;
     void (*run)(struct job *, struct worker *); /* worker thread */
-    void (*done)(struct job *);                  /* loop thread, exactly once */
+    void (*done)(struct job *);                 /* loop thread, exactly once */
 };
 
 /* Per-thread scratch, reused from job to job so steady-state evaluation allocates nothing

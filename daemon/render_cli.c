@@ -1,9 +1,9 @@
 /* skeld render: PNG pictures of an armature on the CPU, one frame, a frame range (one
  * instance stepping through the frames in order) or a spritesheet. */
 #include <errno.h>
-#include <stddef.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,8 +88,7 @@ static int resolve_styles(const struct armature *arm, char *list, struct render_
 }
 
 /* Size, samples, background and styles (the camera comes later: fit needs the request). */
-static int resolve_canvas(const struct armature *arm, struct render_flags *f,
-                          struct render_opts *o)
+static int resolve_canvas(const struct armature *arm, struct render_flags *f, struct render_opts *o)
 {
     render_opts_default(o);
     long w, h;
@@ -133,8 +132,7 @@ static int resolve_camera(const struct armature *arm, struct render_flags *f,
         char *end;
         fraction = strtod(f->fit, &end);
         if (end == f->fit || *end || !(fraction > 0 && fraction <= 10))
-            return bad("--fit: expected a fraction of the canvas such as 0.9, got \"%s\"",
-                       f->fit);
+            return bad("--fit: expected a fraction of the canvas such as 0.9, got \"%s\"", f->fit);
     }
     if (f->position)
         return bad("--position needs --scale");
@@ -236,17 +234,17 @@ static int write_sheet_json(struct job *j, const struct bounds *b)
     const struct render_opts *o = &j->opts;
     fprintf(f, "{\"image\":");
     cli_write_json_string(f, j->output);
-    fprintf(f, ",\"cell\":{\"w\":%u,\"h\":%u},\"cols\":%ld,\"rows\":%ld,", o->width,
-            o->height, j->cols, j->rows);
-    fprintf(f, "\"scale\":[%.9g,%.9g],\"pivot\":{\"x\":%.9g,\"y\":%.9g},", o->scale.x,
-            o->scale.y, o->position.x, -o->position.y);
+    fprintf(f, ",\"cell\":{\"w\":%u,\"h\":%u},\"cols\":%ld,\"rows\":%ld,", o->width, o->height,
+            j->cols, j->rows);
+    fprintf(f, "\"scale\":[%.9g,%.9g],\"pivot\":{\"x\":%.9g,\"y\":%.9g},", o->scale.x, o->scale.y,
+            o->position.x, -o->position.y);
     /* Animation bounds in cell pixels (y down). */
     double x0 = b->min_x * o->scale.x + o->position.x, x1 = b->max_x * o->scale.x + o->position.x;
     double y0 = -(b->max_y * o->scale.y + o->position.y);
     double y1 = -(b->min_y * o->scale.y + o->position.y);
     fprintf(f, "\"bounds\":{\"x\":%.9g,\"y\":%.9g,\"w\":%.9g,\"h\":%.9g},\"frames\":[",
-            b->empty ? 0 : fmin(x0, x1), b->empty ? 0 : fmin(y0, y1),
-            b->empty ? 0 : fabs(x1 - x0), b->empty ? 0 : fabs(y1 - y0));
+            b->empty ? 0 : fmin(x0, x1), b->empty ? 0 : fmin(y0, y1), b->empty ? 0 : fabs(x1 - x0),
+            b->empty ? 0 : fabs(y1 - y0));
     for (long i = 0; i <= j->last - j->first; i++)
         fprintf(f, "%s{\"frame\":%ld,\"x\":%ld,\"y\":%ld,\"w\":%u,\"h\":%u}", i ? "," : "",
                 j->first + i, (i % j->cols) * o->width, (i / j->cols) * o->height, o->width,
@@ -373,8 +371,7 @@ int cli_render(int argc, char **argv)
             cli_take_eval_flag(&flags.eval, argc, argv, &i))
             continue;
         if (argv[i][0] == '-' || file) {
-            fprintf(stderr, "skeld render: unexpected argument \"%s\"\n%s", argv[i],
-                    render_usage);
+            fprintf(stderr, "skeld render: unexpected argument \"%s\"\n%s", argv[i], render_usage);
             return 2;
         }
         file = argv[i];

@@ -122,8 +122,7 @@ void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, ui
     }
 }
 
-void conn_error(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, const char *fmt,
-                ...)
+void conn_error(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
@@ -136,8 +135,8 @@ void conn_error(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, co
         skp_put_u16(body, (uint16_t)n);
         memcpy(body + 2, msg, n);
     }
-    log_msg(LOG_DEBUG, "reply %s #%u: %s: %s", skp_opcode_name(opcode), id,
-            skp_strerror(status), msg);
+    log_msg(LOG_DEBUG, "reply %s #%u: %s: %s", skp_opcode_name(opcode), id, skp_strerror(status),
+            msg);
     conn_reply(c, opcode, id, status, body, body ? n + 2 : 0);
 }
 
@@ -157,9 +156,9 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         }
     }
     /* A full buffer is reported by libuv as UV_ENOBUFS, and we close. */
-    *buf = c->in_cap > c->in_len ? uv_buf_init((char *)c->in + c->in_len,
-                                               (unsigned)(c->in_cap - c->in_len))
-                                 : uv_buf_init(NULL, 0);
+    *buf = c->in_cap > c->in_len
+               ? uv_buf_init((char *)c->in + c->in_len, (unsigned)(c->in_cap - c->in_len))
+               : uv_buf_init(NULL, 0);
 }
 
 static bool over_limits(struct conn *c)
@@ -175,9 +174,9 @@ static void update_reading(struct conn *c)
     if (c->closing || c->srv->stopping || c->close_after_write)
         return;
     bool pause = over_limits(c);
-    bool resume = c->inflight < c->srv->cfg->max_inflight &&
-                  uv_stream_get_write_queue_size(&c->h.stream) <=
-                      (size_t)c->srv->cfg->out_low_water;
+    bool resume =
+        c->inflight < c->srv->cfg->max_inflight &&
+        uv_stream_get_write_queue_size(&c->h.stream) <= (size_t)c->srv->cfg->out_low_water;
     if (c->reading && pause) {
         uv_read_stop(&c->h.stream);
         c->reading = false;
@@ -192,13 +191,13 @@ static void parse_input(struct conn *c)
     while (!c->closing && !c->close_after_write) {
         struct skp_frame f;
         size_t used;
-        int rc = skp_parser_feed(c->in + off, c->in_len - off, (uint32_t)c->srv->cfg->max_frame,
-                                 &f, &used);
+        int rc = skp_parser_feed(c->in + off, c->in_len - off, (uint32_t)c->srv->cfg->max_frame, &f,
+                                 &used);
         if (rc == SKP_NEED_MORE)
             break;
         if (rc < 0) {
             conn_error(c, 0, 0, (uint16_t)skp_parse_status(rc), "%s",
-                       rc == SKP_EOVERSIZE ? "frame larger than the limit"
+                       rc == SKP_EOVERSIZE     ? "frame larger than the limit"
                        : rc == SKP_EBADVERSION ? "protocol version not supported (speak 1)"
                                                : "not a skeld frame");
             c->close_after_write = true;
@@ -238,7 +237,7 @@ static void on_connection(uv_stream_t *server_stream, int status)
         return;
     struct conn *c = calloc(1, sizeof *c);
     bool tcp = server_stream->type == UV_TCP;
-    int rc = !c ? UV_ENOMEM
+    int rc = !c    ? UV_ENOMEM
              : tcp ? uv_tcp_init(s->loop, &c->h.tcp)
                    : uv_pipe_init(s->loop, &c->h.pipe, 0);
     if (rc) {

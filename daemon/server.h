@@ -74,8 +74,8 @@ void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, ui
                 size_t len);
 
 /* Queues an error reply whose body is the message. */
-void conn_error(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, const char *fmt,
-                ...) __attribute__((format(printf, 5, 6)));
+void conn_error(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 /* Starts closing c; it is freed once closed and no job refers to it. */
 void conn_close(struct conn *c);

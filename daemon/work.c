@@ -1,8 +1,8 @@
 /* What workers run: load, evaluate, draw and encode. No libuv and no locks here; each job
  * touches only itself, the immutable armature and the worker's scratch. */
 #include <errno.h>
-#include <stdarg.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -357,8 +357,9 @@ static int play_frames(struct request *r, struct worker *w, struct pose *p, stru
     for (long s = 0; s < steps; s++) {
         eval_step(p, &r->eval, s, &r->opts);
         long frame = (long)eval_step_frame(&r->eval, s);
-        bool want = r->render.range ? frame >= (long)r->render.first && frame <= (long)r->render.last
-                                    : s == steps - 1;
+        bool want = r->render.range
+                        ? frame >= (long)r->render.first && frame <= (long)r->render.last
+                        : s == steps - 1;
         if (!want)
             continue;
         if (emit_image(r, w, p, (uint32_t)(frame < 0 ? 0 : frame), out))

@@ -17,18 +17,18 @@
 #define SKP_F_REPLY 0x0001u
 
 /* Opcodes: X(name, value). */
-#define SKP_OPCODES(X)                                                                         \
-    X(HELLO, 1)                                                                                \
-    X(PING, 2)                                                                                 \
-    X(LOAD_PATH, 3)                                                                            \
-    X(LOAD_BYTES, 4)                                                                           \
-    X(UNLOAD, 5)                                                                               \
-    X(INFO, 6)                                                                                 \
-    X(INSTANCE_NEW, 7)                                                                         \
-    X(INSTANCE_FREE, 8)                                                                        \
-    X(POSE, 9)                                                                                 \
-    X(MESH, 10)                                                                                \
-    X(RENDER, 11)                                                                              \
+#define SKP_OPCODES(X)                                                                             \
+    X(HELLO, 1)                                                                                    \
+    X(PING, 2)                                                                                     \
+    X(LOAD_PATH, 3)                                                                                \
+    X(LOAD_BYTES, 4)                                                                               \
+    X(UNLOAD, 5)                                                                                   \
+    X(INFO, 6)                                                                                     \
+    X(INSTANCE_NEW, 7)                                                                             \
+    X(INSTANCE_FREE, 8)                                                                            \
+    X(POSE, 9)                                                                                     \
+    X(MESH, 10)                                                                                    \
+    X(RENDER, 11)                                                                                  \
     X(STATS, 12)
 
 enum skp_opcode {
@@ -39,21 +39,21 @@ enum skp_opcode {
 };
 
 /* Status codes: X(name, value, message). Below 100 the client is at fault. */
-#define SKP_STATUSES(X)                                                                        \
-    X(OK, 0, "ok")                                                                             \
-    X(BAD_REQUEST, 1, "malformed request")                                                     \
-    X(FRAMING, 2, "framing error")                                                             \
-    X(VERSION, 3, "unsupported protocol version")                                              \
-    X(TOO_BIG, 4, "frame too large")                                                           \
-    X(UNKNOWN_OPCODE, 5, "unknown opcode")                                                     \
-    X(AUTH, 6, "authentication required")                                                      \
-    X(NOT_FOUND, 7, "not found")                                                               \
-    X(BAD_FILE, 8, "bad armature file")                                                        \
-    X(LIMIT, 9, "limit exceeded")                                                              \
-    X(FORBIDDEN_PATH, 10, "path outside the root")                                             \
-    X(BUSY, 100, "server busy")                                                                \
-    X(SHUTDOWN, 101, "server shutting down")                                                   \
-    X(INTERNAL, 102, "internal error")                                                         \
+#define SKP_STATUSES(X)                                                                            \
+    X(OK, 0, "ok")                                                                                 \
+    X(BAD_REQUEST, 1, "malformed request")                                                         \
+    X(FRAMING, 2, "framing error")                                                                 \
+    X(VERSION, 3, "unsupported protocol version")                                                  \
+    X(TOO_BIG, 4, "frame too large")                                                               \
+    X(UNKNOWN_OPCODE, 5, "unknown opcode")                                                         \
+    X(AUTH, 6, "authentication required")                                                          \
+    X(NOT_FOUND, 7, "not found")                                                                   \
+    X(BAD_FILE, 8, "bad armature file")                                                            \
+    X(LIMIT, 9, "limit exceeded")                                                                  \
+    X(FORBIDDEN_PATH, 10, "path outside the root")                                                 \
+    X(BUSY, 100, "server busy")                                                                    \
+    X(SHUTDOWN, 101, "server shutting down")                                                       \
+    X(INTERNAL, 102, "internal error")                                                             \
     X(NO_MEMORY, 103, "out of memory")
 
 enum skp_status {

@@ -8,7 +8,7 @@
 const char *skp_opcode_name(int opcode)
 {
     switch (opcode) {
-#define SKP_X(name, value)                                                                     \
+#define SKP_X(name, value)                                                                         \
     case value: return #name;
         SKP_OPCODES(SKP_X)
 #undef SKP_X
@@ -19,7 +19,7 @@ const char *skp_opcode_name(int opcode)
 const char *skp_strerror(int status)
 {
     switch (status) {
-#define SKP_X(name, value, msg)                                                                \
+#define SKP_X(name, value, msg)                                                                    \
     case value: return msg;
         SKP_STATUSES(SKP_X)
 #undef SKP_X

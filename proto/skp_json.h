@@ -11,7 +11,7 @@ struct skp_bone_view {
     double pos[2], rot, scale[2];
     int hidden;
     int32_t zindex;
-    const char *tex; /* "" for none */
+    const char *tex;     /* "" for none */
     uint32_t vert_count; /* 0: not a mesh bone (no "verts" key) */
     const double *verts; /* x, y pairs */
     int mesh;            /* nonzero: print "verts" even when empty */

@@ -109,8 +109,8 @@ static int bench_steps(const char *path, long steps)
     }
     printf("  animate+construct: median %.3f us/step (p10 %.3f, p90 %.3f) over %ld steps; "
            "%u bones, %u IK families, %u mesh vertices\n",
-           quantile(t, batches, 0.5), quantile(t, batches, 0.1), quantile(t, batches, 0.9),
-           total, arm->bone_count, arm->ik_root_count, arm->vert_count);
+           quantile(t, batches, 0.5), quantile(t, batches, 0.1), quantile(t, batches, 0.9), total,
+           arm->bone_count, arm->ik_root_count, arm->vert_count);
     free(t);
     pose_free(p);
     armature_free(arm);

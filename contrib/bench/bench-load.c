@@ -131,7 +131,7 @@ static void consume(struct client *c, size_t used)
 struct plan {
     uint8_t id[32];
     double rate; /* requests per second in total; 0: as fast as the pipeline allows */
-    int mix[3]; /* weights: pose, mesh, render */
+    int mix[3];  /* weights: pose, mesh, render */
     const char *anim;
     uint32_t size;
     uint32_t frames;
@@ -361,9 +361,8 @@ static int parse_mix(const char *s, int mix[3])
 {
     mix[0] = mix[1] = mix[2] = 0;
     int n = sscanf(s, "pose=%d,mesh=%d,render=%d", &mix[0], &mix[1], &mix[2]);
-    return n >= 1 && mix[0] >= 0 && mix[1] >= 0 && mix[2] >= 0 && mix[0] + mix[1] + mix[2] > 0
-               ? 0
-               : -1;
+    return n >= 1 && mix[0] >= 0 && mix[1] >= 0 && mix[2] >= 0 && mix[0] + mix[1] + mix[2] > 0 ? 0
+                                                                                               : -1;
 }
 
 int main(int argc, char **argv)

@@ -37,8 +37,7 @@ static double median(double *v, int n)
     return v[n / 2];
 }
 
-static void pose_like_player(const struct armature *arm, struct pose *p,
-                             struct render_opts *opts)
+static void pose_like_player(const struct armature *arm, struct pose *p, struct render_opts *opts)
 {
     struct eval_request r;
     eval_request_init(&r);

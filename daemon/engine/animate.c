@@ -178,8 +178,7 @@ static void play_track(struct pose *p, const struct arm_track *t, double frame, 
             break;
         if (reach(kfs, j) < frame)
             continue;
-        apply_keyframe(p->arm->ease, f, t->element, &kfs[j], &kfs[kfs[j].next], frame,
-                       smooth);
+        apply_keyframe(p->arm->ease, f, t->element, &kfs[j], &kfs[kfs[j].next], frame, smooth);
     }
 }
 

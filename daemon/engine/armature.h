@@ -62,9 +62,9 @@ struct arm_bone {
     int parent; /* bone index, -1 for a root */
     struct bone_fields start, init;
     struct bone_phys phys;
-    bool has_phys;           /* any damping or sway: physics runs for this bone */
-    int ik_target;           /* family root only: target bone, -1 if none */
-    uint32_t ik_off, ik_len; /* family root only: chain in armature.ik_chain */
+    bool has_phys;                 /* any damping or sway: physics runs for this bone */
+    int ik_target;                 /* family root only: target bone, -1 if none */
+    uint32_t ik_off, ik_len;       /* family root only: chain in armature.ik_chain */
     uint32_t vert_off, vert_len;   /* mesh vertices in armature.vert_* */
     uint32_t index_off, index_len; /* triangle vertex indices in armature.indices */
     uint32_t bind_off, bind_len;   /* binds in armature.binds */
@@ -83,11 +83,11 @@ struct arm_bind_vert {
 
 struct arm_keyframe {
     double frame;
-    double value;     /* float elements; Hidden is 0/1; Zindex a whole number */
-    int ivalue;       /* Texture: tex name index (-1 none); IkMode/IkConstraint enum */
+    double value;       /* float elements; Hidden is 0/1; Zindex a whole number */
+    int ivalue;         /* Texture: tex name index (-1 none); IkMode/IkConstraint enum */
     struct vec2 h1, h2; /* this keyframe's start and end handles */
-    uint32_t next;    /* index within the track of the next keyframe, or its own index */
-    uint32_t ease_off; /* easing of frames kf.frame + 0.. in armature.ease, or NO_EASE */
+    uint32_t next;      /* index within the track of the next keyframe, or its own index */
+    uint32_t ease_off;  /* easing of frames kf.frame + 0.. in armature.ease, or NO_EASE */
 };
 
 #define NO_EASE UINT32_MAX
@@ -99,7 +99,7 @@ struct arm_track {
     int bone;
     int element;
     uint32_t kf_off, kf_len; /* in armature.keyframes */
-    bool monotone; /* "next" frames never decrease: binary search is exact */
+    bool monotone;           /* "next" frames never decrease: binary search is exact */
 };
 
 struct arm_anim {
@@ -126,8 +126,8 @@ struct arm_style {
 struct arm_atlas {
     char *filename;
     uint32_t width, height;
-    uint8_t *rgba; /* decoded once, premultiplied alpha, width*height*4 bytes; NULL if the
-                    * loader was told to skip pixels */
+    uint8_t *rgba;  /* decoded once, premultiplied alpha, width*height*4 bytes; NULL if the
+                     * loader was told to skip pixels */
     uint8_t *clear; /* 1 bit per 4x4 texel block, set where every texel has alpha 0, rows of
                      * clear_stride bytes: lets the renderer skip fetches of empty space */
     uint32_t clear_stride;
@@ -169,7 +169,7 @@ struct armature {
     uint8_t *plan;
     bool any_phys;
     uint32_t max_chain; /* longest IK chain */
-    size_t mem_bytes;       /* approximate heap footprint, for cache budgets */
+    size_t mem_bytes;   /* approximate heap footprint, for cache budgets */
 };
 
 enum {

@@ -56,14 +56,13 @@ static const struct rot_trig *local_trig(struct pose *p, uint32_t b)
 
 /* Inherits o from its parent. Returns true if o's cos/sin are set: the world rotation is the
  * local one plus the parent's, so they compose from cached values without a sincos call. */
-static bool inherit_parent(struct pose *p, uint32_t b, int pi, enum pass pass,
-                           struct bone_out *o)
+static bool inherit_parent(struct pose *p, uint32_t b, int pi, enum pass pass, struct bone_out *o)
 {
     /* A parent listed after its child has not been inherited yet in this pass: the
      * reference then reads its raw local fields. */
     if ((uint32_t)pi > b) {
-        struct bone_out raw = {.pos = p->local[pi].pos, .scale = p->local[pi].scale,
-                               .rot = p->local[pi].rot};
+        struct bone_out raw = {
+            .pos = p->local[pi].pos, .scale = p->local[pi].scale, .rot = p->local[pi].rot};
         construct_inherit(o, &raw, raw.rot);
         return false;
     }
@@ -119,8 +118,7 @@ static void inherit_bone(struct pose *p, uint32_t b, enum pass pass)
 }
 
 /* Runs one pass over the bones whose plan bits match: (plan & mask) == want. */
-static void inherit_pass(struct pose *p, enum pass pass, uint8_t mask, uint8_t want,
-                         uint8_t also)
+static void inherit_pass(struct pose *p, enum pass pass, uint8_t mask, uint8_t want, uint8_t also)
 {
     const uint8_t *plan = p->arm->plan;
     uint32_t n = p->arm->bone_count;
@@ -155,9 +153,8 @@ static void finish_bone(struct pose *p, uint32_t b, const struct construct_opts 
 
 static bool is_identity(const struct construct_opts *o)
 {
-    return !o || (!o->y_down && o->position.x == 0.0 && o->position.y == 0.0 &&
-                  o->scale.x == 1.0 && o->scale.y == 1.0 && o->velocity.x == 0.0 &&
-                  o->velocity.y == 0.0);
+    return !o || (!o->y_down && o->position.x == 0.0 && o->position.y == 0.0 && o->scale.x == 1.0 &&
+                  o->scale.y == 1.0 && o->velocity.x == 0.0 && o->velocity.y == 0.0);
 }
 
 static void apply_vertex_opts(struct pose *p, const struct construct_opts *opts)

@@ -12,13 +12,13 @@
 #define EVAL_MAX_STEPS 100000000L
 
 struct eval_request {
-    int anims[EVAL_MAX_ANIMS]; /* animation indices, in play order (later ones win) */
+    int anims[EVAL_MAX_ANIMS];     /* animation indices, in play order (later ones win) */
     double frames[EVAL_MAX_ANIMS]; /* each animation's frame at the last step */
     double smooth[EVAL_MAX_ANIMS];
     unsigned count;
-    double from;   /* first frame of the first animation; ignored unless has_from */
+    double from; /* first frame of the first animation; ignored unless has_from */
     bool has_from;
-    long warmup;   /* constructs at rest before the first step */
+    long warmup;        /* constructs at rest before the first step */
     bool loop, reverse; /* each step's frame goes through FormatFrame */
 };
 

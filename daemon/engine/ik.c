@@ -124,8 +124,8 @@ static void constrain(const struct vec2 *pos, const int *chain, uint32_t len, in
     double c2 = bc * bc - bs * bs, s2 = 2.0 * bc * bs; /* cos, sin of 2 * base */
     for (uint32_t i = 0; i < len; i++) {
         struct rot_trig r = rot[i];
-        rot[i] = (struct rot_trig){-r.rot + base_angle * 2.0, c2 * r.c + s2 * r.s,
-                                   s2 * r.c - c2 * r.s};
+        rot[i] =
+            (struct rot_trig){-r.rot + base_angle * 2.0, c2 * r.c + s2 * r.s, s2 * r.c - c2 * r.s};
     }
 }
 

@@ -44,8 +44,8 @@ static void fill_limits(const struct load_limits *in, struct load_limits *out)
 
 /* Reads one archive member whole, counting it against the uncompressed budget. shown is the
  * name as messages print it. */
-static int read_member(zip_t *za, const char *name, const char *shown, uint64_t *budget,
-                       char **out, size_t *len, struct eng_error *err)
+static int read_member(zip_t *za, const char *name, const char *shown, uint64_t *budget, char **out,
+                       size_t *len, struct eng_error *err)
 {
     zip_stat_t st;
     zip_stat_init(&st);
@@ -169,12 +169,12 @@ static int load_atlases(zip_t *za, struct armature *arm, const struct load_limit
         char q[ENG_QUOTE_MAX];
         if (zip_name_locate(za, at->filename, 0) < 0)
             return eng_seterr(err, ENG_EBADFILE,
-                              "armature.json: atlases[%u].filename: %s is not in the archive",
-                              a, eng_quote(at->filename, q));
+                              "armature.json: atlases[%u].filename: %s is not in the archive", a,
+                              eng_quote(at->filename, q));
         char *bytes;
         size_t len;
-        int rc = read_member(za, at->filename, eng_quote(at->filename, q), budget, &bytes,
-                             &len, err);
+        int rc =
+            read_member(za, at->filename, eng_quote(at->filename, q), budget, &bytes, &len, err);
         if (rc)
             return rc;
         rc = decode_png(eng_quote(at->filename, q), bytes, len, lim, at, err);
@@ -237,8 +237,8 @@ int armature_load(const void *bytes, size_t len, const struct load_limits *in_li
     return 0;
 }
 
-int armature_load_file(const char *path, const struct load_limits *in_lim,
-                       struct armature **out, struct eng_error *err)
+int armature_load_file(const char *path, const struct load_limits *in_lim, struct armature **out,
+                       struct eng_error *err)
 {
     struct load_limits lim;
     fill_limits(in_lim, &lim);

@@ -26,7 +26,6 @@ struct ctx {
 /* "." between a JSON path and a key, none at the top level. */
 #define DOT(path) (*(path) ? "." : "")
 
-
 /* ---- typed field access ------------------------------------------------------------ */
 
 static int get_num(struct ctx *c, json_t *obj, const char *key, const char *path, double def,
@@ -74,8 +73,8 @@ static int get_bool(struct ctx *c, json_t *obj, const char *key, const char *pat
     return 0;
 }
 
-static int get_str(struct ctx *c, json_t *obj, const char *key, const char *path,
-                   const char *def, const char **out)
+static int get_str(struct ctx *c, json_t *obj, const char *key, const char *path, const char *def,
+                   const char **out)
 {
     json_t *v = json_object_get(obj, key);
     if (!v || json_is_null(v)) {
@@ -88,8 +87,8 @@ static int get_str(struct ctx *c, json_t *obj, const char *key, const char *path
     return 0;
 }
 
-static int get_vec2(struct ctx *c, json_t *obj, const char *key, const char *path,
-                    struct vec2 def, struct vec2 *out)
+static int get_vec2(struct ctx *c, json_t *obj, const char *key, const char *path, struct vec2 def,
+                    struct vec2 *out)
 {
     json_t *v = json_object_get(obj, key);
     if (!v || json_is_null(v)) {
@@ -113,7 +112,8 @@ static int get_color(struct ctx *c, json_t *obj, const char *key, const char *pa
         return 0;
     }
     if (!json_is_object(v))
-        return BAD(c, "%s%s%s: expected an object {\"r\", \"g\", \"b\", \"a\"}", path, DOT(path), key);
+        return BAD(c, "%s%s%s: expected an object {\"r\", \"g\", \"b\", \"a\"}", path, DOT(path),
+                   key);
     static const char *const names[4] = {"r", "g", "b", "a"};
     char sub[160];
     snprintf(sub, sizeof sub, "%s%s%s", path, DOT(path), key);
@@ -126,8 +126,8 @@ static int get_color(struct ctx *c, json_t *obj, const char *key, const char *pa
 }
 
 /* An optional array; *n = 0 when absent. */
-static int get_array(struct ctx *c, json_t *obj, const char *key, const char *path,
-                     json_t **out, size_t *n)
+static int get_array(struct ctx *c, json_t *obj, const char *key, const char *path, json_t **out,
+                     size_t *n)
 {
     json_t *v = json_object_get(obj, key);
     *out = NULL;
@@ -231,7 +231,7 @@ static int intern(struct ctx *c, const char *name, int *out)
 /* ---- enums ------------------------------------------------------------------------- */
 
 static const char *const element_names[EL_COUNT] = {
-    "PositionX", "PositionY", "Rotation", "ScaleX", "ScaleY", "Hidden",       "TintR",
+    "PositionX", "PositionY", "Rotation", "ScaleX", "ScaleY",  "Hidden",       "TintR",
     "TintG",     "TintB",     "TintA",    "Zindex", "Texture", "IkConstraint", "IkMode"};
 
 static int parse_element(const char *s)
@@ -305,8 +305,8 @@ static int read_fields(struct ctx *c, json_t *jb, const char *path, struct arm_b
         (rc = get_bool(c, jb, "init_hidden", path, s->hidden, &i->hidden)) ||
         (rc = get_str(c, jb, "init_tex", path, tex, &init_tex)) ||
         (rc = get_enum(c, jb, "init_ik_mode", path, parse_ik_mode, s->ik_mode, &i->ik_mode)) ||
-        (rc = get_enum(c, jb, "init_ik_constraint", path, parse_ik_constraint,
-                       s->ik_constraint, &i->ik_constraint)))
+        (rc = get_enum(c, jb, "init_ik_constraint", path, parse_ik_constraint, s->ik_constraint,
+                       &i->ik_constraint)))
         return rc;
     i->zindex = (int)iz;
     return intern(c, init_tex, &i->tex);
@@ -433,8 +433,8 @@ static int read_indices(struct ctx *c, json_t *jb, const char *path, struct arm_
             return BAD(c, "%s.indices[%zu]: expected an integer", path, k);
         json_int_t ix = json_integer_value(v);
         if (ix < 0 || ix >= (json_int_t)b->vert_len)
-            return BAD(c, "%s.indices[%zu]: vertex %lld is out of range (%u vertices)", path,
-                       k, (long long)ix, b->vert_len);
+            return BAD(c, "%s.indices[%zu]: vertex %lld is out of range (%u vertices)", path, k,
+                       (long long)ix, b->vert_len);
         c->arm->indices[*total + k] = (uint32_t)ix;
     }
     *total += (uint32_t)n;
@@ -486,8 +486,8 @@ static int read_binds(struct ctx *c, json_t *jb, const char *path, struct arm_bo
     for (size_t k = 0; k < n; k++) {
         char sub[128];
         snprintf(sub, sizeof sub, "%s.binds[%zu]", path, k);
-        rc = read_bind(c, json_array_get(arr, k), sub, b, &c->arm->binds[*bind_total + k],
-                       bv_total);
+        rc =
+            read_bind(c, json_array_get(arr, k), sub, b, &c->arm->binds[*bind_total + k], bv_total);
         if (rc)
             return rc;
     }
@@ -528,8 +528,8 @@ static int read_bone(struct ctx *c, json_t *jb, uint32_t i, struct mesh_cursor *
         (rc = read_binds(c, jb, path, b, &cur->binds, &cur->bind_verts)))
         return rc;
     const struct bone_phys *ph = &b->phys;
-    b->has_phys = ph->pos_damping > 0 || ph->scale_damping > 0 || ph->rot_damping > 0 ||
-                  ph->sway > 0;
+    b->has_phys =
+        ph->pos_damping > 0 || ph->scale_damping > 0 || ph->rot_damping > 0 || ph->sway > 0;
     return 0;
 }
 
@@ -572,11 +572,11 @@ static int alloc_bones(struct ctx *c, json_t *bones, struct mesh_cursor *sizes)
     struct armature *arm = c->arm;
     size_t n = json_array_size(bones);
     if (n > c->lim->max_bones)
-        return eng_seterr(c->err, ENG_ELIMIT, "armature.json: %zu bones exceed the limit of %u",
-                          n, c->lim->max_bones);
+        return eng_seterr(c->err, ENG_ELIMIT, "armature.json: %zu bones exceed the limit of %u", n,
+                          c->lim->max_bones);
     arm->bone_count = (uint32_t)n;
-    int rc = count_mesh(c, bones, &sizes->verts, &sizes->indices, &sizes->binds,
-                        &sizes->bind_verts, &sizes->chain);
+    int rc = count_mesh(c, bones, &sizes->verts, &sizes->indices, &sizes->binds, &sizes->bind_verts,
+                        &sizes->chain);
     if (rc)
         return rc;
     arm->bones = calloc(n ? n : 1, sizeof *arm->bones);
@@ -675,8 +675,7 @@ static int read_keyframe(struct ctx *c, json_t *jk, const char *path, struct arm
         return rc;
     kf->ivalue = 0;
     if (*element == EL_ZINDEX) {
-        if (kf->value != floor(kf->value) || kf->value < -2147483648.0 ||
-            kf->value > 2147483647.0)
+        if (kf->value != floor(kf->value) || kf->value < -2147483648.0 || kf->value > 2147483647.0)
             return BAD(c, "%s.value: %g is not a valid zindex", path, kf->value);
         kf->ivalue = (int)kf->value;
     }
@@ -751,8 +750,10 @@ static int build_track(struct ctx *c, const char *apath, struct kf_key *keys, si
             continue;
         size_t k = find_index(keys, start, end, next);
         if (k == end)
-            return BAD(c, "%s.keyframes[%u].next_kf: %ld is not a keyframe of the same bone "
-                          "and element", apath, keys[j].index, next);
+            return BAD(c,
+                       "%s.keyframes[%u].next_kf: %ld is not a keyframe of the same bone "
+                       "and element",
+                       apath, keys[j].index, next);
         kf->next = (uint32_t)(k - start);
     }
     /* Binary search needs the frame each keyframe acts until to never decrease. */
@@ -768,9 +769,8 @@ static int build_track(struct ctx *c, const char *apath, struct kf_key *keys, si
     return 0;
 }
 
-static int read_anim_keyframes(struct ctx *c, json_t *arr, const char *apath,
-                               struct arm_anim *anim, struct kf_key *keys,
-                               struct arm_keyframe *raw, uint32_t *pos)
+static int read_anim_keyframes(struct ctx *c, json_t *arr, const char *apath, struct arm_anim *anim,
+                               struct kf_key *keys, struct arm_keyframe *raw, uint32_t *pos)
 {
     size_t n = json_array_size(arr);
     int rc;
@@ -792,7 +792,8 @@ static int read_anim_keyframes(struct ctx *c, json_t *arr, const char *apath,
     qsort(keys, n, sizeof *keys, cmp_key);
     anim->track_off = c->arm->track_count;
     for (size_t s = 0, e; s < n; s = e) {
-        for (e = s + 1; e < n && keys[e].bone == keys[s].bone && keys[e].element == keys[s].element;)
+        for (e = s + 1;
+             e < n && keys[e].bone == keys[s].bone && keys[e].element == keys[s].element;)
             e++;
         if ((rc = build_track(c, apath, keys, s, e, raw, pos)))
             return rc;
@@ -817,9 +818,8 @@ static int count_keyframes(struct ctx *c, json_t *anims, size_t *total, size_t *
             *biggest = n;
     }
     if (*total > c->lim->max_keyframes)
-        return eng_seterr(c->err, ENG_ELIMIT,
-                          "armature.json: %zu keyframes exceed the limit of %u", *total,
-                          c->lim->max_keyframes);
+        return eng_seterr(c->err, ENG_ELIMIT, "armature.json: %zu keyframes exceed the limit of %u",
+                          *total, c->lim->max_keyframes);
     return 0;
 }
 
@@ -1054,8 +1054,8 @@ static int read_root(struct ctx *c, json_t *root)
     return 0;
 }
 
-int load_json(const char *text, size_t len, const struct load_limits *lim,
-              struct armature **out, struct eng_error *err)
+int load_json(const char *text, size_t len, const struct load_limits *lim, struct armature **out,
+              struct eng_error *err)
 {
     *out = NULL;
     json_error_t jerr;

@@ -33,8 +33,8 @@ static struct vec2 segment_normal(const struct pose *p, const struct arm_bind *f
 /* Path binds lay their vertices around the bind bone, turned to the average normal of the
  * segments to the previous and next bind. The reference takes atan2 of that average and
  * rotates by the angle; its direction normalised is the same rotation (atan2(0, 0) is 0). */
-static void path_bind(struct pose *p, const struct arm_bone *bone, uint32_t bi,
-                      struct vec2 n_prev, struct vec2 n_next)
+static void path_bind(struct pose *p, const struct arm_bone *bone, uint32_t bi, struct vec2 n_prev,
+                      struct vec2 n_next)
 {
     const struct armature *arm = p->arm;
     const struct arm_bind *bind = &arm->binds[bone->bind_off + bi];
@@ -47,8 +47,8 @@ static void path_bind(struct pose *p, const struct arm_bone *bone, uint32_t bi,
     for (uint32_t i = 0; i < bind->vert_len; i++) {
         struct vec2 v = init[bv[i].vert];
         double w = bv[i].weight;
-        verts[bv[i].vert] = (struct vec2){at.x + (v.x * c - v.y * s) * w,
-                                          at.y + (v.x * s + v.y * c) * w};
+        verts[bv[i].vert] =
+            (struct vec2){at.x + (v.x * c - v.y * s) * w, at.y + (v.x * s + v.y * c) * w};
     }
 }
 
@@ -75,8 +75,8 @@ static void bone_binds(struct pose *p, const struct arm_bone *bone)
     /* Normal of the segment before bind bi; the first bind's "previous" is itself. */
     struct vec2 n_prev = {0.0, 0.0};
     for (uint32_t bi = 0; bi < n; bi++) {
-        struct vec2 n_next = bi + 1 < n ? segment_normal(p, &binds[bi], &binds[bi + 1])
-                                        : (struct vec2){0.0, 0.0};
+        struct vec2 n_next =
+            bi + 1 < n ? segment_normal(p, &binds[bi], &binds[bi + 1]) : (struct vec2){0.0, 0.0};
         if (binds[bi].bone >= 0) {
             if (binds[bi].is_path)
                 path_bind(p, bone, bi, n_prev, n_next);

@@ -65,8 +65,8 @@ static void sway(struct phys_state *st, const struct bone_phys *ph, const struct
     /* Swing the orbit against the direction the damped position moved. */
     struct vec2 vel = {st->pos.x - prev_pos.x, st->pos.y - prev_pos.y};
     double speed = vec_len(vel);
-    struct vec2 dir = speed != 0.0 ? (struct vec2){vel.x / speed, vel.y / speed}
-                                   : (struct vec2){0.0, 0.0};
+    struct vec2 dir =
+        speed != 0.0 ? (struct vec2){vel.x / speed, vel.y / speed} : (struct vec2){0.0, 0.0};
     double angle = atan2(-dir.y, -dir.x);
     double vel_rot = shortest_angle_delta(st->orbit, angle);
     st->orbit += vel_rot * (speed / 1000.0) * ph->sway;

@@ -64,8 +64,8 @@ static int filter_flags(enum png_filter_choice f)
 }
 
 /* Everything that may longjmp, kept apart from locals that must survive it. */
-static bool write_png(png_structp png, png_infop info, const uint8_t *rgba, uint32_t w,
-                      uint32_t h, const struct png_opts *o)
+static bool write_png(png_structp png, png_infop info, const uint8_t *rgba, uint32_t w, uint32_t h,
+                      const struct png_opts *o)
 {
     if (setjmp(png_jmpbuf(png)))
         return false;

@@ -8,8 +8,8 @@
 #include <stdint.h>
 
 enum png_filter_choice {
-    PNG_FILTER_CHOICE_NONE,  /* fastest; fine for mostly-flat thumbnails */
-    PNG_FILTER_CHOICE_SUB,   /* the default: cheap and helps flat colour runs */
+    PNG_FILTER_CHOICE_NONE, /* fastest; fine for mostly-flat thumbnails */
+    PNG_FILTER_CHOICE_SUB,  /* the default: cheap and helps flat colour runs */
     PNG_FILTER_CHOICE_UP,
     PNG_FILTER_CHOICE_PAETH,
     PNG_FILTER_CHOICE_ALL, /* libpng picks per row: smallest files, slowest */

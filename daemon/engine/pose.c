@@ -8,7 +8,8 @@
 #define ALIGN16(n) (((n) + 15u) & ~(size_t)15u)
 
 struct layout {
-    size_t local, phys, out, verts, ik_rot, local_trig, ik_has, keyed, chain, chain_dist, chain_rot, total;
+    size_t local, phys, out, verts, ik_rot, local_trig, ik_has, keyed, chain, chain_dist, chain_rot,
+        total;
 };
 
 static size_t take(size_t *total, size_t bytes)
@@ -72,9 +73,9 @@ void pose_reset(struct pose *p)
         const struct arm_bone *bone = &arm->bones[b];
         const struct bone_phys *ph = &bone->phys;
         p->local[b] = bone->start;
-        p->phys[b] = (struct phys_state){ph->global_pos, ph->global_scale, ph->global_rot,
-                                         ph->global_orbit, ph->global_orbit_vel,
-                                         ph->global_orbit_diff};
+        p->phys[b] =
+            (struct phys_state){ph->global_pos,   ph->global_scale,     ph->global_rot,
+                                ph->global_orbit, ph->global_orbit_vel, ph->global_orbit_diff};
         p->ik_has[b] = 0;
         p->local_trig[b] = (struct rot_trig){NAN, 1.0, 0.0}; /* NAN: never matches */
         p->keyed[b] = 0;

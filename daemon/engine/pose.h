@@ -34,15 +34,15 @@ struct pose {
     const struct armature *arm;
     struct bone_fields *local; /* animated local fields (smoothing reads them next step) */
     struct phys_state *phys;
-    struct bone_out *out;      /* constructed bones, by bone index */
-    struct vec2 *verts;        /* constructed mesh vertices, parallel to arm->vert_init */
-    struct rot_trig *ik_rot;   /* IK rotation override per bone (valid where ik_has) */
+    struct bone_out *out;        /* constructed bones, by bone index */
+    struct vec2 *verts;          /* constructed mesh vertices, parallel to arm->vert_init */
+    struct rot_trig *ik_rot;     /* IK rotation override per bone (valid where ik_has) */
     struct rot_trig *local_trig; /* cos/sin of local rotations, recomputed when they change */
-    uint8_t *ik_has;           /* 1 where ik_rot holds an override this step */
-    uint16_t *keyed;           /* per bone: mask of elements keyed by the playing animations */
-    struct vec2 *chain;        /* scratch: every bone's position while IK runs */
-    double *chain_dist;        /* scratch for Arc IK, one per chain bone */
-    struct rot_trig *chain_rot; /* scratch for IK rotations, one per chain bone */
+    uint8_t *ik_has;             /* 1 where ik_rot holds an override this step */
+    uint16_t *keyed;             /* per bone: mask of elements keyed by the playing animations */
+    struct vec2 *chain;          /* scratch: every bone's position while IK runs */
+    double *chain_dist;          /* scratch for Arc IK, one per chain bone */
+    struct rot_trig *chain_rot;  /* scratch for IK rotations, one per chain bone */
 };
 
 /* The 2x3 world matrix of constructed bone b, what a GPU client uploads:

@@ -128,8 +128,9 @@ static inline uint32_t under(uint32_t dst, uint32_t src)
 }
 
 struct edge {
-    int64_t a, b, c; /* E(x, y) = a*x + b*y + c, in SUB units; inside when > 0 (or 0 and top-left) */
-    int64_t bias;    /* 0 for a top-left edge, -1 otherwise: E + bias >= 0 means covered */
+    int64_t a, b,
+        c;        /* E(x, y) = a*x + b*y + c, in SUB units; inside when > 0 (or 0 and top-left) */
+    int64_t bias; /* 0 for a top-left edge, -1 otherwise: E + bias >= 0 means covered */
 };
 
 static void make_edge(struct edge *e, int64_t ax, int64_t ay, int64_t bx, int64_t by)
@@ -251,9 +252,9 @@ shade_pixel(struct raster *r, const struct tri *t, int px, int py, unsigned mask
             s[i] = under(s[i], src);
 }
 
-static inline __attribute__((always_inline)) void
-row_samples(struct raster *r, const struct tri *t, int py, int x0, int x1, uint32_t ns,
-            const int32_t (*off)[2])
+static inline __attribute__((always_inline)) void row_samples(struct raster *r, const struct tri *t,
+                                                              int py, int x0, int x1, uint32_t ns,
+                                                              const int32_t (*off)[2])
 {
     int64_t e[4][3];
     for (uint32_t s = 0; s < ns; s++) {
@@ -284,8 +285,8 @@ static void raster_row(struct raster *r, const struct tri *t, int py, int x0, in
         row_samples(r, t, py, x0, x1, 1, offsets1);
 }
 
-void raster_triangle(struct raster *r, const struct raster_vertex *a,
-                     const struct raster_vertex *b, const struct raster_vertex *c)
+void raster_triangle(struct raster *r, const struct raster_vertex *a, const struct raster_vertex *b,
+                     const struct raster_vertex *c)
 {
     const struct raster_vertex *p[3] = {a, b, c};
     struct tri t;
@@ -372,7 +373,8 @@ void raster_resolve(const struct raster *r, uint8_t *out, bool straight)
             uint32_t px = average(s, r->ns);
             if (r->background && (px >> 24) != 255)
                 px = under(px, r->background);
-            store(row + (size_t)x * 4, straight && (px >> 24) != 255 ? raster_unpremultiply(px) : px);
+            store(row + (size_t)x * 4,
+                  straight && (px >> 24) != 255 ? raster_unpremultiply(px) : px);
         }
     }
 }

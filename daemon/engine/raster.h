@@ -13,7 +13,7 @@ struct raster_vertex {
 struct raster {
     uint32_t *samples; /* premultiplied RGBA8 packed little-endian, ns per pixel */
     uint32_t w, h, ns;
-    int x0, y0, x1, y1; /* the region whose samples were cleared (inclusive-exclusive) */
+    int x0, y0, x1, y1;  /* the region whose samples were cleared (inclusive-exclusive) */
     uint32_t background; /* premultiplied, packed */
     const uint8_t *tex;  /* premultiplied RGBA8 atlas */
     uint32_t tw, th;
@@ -33,8 +33,8 @@ void raster_begin(struct raster *r, uint32_t *samples, uint32_t w, uint32_t h, u
 void raster_set_texture(struct raster *r, const uint8_t *rgba, uint32_t w, uint32_t h,
                         const uint8_t *clear, uint32_t clear_stride, const float tint[4]);
 
-void raster_triangle(struct raster *r, const struct raster_vertex *a,
-                     const struct raster_vertex *b, const struct raster_vertex *c);
+void raster_triangle(struct raster *r, const struct raster_vertex *a, const struct raster_vertex *b,
+                     const struct raster_vertex *c);
 
 /* Averages each pixel's samples over the background into out (RGBA8, w*h*4), premultiplied
  * or, if straight, unpremultiplied. */

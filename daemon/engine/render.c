@@ -101,8 +101,7 @@ uint32_t render_draw_order(const struct armature *arm, const struct pose *p,
     return n;
 }
 
-void render_quad_corners(const struct bone_out *o, const struct arm_texture *t,
-                         struct vec2 pos[4])
+void render_quad_corners(const struct bone_out *o, const struct arm_texture *t, struct vec2 pos[4])
 {
     double hw = t->size.x / 2 * o->scale.x, hh = t->size.y / 2 * o->scale.y;
     double c = cos(o->rot), s = sin(o->rot);
@@ -137,8 +136,8 @@ static bool visible(const struct armature *arm, const struct pose *p, uint32_t b
     return true;
 }
 
-void render_bounds(const struct armature *arm, const struct pose *p,
-                   const struct render_opts *opts, struct bounds *bd)
+void render_bounds(const struct armature *arm, const struct pose *p, const struct render_opts *opts,
+                   struct bounds *bd)
 {
     uint32_t count;
     int one;
@@ -163,9 +162,8 @@ void render_bounds(const struct armature *arm, const struct pose *p,
     }
 }
 
-void render_anim_bounds(const struct armature *arm, struct pose *p,
-                        const struct eval_request *r, const struct render_opts *opts,
-                        struct bounds *bd)
+void render_anim_bounds(const struct armature *arm, struct pose *p, const struct eval_request *r,
+                        const struct render_opts *opts, struct bounds *bd)
 {
     pose_reset(p);
     eval_warmup(p, r->warmup, NULL);
@@ -318,8 +316,8 @@ int render(const struct armature *arm, const struct pose *p, const struct render
         y1 = (int)fmin(ceil(by) + 2, opts->height);
     }
     struct raster r;
-    raster_begin(&r, img->samples, opts->width, opts->height, opts->samples, opts->background,
-                 x0, y0, x1, y1);
+    raster_begin(&r, img->samples, opts->width, opts->height, opts->samples, opts->background, x0,
+                 y0, x1, y1);
     for (uint32_t i = n; i-- > 0;) { /* front to back: see raster.h */
         uint32_t b = img->order[i];
         const struct bone_out *o = &p->out[b];
@@ -329,8 +327,7 @@ int render(const struct armature *arm, const struct pose *p, const struct render
             continue; /* loaded without pixels */
         float tint[4];
         tint_of(o, tint);
-        raster_set_texture(&r, at->rgba, at->width, at->height, at->clear, at->clear_stride,
-                           tint);
+        raster_set_texture(&r, at->rgba, at->width, at->height, at->clear, at->clear_stride, tint);
         if (arm->bones[b].vert_len)
             draw_mesh(&r, arm, p, opts, b, t, at);
         else
@@ -347,8 +344,8 @@ void image_unpremultiply(struct image *img)
     for (size_t i = 0; i < n; i++, px += 4) {
         if (px[3] == 255)
             continue;
-        uint32_t v = (uint32_t)px[0] | (uint32_t)px[1] << 8 | (uint32_t)px[2] << 16 |
-                     (uint32_t)px[3] << 24;
+        uint32_t v =
+            (uint32_t)px[0] | (uint32_t)px[1] << 8 | (uint32_t)px[2] << 16 | (uint32_t)px[3] << 24;
         v = raster_unpremultiply(v);
         for (int c = 0; c < 4; c++)
             px[c] = (uint8_t)(v >> (8 * c));

@@ -22,7 +22,7 @@ struct render_opts {
     int styles[RENDER_MAX_STYLES]; /* style indices in priority order */
     uint32_t style_count;          /* 0: the style named "Default", else all in file order */
     uint32_t samples;              /* 1 (no antialiasing) or 4 (the player's 4x MSAA) */
-    bool straight_alpha;           /* output straight alpha (what PNG holds); default: premultiplied */
+    bool straight_alpha; /* output straight alpha (what PNG holds); default: premultiplied */
 };
 
 /* An RGBA8 picture plus the renderer's reusable scratch. Pixels are premultiplied after
@@ -62,8 +62,7 @@ uint32_t render_draw_order(const struct armature *arm, const struct pose *p,
 
 /* Corners of a textured bone's quad in armature space: top-left, top-right, bottom-right,
  * bottom-left of the texture (atlas u,v from offset to offset + size in that order). */
-void render_quad_corners(const struct bone_out *o, const struct arm_texture *t,
-                         struct vec2 pos[4]);
+void render_quad_corners(const struct bone_out *o, const struct arm_texture *t, struct vec2 pos[4]);
 
 /* Resolves a bone's texture through opts' styles: index into arm->textures or -1. */
 int render_bone_texture(const struct armature *arm, const struct render_opts *opts, int tex_name);
@@ -73,17 +72,16 @@ struct bounds {
     double min_x, min_y, max_x, max_y;
     bool empty;
 };
-void render_bounds(const struct armature *arm, const struct pose *p,
-                   const struct render_opts *opts, struct bounds *b);
+void render_bounds(const struct armature *arm, const struct pose *p, const struct render_opts *opts,
+                   struct bounds *b);
 void bounds_add(struct bounds *b, double x, double y);
 
 /* Bounds of everything drawn while playing r's first animation through all its frames after
  * r's warm-up (the other animations keep pace), as the player's reference renders were
  * framed. Uses p as scratch (it is reset first). */
 struct eval_request;
-void render_anim_bounds(const struct armature *arm, struct pose *p,
-                        const struct eval_request *r, const struct render_opts *opts,
-                        struct bounds *b);
+void render_anim_bounds(const struct armature *arm, struct pose *p, const struct eval_request *r,
+                        const struct render_opts *opts, struct bounds *b);
 
 /* Camera that fits bounds b (armature space) into fraction of the canvas, centred, the way
  * the player's reference renders were framed: scale rounded down to 3 decimals, position to
