@@ -71,9 +71,11 @@ int pool_init(struct pool *p, uv_loop_t *loop, int n, size_t depth)
     int rc = uv_async_init(loop, &p->async, drain);
     if (rc) {
         free(p->workers);
+        p->workers = NULL;
         return rc;
     }
     p->async.data = p;
+    p->started = true;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
     for (int i = 0; i < n; i++) {
@@ -122,6 +124,9 @@ static void free_worker(struct worker *w)
 
 void pool_shutdown(struct pool *p)
 {
+    if (!p->started)
+        return;
+    p->started = false;
     pthread_mutex_lock(&p->lock);
     p->stopping = true;
     pthread_cond_broadcast(&p->wake);

@@ -38,6 +38,7 @@ struct pool {
     struct job *done;        /* finished, in reverse order */
     size_t queued, depth, running;
     bool stopping;
+    bool started; /* pool_init succeeded up to the async handle: shutdown has work to do */
     int nworkers;
     struct worker *workers;
     uv_async_t async;
@@ -54,7 +55,8 @@ int pool_submit(struct pool *p, struct job *job);
 size_t pool_depth(struct pool *p);
 
 /* Stops intake, lets queued jobs finish, joins the workers, delivers the last completions
- * and closes the async handle. Loop thread; run the loop afterwards to finish closing. */
+ * and closes the async handle. Safe on a pool whose pool_init failed or never ran (zeroed).
+ * Loop thread; run the loop afterwards to finish closing. */
 void pool_shutdown(struct pool *p);
 
 /* The worker's scratch pose for arm, reset (made anew only when the armature changes; serial

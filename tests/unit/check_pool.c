@@ -29,18 +29,18 @@ struct tjob {
     struct job job; /* first: the pool hands back &job */
     struct ctx *x;
     int id;
-    bool block; /* wait at the gate in run */
+    bool block;                 /* wait at the gate in run */
+    const struct armature *arm; /* if set, run calls worker_pose(w, arm, serial) */
+    uint64_t serial;
     /* Written by the worker in run. */
-    int runs;
-    int run_seq;
+    int runs, run_seq;
     pthread_t run_thread;
     struct worker *worker;
     struct pool *worker_pool; /* worker->pool, read while the worker exists */
-    const struct armature *pose_arm; /* worker_pose jobs */
+    /* What worker_pose returned, its armature, and its ik_rot[0].rot on return. */
     struct pose *pose;
-    double pose_mark; /* ik_rot[0].rot as worker_pose returned it */
-    const struct armature *arm;
-    uint64_t serial;
+    const struct armature *pose_arm;
+    double pose_mark;
     /* Written on the loop thread in done. */
     int dones;
     pthread_t done_thread;
@@ -59,7 +59,9 @@ struct ctx {
     int ndone;
     int done_order[MAX_JOBS];
     void (*on_done)(struct tjob *);
-    struct tjob *extra; /* submitted from on_done */
+    struct tjob *chain; /* chain_next: job i's done() submits chain[i + 1] */
+    int chain_len;
+    struct tjob *extra; /* submit_extra: submitted from job 0's done() */
     int extra_rc;
     bool extra_tried;
 };
@@ -223,8 +225,8 @@ END_TEST
 static void chain_next(struct tjob *t)
 {
     struct ctx *x = t->x;
-    if (t->id + 1 < MAX_JOBS && t[1].x == x && !t[1].runs && t[1].id == t->id + 1)
-        ck_assert_int_eq(pool_submit(&x->pool, &t[1].job), 0);
+    if (t->id + 1 < x->chain_len)
+        ck_assert_int_eq(pool_submit(&x->pool, &x->chain[t->id + 1].job), 0);
 }
 
 START_TEST(done_may_submit_more_work)
@@ -232,10 +234,11 @@ START_TEST(done_may_submit_more_work)
     enum { N = 20 };
     struct ctx x;
     ctx_init(&x, 2, 1);
-    struct tjob jobs[N + 1];
+    struct tjob jobs[N];
     for (int i = 0; i < N; i++)
         job_init(&jobs[i], &x, i, false);
-    memset(&jobs[N], 0, sizeof jobs[N]); /* the chain stops here */
+    x.chain = jobs;
+    x.chain_len = N;
     x.on_done = chain_next;
     ck_assert_int_eq(pool_submit(&x.pool, &jobs[0].job), 0);
     run_until(&x, N);
@@ -511,8 +514,9 @@ static struct armature *load_arm(int bones)
     char json[1024], *p = json;
     p += sprintf(p, "{\"bones\":[");
     for (int i = 0; i < bones; i++)
-        p += sprintf(p, "%s{\"id\":%d,\"name\":\"b%d\",\"parent_id\":%d,\"pos\":{\"x\":%d,\"y\":0}}",
-                     i ? "," : "", i, i, i - 1, 10 + i);
+        p +=
+            sprintf(p, "%s{\"id\":%d,\"name\":\"b%d\",\"parent_id\":%d,\"pos\":{\"x\":%d,\"y\":0}}",
+                    i ? "," : "", i, i, i - 1, 10 + i);
     sprintf(p, "]}");
     struct armature *arm = NULL;
     struct eng_error err = {0, ""};
