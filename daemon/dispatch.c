@@ -364,6 +364,7 @@ static void on_load_done(struct job *job)
 static void start_load(struct request *r)
 {
     r->max_skf = (uint64_t)r->srv->cfg->max_skf_mb << 20;
+    r->max_bones = (uint32_t)r->srv->cfg->max_bones;
     r->job.run = work_load;
     conn_job_started(r->conn);
     r->job.done = on_load_done;
@@ -784,6 +785,7 @@ int dispatch_preload(struct server *s, const char *dir)
         struct request r;
         memset(&r, 0, sizeof r);
         r.max_skf = (uint64_t)s->cfg->max_skf_mb << 20;
+        r.max_bones = (uint32_t)s->cfg->max_bones;
         snprintf(r.path, sizeof r.path, "%s/%s", dir, e->d_name);
         work_load(&r.job, NULL);
         if (r.status) {

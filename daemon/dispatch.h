@@ -42,6 +42,7 @@ struct request {
     size_t input_len;
     char path[4096];
     uint64_t max_skf;
+    uint32_t max_bones;
     /* results */
     uint16_t status;
     char msg[256];

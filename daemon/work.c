@@ -108,6 +108,7 @@ void work_load(struct job *job, struct worker *w)
     struct eng_error err;
     load_limits_default(&lim);
     lim.max_uncompressed = r->max_skf * 4;
+    lim.max_bones = r->max_bones;
     int rc = armature_load(r->input, r->input_len, &lim, &r->loaded, &err);
     if (rc)
         fail(r, status_of(rc), "%s", err.msg);
