@@ -199,6 +199,9 @@ static int resolve_anim(const struct armature *arm, const char *name, size_t len
     return armature_find_anim(arm, buf);
 }
 
+/* A worker is busy about 3 us a step: a million steps is a few seconds at most. */
+#define MAX_STEPS_PER_REQUEST 1000000
+
 enum { EF_LOOP = 1, EF_REVERSE = 2, EF_FROM = 4, EF_MS = 8, EF_YDOWN = 16, EF_RANGE = 32 };
 
 /* Decodes an evaluation request into r (target, animations, knobs, engine options). On error
@@ -268,6 +271,11 @@ static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_read
     struct eng_error err;
     if (eval_check(arm, &r->eval, &err)) {
         conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "%s", err.msg);
+        return false;
+    }
+    if ((uint64_t)eval_steps(&r->eval) + r->eval.warmup > MAX_STEPS_PER_REQUEST) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_LIMIT,
+                   "at most %d warm-up and animation steps per request", MAX_STEPS_PER_REQUEST);
         return false;
     }
     *flags_out = flags;
@@ -627,6 +635,10 @@ static bool read_render(struct conn *c, const struct skp_frame *f, struct skp_re
     rp->fit = camera == 0;
     rp->png_level = level == 255 ? -1 : level;
     rp->range = flags & EF_RANGE;
+    /* One reply holds every picture of a range: bound its pixels. */
+    uint64_t frames = rp->range && rp->last >= rp->first ? (uint64_t)rp->last - rp->first + 1 : 1;
+    if (frames * px > 16 * (uint64_t)c->srv->cfg->max_image_pixels)
+        return bad(c, f, "range too long: at most 16 x --max-image-pixels pixels per reply");
     return !rp->range || set_range(c, f, r);
 }
 
