@@ -3,6 +3,7 @@
 #include "server.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -423,6 +424,9 @@ int server_run(struct config *cfg)
     memset(&s, 0, sizeof s);
     s.cfg = cfg;
     s.loop = uv_default_loop();
+    /* A peer that hangs up before its replies are written must cost us an EPIPE on that
+     * connection, not the process. */
+    signal(SIGPIPE, SIG_IGN);
     if (!realpath(cfg->root, s.root)) {
         log_msg(LOG_ERROR, "--root %s: no such directory", cfg->root);
         return 1;
