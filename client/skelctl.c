@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "skc.h"
@@ -486,25 +487,166 @@ static int make_render(struct flags *f, skc_render_opts *ro, const char **styles
         ro->first = (uint32_t)a;
         ro->last = (uint32_t)b;
     }
-    if (f->sheet)
-        return bad("--sheet: the daemon does not serve spritesheets yet (use skeld render --sheet)",
-                   NULL);
     if (!f->output)
         return bad("-o OUT.png is required", NULL);
-    if (ro->has_range && ro->last > ro->first && !skp_cli_frame_pattern(f->output))
+    if (f->sheet) {
+        uint64_t frames = ro->has_range ? (uint64_t)ro->last - ro->first + 1 : 1;
+        if (skp_cli_pair(f->sheet, 'x', &a, &b) || a < 1 || b < 1 || a > 65535 || b > 65535 ||
+            (uint64_t)a * (uint64_t)b < frames)
+            return bad("--sheet: expected COLSxROWS with room for every frame", f->sheet);
+        ro->sheet_cols = (unsigned)a;
+        ro->sheet_rows = (unsigned)b;
+    } else if (ro->has_range && ro->last > ro->first && !skp_cli_frame_pattern(f->output))
         return bad("-o: a frame range needs a pattern with one %d, such as out_%04d.png", NULL);
     return make_camera(f, ro);
 }
 
-static int write_image(const char *path, const skc_image *img)
+static int write_bytes(const char *path, const void *data, size_t len)
 {
     FILE *out = strcmp(path, "-") ? fopen(path, "wb") : stdout;
-    if (!out || fwrite(img->data, 1, img->size, out) != img->size ||
-        (out != stdout ? fclose(out) : fflush(out))) {
+    if (!out || fwrite(data, 1, len, out) != len || (out != stdout ? fclose(out) : fflush(out))) {
         fprintf(stderr, "skelctl: %s: %s\n", path, strerror(errno));
         return 1;
     }
     return 0;
+}
+
+/* The sheet picture as OUT and its JSON as OUT.json, as `skeld render --sheet` writes them. */
+static int write_sheet(const char *output, const skc_reply *r)
+{
+    uint32_t n;
+    size_t len;
+    const skc_image *img = skc_reply_images(r, &n);
+    const char *json = skc_reply_sheet_json(r, &len);
+    if (n != 1 || !json || !len) {
+        fprintf(stderr, "skelctl: render: the daemon sent no sheet\n");
+        return 1;
+    }
+    size_t named_len = skp_sheet_json_named(NULL, 0, json, len, output);
+    char *named = malloc(named_len + 1), path[4096];
+    if (!named)
+        return fail(NULL, "render");
+    skp_sheet_json_named(named, named_len + 1, json, len, output);
+    snprintf(path, sizeof path, "%s.json", output);
+    int rc = write_bytes(output, img[0].data, img[0].size) || write_bytes(path, named, named_len);
+    free(named);
+    return rc;
+}
+
+/* Every picture of a reply, to OUT or to the frame pattern. */
+static int write_images(const char *output, bool pattern, const skc_reply *r)
+{
+    uint32_t n;
+    const skc_image *img = skc_reply_images(r, &n);
+    for (uint32_t i = 0; i < n; i++) {
+        char path[4096];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+        if (pattern)
+            snprintf(path, sizeof path, output, (int)img[i].frame);
+        else
+            snprintf(path, sizeof path, "%s", output);
+#pragma GCC diagnostic pop
+        if (write_bytes(path, img[i].data, img[i].size))
+            return 1;
+    }
+    return 0;
+}
+
+static void progress(uint32_t done, uint32_t total)
+{
+    if (total < 2 || !isatty(STDERR_FILENO))
+        return;
+    int width = 40, fill = (int)((uint64_t)done * width / total);
+    fprintf(stderr, "\r[%.*s%*s] %u/%u", fill, "########################################",
+            width - fill, "", done, total);
+    if (done == total)
+        fputc('\n', stderr);
+}
+
+/* A frame range goes out as chunks of frames, pipelined a few at a time so the daemon's
+ * workers draw them in parallel and the progress bar moves. Each chunk is stateless and
+ * replays from the same first step, so the pictures are those of one long request (and of
+ * `skeld render --frames`): evaluation steps are cheap next to drawing. */
+#define CHUNK_PIXELS (4u << 20) /* per reply, well under the daemon's default bound */
+#define WINDOW 4                /* chunks in flight */
+
+struct chunked {
+    skc_client *c;
+    skc_eval ev;
+    skc_render_opts ro;
+    uint32_t first, last, per_chunk, next, done;
+    uint32_t ids[WINDOW], starts[WINDOW];
+    unsigned head, count; /* ring of requests in flight, oldest first */
+};
+
+static int send_chunk(struct chunked *k, uint32_t start)
+{
+    k->ro.first = start;
+    k->ro.last = start + k->per_chunk - 1 < k->last ? start + k->per_chunk - 1 : k->last;
+    for (unsigned i = 0; i < k->ev.anim_count; i++)
+        k->ev.anims[i].frame = k->ro.last; /* a range ends every animation at its last frame */
+    unsigned slot = (k->head + k->count) % WINDOW;
+    if (skc_send_render(k->c, &k->ev, &k->ro, &k->ids[slot]))
+        return fail(k->c, "render");
+    k->starts[slot] = start;
+    k->count++;
+    return 0;
+}
+
+/* Collects the oldest chunk; one the daemon was too busy for goes out again. */
+static int collect_chunk(struct chunked *k, const char *output, int *busy_retries)
+{
+    skc_reply *r = NULL;
+    uint32_t start = k->starts[k->head];
+    int rc = skc_recv(k->c, k->ids[k->head], &r);
+    k->head = (k->head + 1) % WINDOW;
+    k->count--;
+    if (rc == SKC_ESERVER && skc_status(k->c) == SKC_S_BUSY && ++*busy_retries < 500) {
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+        return send_chunk(k, start);
+    }
+    if (rc)
+        return fail(k->c, "render");
+    uint32_t n;
+    skc_reply_images(r, &n);
+    rc = write_images(output, skp_cli_frame_pattern(output), r);
+    skc_reply_free(r);
+    progress(k->done += n, k->last - k->first + 1);
+    return rc;
+}
+
+static int render_chunked(skc_client *c, const skc_eval *ev, const skc_render_opts *ro,
+                          const char *output)
+{
+    struct chunked k = {.c = c, .ev = *ev, .ro = *ro, .first = ro->first, .last = ro->last};
+    uint64_t px = (uint64_t)ro->width * ro->height;
+    k.per_chunk = px >= CHUNK_PIXELS ? 1 : (uint32_t)(CHUNK_PIXELS / px);
+    if (k.per_chunk > 16)
+        k.per_chunk = 16;
+    if (!k.ev.has_from) {
+        k.ev.from = ro->first; /* where one request for the whole range would start */
+        k.ev.has_from = 1;
+    } else if (k.ev.from > ro->first && k.ev.from <= ro->last) {
+        k.first = (uint32_t)ceil(k.ev.from); /* frames before --from are never reached */
+    } else if (k.ev.from > ro->last) {
+        k.per_chunk = ro->last - ro->first + 1; /* one request: the daemon says what is wrong */
+    }
+    int rc = 0, busy_retries = 0;
+    for (k.next = k.first; !rc && (k.next <= k.last || k.count);) {
+        if (k.next <= k.last && k.count < WINDOW) {
+            rc = send_chunk(&k, k.next);
+            k.next = k.last - k.next < k.per_chunk ? k.last + 1 : k.next + k.per_chunk;
+        } else {
+            rc = collect_chunk(&k, output, &busy_retries);
+        }
+    }
+    while (k.count) { /* after a failure: drop what is still in flight */
+        skc_discard(c, k.ids[k.head]);
+        k.head = (k.head + 1) % WINDOW;
+        k.count--;
+    }
+    return rc;
 }
 
 static int cmd_render(skc_client *c, const char *arm, struct flags *f)
@@ -522,22 +664,12 @@ static int cmd_render(skc_client *c, const char *arm, struct flags *f)
         return rc ? 2 : 0;
     if ((rc = resolve_arm(c, arm, ev.armature)))
         return rc;
+    if (ro.has_range && !ro.sheet_cols)
+        return render_chunked(c, &ev, &ro, f->output);
     skc_reply *r = NULL;
     if (skc_render(c, &ev, &ro, &r))
         return fail(c, "render");
-    uint32_t n;
-    const skc_image *img = skc_reply_images(r, &n);
-    for (uint32_t i = 0; i < n && !rc; i++) {
-        char path[4096];
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-        if (ro.has_range)
-            snprintf(path, sizeof path, f->output, (int)img[i].frame);
-        else
-            snprintf(path, sizeof path, "%s", f->output);
-#pragma GCC diagnostic pop
-        rc = write_image(path, &img[i]);
-    }
+    rc = ro.sheet_cols ? write_sheet(f->output, r) : write_images(f->output, false, r);
     skc_reply_free(r);
     return rc;
 }

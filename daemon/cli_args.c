@@ -148,6 +148,13 @@ static int parse_long(const char *s, long *out)
 int cli_resolve_eval(const struct armature *arm, struct eval_flags *f, struct eval_request *r,
                      struct eng_error *err)
 {
+    int rc = cli_parse_eval(arm, f, r, err);
+    return rc ? rc : eval_check(arm, r, err);
+}
+
+int cli_parse_eval(const struct armature *arm, struct eval_flags *f, struct eval_request *r,
+                   struct eng_error *err)
+{
     eval_request_init(r);
     int rc;
     if (f->anim_list && (rc = resolve_anims(arm, f->anim_list, r, err)))
@@ -165,5 +172,5 @@ int cli_resolve_eval(const struct armature *arm, struct eval_flags *f, struct ev
         return eng_seterr(err, ENG_EINVAL, "--warmup: expected a whole number");
     r->loop = f->loop;
     r->reverse = f->reverse;
-    return eval_check(arm, r, err);
+    return 0;
 }

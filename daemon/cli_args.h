@@ -28,6 +28,10 @@ int cli_take_opts_flag(struct eval_flags *f, int argc, char **argv, int *i);
 int cli_resolve_eval(const struct armature *arm, struct eval_flags *f, struct eval_request *r,
                      struct eng_error *err);
 
+/* The same without eval_check, for callers that adjust the request first (render ranges). */
+int cli_parse_eval(const struct armature *arm, struct eval_flags *f, struct eval_request *r,
+                   struct eng_error *err);
+
 /* Resolves --position/--scale/--velocity/--y-down into construct options. */
 int cli_resolve_opts(struct eval_flags *f, struct construct_opts *o, struct eng_error *err);
 

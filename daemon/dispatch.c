@@ -206,6 +206,22 @@ enum { EF_LOOP = 1, EF_REVERSE = 2, EF_FROM = 4, EF_MS = 8, EF_YDOWN = 16, EF_RA
 
 /* Decodes an evaluation request into r (target, animations, knobs, engine options). On error
  * replies and returns false. */
+/* The request is one the engine can play, within the steps a request may take. */
+static bool check_eval(struct conn *c, const struct skp_frame *f, struct request *r)
+{
+    struct eng_error err;
+    if (eval_check(r->entry->arm, &r->eval, &err)) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "%s", err.msg);
+        return false;
+    }
+    if ((uint64_t)eval_steps(&r->eval) + r->eval.warmup > MAX_STEPS_PER_REQUEST) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_LIMIT,
+                   "at most %d warm-up and animation steps per request", MAX_STEPS_PER_REQUEST);
+        return false;
+    }
+    return true;
+}
+
 static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_reader *rd,
                       struct request *r, uint16_t *flags_out)
 {
@@ -268,16 +284,10 @@ static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_read
     for (unsigned i = 0; (flags & EF_MS) && i < count; i++)
         r->eval.frames[i] = anim_time_frame(arm, r->eval.anims[i], r->eval.frames[i],
                                             r->eval.reverse, r->eval.loop);
-    struct eng_error err;
-    if (eval_check(arm, &r->eval, &err)) {
-        conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "%s", err.msg);
+    /* A range's frames are its last frame (set_range), checked then. */
+    bool range = (flags & EF_RANGE) && f->h.opcode == SKP_OP_RENDER;
+    if (!range && !check_eval(c, f, r))
         return false;
-    }
-    if ((uint64_t)eval_steps(&r->eval) + r->eval.warmup > MAX_STEPS_PER_REQUEST) {
-        conn_error(c, f->h.opcode, f->h.id, SKP_S_LIMIT,
-                   "at most %d warm-up and animation steps per request", MAX_STEPS_PER_REQUEST);
-        return false;
-    }
     *flags_out = flags;
     return true;
 }
@@ -588,11 +598,18 @@ static bool set_range(struct conn *c, const struct skp_frame *f, struct request 
         r->eval.from = r->eval.has_from ? r->eval.from : r->render.first;
         r->eval.has_from = true;
     }
-    struct eng_error err;
-    if (eval_check(r->entry->arm, &r->eval, &err)) {
-        conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "%s", err.msg);
-        return false;
-    }
+    return check_eval(c, f, r);
+}
+
+/* A sheet has room for every frame and fits RENDER_MAX_SIDE a side. */
+static bool check_sheet(struct conn *c, const struct skp_frame *f, const struct render_params *rp,
+                        uint64_t frames)
+{
+    if (!rp->cols || !rp->rows || (uint64_t)rp->cols * rp->rows < frames)
+        return bad(c, f, "sheet columns x rows must hold every frame of the range");
+    if ((uint64_t)rp->cols * rp->opts.width > RENDER_MAX_SIDE ||
+        (uint64_t)rp->rows * rp->opts.height > RENDER_MAX_SIDE)
+        return bad(c, f, "sheet larger than 16384 pixels a side");
     return true;
 }
 
@@ -630,15 +647,18 @@ static bool read_render(struct conn *c, const struct skp_frame *f, struct skp_re
         return bad(c, f, "samples must be 1 or 4");
     if (rp->format > 1 || (level != 255 && level > 9))
         return bad(c, f, "format must be 0 or 1 and png level 255 or 0..9");
-    if (cols || rows)
-        return bad(c, f, "spritesheets are not served yet: request the frames and pack them");
     rp->fit = camera == 0;
     rp->png_level = level == 255 ? -1 : level;
     rp->range = flags & EF_RANGE;
-    /* One reply holds every picture of a range: bound its pixels. */
+    rp->cols = cols;
+    rp->rows = rows;
+    /* One reply holds every picture of a range, or one sheet: bound its pixels. */
     uint64_t frames = rp->range && rp->last >= rp->first ? (uint64_t)rp->last - rp->first + 1 : 1;
-    if (frames * px > 16 * (uint64_t)c->srv->cfg->max_image_pixels)
-        return bad(c, f, "range too long: at most 16 x --max-image-pixels pixels per reply");
+    uint64_t cells = cols || rows ? (uint64_t)cols * rows : frames;
+    if ((frames > cells ? frames : cells) * px > 16 * (uint64_t)c->srv->cfg->max_image_pixels)
+        return bad(c, f, "reply too large: at most 16 x --max-image-pixels pixels");
+    if ((cols || rows) && !check_sheet(c, f, rp, frames))
+        return false;
     return !rp->range || set_range(c, f, r);
 }
 

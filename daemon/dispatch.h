@@ -21,6 +21,7 @@ struct render_params {
     int png_level;
     bool range;
     uint32_t first, last;
+    uint16_t cols, rows; /* spritesheet cells; 0 x 0: separate pictures */
 };
 
 /* One request between the loop and a worker. Inputs are copied out of the connection's

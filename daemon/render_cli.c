@@ -13,7 +13,9 @@
 #include "cli_args.h"
 #include "engine/png.h"
 #include "engine/render.h"
+#include "engine/sheet.h"
 #include "skp_cli.h"
+#include "skp_json.h"
 
 static const char render_usage[] =
     "usage: skeld render FILE.skf [--anim A[,B..]] [--frame F[,G..] | --frames F0-F1]\n"
@@ -151,7 +153,8 @@ struct job {
     bool range;
     long cols, rows; /* spritesheet, 0 for none */
     const char *output;
-    struct image img, sheet;
+    struct image img;
+    struct sheet sheet;
     struct byte_buf buf, scratch;
 };
 
@@ -192,14 +195,6 @@ static int encode_and_write(struct job *j, const char *path, const struct image 
     return write_file(path, &j->buf);
 }
 
-static void blit(struct image *sheet, const struct image *cell, long index, long cols)
-{
-    size_t x0 = (size_t)(index % cols) * cell->width, y0 = (size_t)(index / cols) * cell->height;
-    for (uint32_t y = 0; y < cell->height; y++)
-        memcpy(sheet->rgba + ((y0 + y) * sheet->width + x0) * 4,
-               cell->rgba + (size_t)y * cell->width * 4, (size_t)cell->width * 4);
-}
-
 /* One finished frame: written alone, or copied into its sheet cell. */
 static int emit(struct job *j, const struct pose *p, long frame, long index)
 {
@@ -208,10 +203,10 @@ static int emit(struct job *j, const struct pose *p, long frame, long index)
         return 1;
     }
     if (j->cols) {
-        blit(&j->sheet, &j->img, index, j->cols);
+        sheet_put(&j->sheet, &j->img, (uint32_t)index);
         return 0;
     }
-    if (!j->range)
+    if (!j->range || !skp_cli_frame_pattern(j->output)) /* a one-frame range may name a file */
         return encode_and_write(j, j->output, &j->img);
     char path[4096];
     /* The pattern holds exactly one integer conversion (is_frame_pattern). */
@@ -222,35 +217,27 @@ static int emit(struct job *j, const struct pose *p, long frame, long index)
     return encode_and_write(j, path, &j->img);
 }
 
+/* OUT.json beside the sheet: the JSON a RENDER reply carries, named after OUT. */
 static int write_sheet_json(struct job *j, const struct bounds *b)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s.json", j->output);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "skeld render: %s: %s\n", path, strerror(errno));
-        return 1;
+    size_t len = sheet_json(NULL, 0, &j->sheet, &j->opts, b);
+    char *json = malloc(len + 1);
+    if (json)
+        sheet_json(json, len + 1, &j->sheet, &j->opts, b);
+    size_t named_len = json ? skp_sheet_json_named(NULL, 0, json, len, j->output) : 0;
+    struct byte_buf named = {malloc(named_len + 1), 0, named_len + 1};
+    int rc = 1;
+    if (json && named.data) {
+        named.len = skp_sheet_json_named((char *)named.data, named.cap, json, len, j->output);
+        char path[4096];
+        snprintf(path, sizeof path, "%s.json", j->output);
+        rc = write_file(path, &named);
+    } else {
+        fprintf(stderr, "skeld render: out of memory\n");
     }
-    const struct render_opts *o = &j->opts;
-    fprintf(f, "{\"image\":");
-    cli_write_json_string(f, j->output);
-    fprintf(f, ",\"cell\":{\"w\":%u,\"h\":%u},\"cols\":%ld,\"rows\":%ld,", o->width, o->height,
-            j->cols, j->rows);
-    fprintf(f, "\"scale\":[%.9g,%.9g],\"pivot\":{\"x\":%.9g,\"y\":%.9g},", o->scale.x, o->scale.y,
-            o->position.x, -o->position.y);
-    /* Animation bounds in cell pixels (y down). */
-    double x0 = b->min_x * o->scale.x + o->position.x, x1 = b->max_x * o->scale.x + o->position.x;
-    double y0 = -(b->max_y * o->scale.y + o->position.y);
-    double y1 = -(b->min_y * o->scale.y + o->position.y);
-    fprintf(f, "\"bounds\":{\"x\":%.9g,\"y\":%.9g,\"w\":%.9g,\"h\":%.9g},\"frames\":[",
-            b->empty ? 0 : fmin(x0, x1), b->empty ? 0 : fmin(y0, y1), b->empty ? 0 : fabs(x1 - x0),
-            b->empty ? 0 : fabs(y1 - y0));
-    for (long i = 0; i <= j->last - j->first; i++)
-        fprintf(f, "%s{\"frame\":%ld,\"x\":%ld,\"y\":%ld,\"w\":%u,\"h\":%u}", i ? "," : "",
-                j->first + i, (i % j->cols) * o->width, (i / j->cols) * o->height, o->width,
-                o->height);
-    fprintf(f, "]}\n");
-    return fclose(f) ? 1 : 0;
+    free(json);
+    free(named.data);
+    return rc;
 }
 
 static int play(struct job *j, struct pose *p)
@@ -276,6 +263,8 @@ static int resolve_range(struct render_flags *f, struct job *j)
 {
     struct eng_error err;
     if (!f->frames) {
+        if (eval_check(j->arm, &j->req, &err))
+            return cli_fail("render", &err);
         j->first = j->last = (long)eval_step_frame(&j->req, eval_steps(&j->req) - 1);
         return 0;
     }
@@ -325,24 +314,18 @@ static int resolve_output(struct render_flags *f, struct job *j)
 
 static int make_sheet(struct job *j)
 {
-    uint64_t w = (uint64_t)j->cols * j->opts.width, h = (uint64_t)j->rows * j->opts.height;
-    if (w > RENDER_MAX_SIDE || h > RENDER_MAX_SIDE)
-        return bad("--sheet: the sheet would exceed 16384 pixels a side");
-    j->sheet.width = (uint32_t)w;
-    j->sheet.height = (uint32_t)h;
-    j->sheet.rgba = calloc((size_t)(w * h), 4);
-    if (!j->sheet.rgba) {
-        fprintf(stderr, "skeld render: out of memory\n");
-        return 1;
-    }
-    return 0;
+    struct eng_error err;
+    int rc =
+        sheet_init(&j->sheet, (uint32_t)j->cols, (uint32_t)j->rows, j->opts.width, j->opts.height,
+                   (uint32_t)j->first, (uint32_t)(j->last - j->first + 1), &err);
+    return rc ? cli_fail("render", &err) : 0;
 }
 
 static int run(struct render_flags *f, struct job *j, struct pose *p)
 {
     struct eng_error err;
     int rc;
-    if (cli_resolve_eval(j->arm, &f->eval, &j->req, &err))
+    if (cli_parse_eval(j->arm, &f->eval, &j->req, &err))
         return cli_fail("render", &err);
     if ((rc = resolve_range(f, j)) || (rc = resolve_output(f, j)) ||
         (rc = resolve_canvas(j->arm, f, &j->opts)) ||
@@ -356,7 +339,9 @@ static int run(struct render_flags *f, struct job *j, struct pose *p)
         return 0;
     struct bounds b = {0, 0, 0, 0, true};
     render_anim_bounds(j->arm, p, &j->req, &j->opts, &b);
-    if ((rc = encode_and_write(j, j->output, &j->sheet)))
+    struct image whole = {
+        .width = j->sheet.width, .height = j->sheet.height, .rgba = j->sheet.rgba};
+    if ((rc = encode_and_write(j, j->output, &whole)))
         return rc;
     return write_sheet_json(j, &b);
 }
@@ -390,7 +375,7 @@ int cli_render(int argc, char **argv)
     struct pose *p = pose_new(arm);
     rc = p ? run(&flags, &j, p) : (fprintf(stderr, "skeld render: out of memory\n"), 1);
     image_close(&j.img);
-    free(j.sheet.rgba);
+    sheet_close(&j.sheet);
     free(j.buf.data);
     free(j.scratch.data);
     pose_free(p);

@@ -10,6 +10,7 @@
 #include "dispatch.h"
 #include "engine/load.h"
 #include "engine/png.h"
+#include "engine/sheet.h"
 #include "sha256.h"
 
 static struct request *req_of(struct job *job)
@@ -298,18 +299,26 @@ void work_mesh(struct job *job, struct worker *w)
 
 /* ---- RENDER ------------------------------------------------------------------------------- */
 
+/* Makes room for len more bytes in b. */
+static int reserve(struct byte_buf *b, size_t len)
+{
+    if (b->len + len <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap * 2 : 65536;
+    while (cap < b->len + len)
+        cap *= 2;
+    uint8_t *n = realloc(b->data, cap);
+    if (!n)
+        return -1;
+    b->data = n;
+    b->cap = cap;
+    return 0;
+}
+
 static int append(struct byte_buf *b, const void *data, size_t len)
 {
-    if (b->len + len > b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 65536;
-        while (cap < b->len + len)
-            cap *= 2;
-        uint8_t *n = realloc(b->data, cap);
-        if (!n)
-            return -1;
-        b->data = n;
-        b->cap = cap;
-    }
+    if (reserve(b, len))
+        return -1;
     memcpy(b->data + b->len, data, len);
     b->len += len;
     return 0;
@@ -322,18 +331,15 @@ static int append_u32(struct byte_buf *b, uint32_t v)
     return append(b, x, 4);
 }
 
-/* Draws p and appends one image record (frame, size, encoded bytes) to out. */
-static int emit_image(struct request *r, struct worker *w, const struct pose *p, uint32_t frame,
-                      struct byte_buf *out)
+/* Appends one picture record (frame, size, PNG or raw bytes) to out. */
+static int put_picture(struct request *r, struct worker *w, const uint8_t *rgba, uint32_t width,
+                       uint32_t height, uint32_t frame, struct byte_buf *out)
 {
-    const struct render_opts *o = &r->render.opts;
-    if (render(p->arm, p, o, &w->image))
-        return -1;
-    if (append_u32(out, frame) || append_u32(out, o->width) || append_u32(out, o->height))
+    if (append_u32(out, frame) || append_u32(out, width) || append_u32(out, height))
         return -1;
     if (r->render.format == 1) {
-        size_t len = (size_t)o->width * o->height * 4;
-        return append_u32(out, (uint32_t)len) || append(out, w->image.rgba, len) ? -1 : 0;
+        size_t len = (size_t)width * height * 4;
+        return append_u32(out, (uint32_t)len) || append(out, rgba, len) ? -1 : 0;
     }
     size_t at = out->len;
     if (append_u32(out, 0))
@@ -344,14 +350,35 @@ static int emit_image(struct request *r, struct worker *w, const struct pose *p,
         po.level = r->render.png_level;
         po.filter = PNG_FILTER_CHOICE_SUB;
     }
-    if (png_encode(w->image.rgba, o->width, o->height, &po, out, &w->png_scratch))
+    if (png_encode(rgba, width, height, &po, out, &w->png_scratch))
         return -1;
     skp_put_u32(out->data + at, (uint32_t)(out->len - at - 4));
     return 0;
 }
 
-static int play_frames(struct request *r, struct worker *w, struct pose *p, struct byte_buf *out,
-                       uint32_t *count)
+/* Where a RENDER's frames go: each into the reply as it is drawn, or into one sheet. */
+struct render_out {
+    struct byte_buf buf;
+    struct sheet sheet; /* rgba NULL: no sheet */
+    uint32_t count;     /* pictures in buf */
+};
+
+static int emit_frame(struct request *r, struct worker *w, const struct pose *p, uint32_t frame,
+                      struct render_out *out)
+{
+    const struct render_opts *o = &r->render.opts;
+    if (render(p->arm, p, o, &w->image))
+        return -1;
+    if (out->sheet.rgba) {
+        out->sheet.first = r->render.range ? r->render.first : frame;
+        sheet_put(&out->sheet, &w->image, frame - out->sheet.first);
+        return 0;
+    }
+    out->count++;
+    return put_picture(r, w, w->image.rgba, o->width, o->height, frame, &out->buf);
+}
+
+static int play_frames(struct request *r, struct worker *w, struct pose *p, struct render_out *out)
 {
     eval_warmup(p, r->eval.warmup, &r->opts);
     long steps = eval_steps(&r->eval);
@@ -361,43 +388,78 @@ static int play_frames(struct request *r, struct worker *w, struct pose *p, stru
         bool want = r->render.range
                         ? frame >= (long)r->render.first && frame <= (long)r->render.last
                         : s == steps - 1;
-        if (!want)
-            continue;
-        if (emit_image(r, w, p, (uint32_t)(frame < 0 ? 0 : frame), out))
+        if (want && emit_frame(r, w, p, (uint32_t)(frame < 0 ? 0 : frame), out))
             return -1;
-        (*count)++;
     }
     return 0;
+}
+
+/* The sheet as the one picture of the reply, then its JSON (sheet.h). */
+static int put_sheet(struct request *r, struct worker *w, struct render_out *out,
+                     const struct bounds *b)
+{
+    struct sheet *s = &out->sheet;
+    if (put_picture(r, w, s->rgba, s->width, s->height, s->first, &out->buf))
+        return -1;
+    out->count = 1;
+    size_t len = sheet_json(NULL, 0, s, &r->render.opts, b);
+    if (append_u32(&out->buf, (uint32_t)len) || reserve(&out->buf, len + 1))
+        return -1; /* + 1: sheet_json terminates what it writes */
+    sheet_json((char *)out->buf.data + out->buf.len, len + 1, s, &r->render.opts, b);
+    out->buf.len += len;
+    return 0;
+}
+
+/* Bounds of the request's animation, for fit and for the sheet JSON. Framing plays the
+ * animation through: on scratch, never on an instance's state. */
+static int anim_bounds(struct request *r, struct worker *w, struct pose *p, struct bounds *b)
+{
+    struct pose *scratch = r->inst ? worker_pose(w, p->arm, r->entry->serial) : p;
+    if (!scratch) {
+        fail(r, SKP_S_NO_MEMORY, "out of memory");
+        return -1;
+    }
+    render_anim_bounds(p->arm, scratch, &r->eval, &r->render.opts, b);
+    if (!r->inst)
+        pose_reset(p);
+    return 0;
+}
+
+static int start_sheet(struct request *r, struct render_out *out)
+{
+    const struct render_params *rp = &r->render;
+    struct eng_error err;
+    uint32_t count = rp->range ? rp->last - rp->first + 1 : 1;
+    int rc = sheet_init(&out->sheet, rp->cols, rp->rows, rp->opts.width, rp->opts.height, rp->first,
+                        count, &err);
+    if (rc)
+        fail(r, status_of(rc), "%s", err.msg);
+    return rc;
 }
 
 void work_render(struct job *job, struct worker *w)
 {
     struct request *r = req_of(job);
     struct pose *p = pose_for(r, w);
-    if (!p)
+    struct bounds b = {0, 0, 0, 0, true};
+    bool sheet = r->render.cols != 0;
+    if (!p || ((r->render.fit || sheet) && anim_bounds(r, w, p, &b)))
         return;
     r->render.opts.straight_alpha = true;
-    if (r->render.fit) {
-        /* Framing plays the animation through: on scratch, never on an instance's state. */
-        struct pose *scratch = r->inst ? worker_pose(w, p->arm, r->entry->serial) : p;
-        if (!scratch) {
-            fail(r, SKP_S_NO_MEMORY, "out of memory");
-            return;
-        }
-        struct bounds b = {0, 0, 0, 0, true};
-        render_anim_bounds(p->arm, scratch, &r->eval, &r->render.opts, &b);
+    if (r->render.fit)
         render_fit(&b, r->render.fraction, &r->render.opts);
-        if (!r->inst)
-            pose_reset(p);
-    }
-    struct byte_buf out = {0};
-    uint32_t count = 0;
-    if (append_u32(&out, 0) || play_frames(r, w, p, &out, &count) || append_u32(&out, 0)) {
-        free(out.data);
+    struct render_out out = {{0}, {0}, 0};
+    if (sheet && start_sheet(r, &out))
+        return;
+    if (append_u32(&out.buf, 0) || play_frames(r, w, p, &out) ||
+        (sheet ? put_sheet(r, w, &out, &b) : append_u32(&out.buf, 0))) {
+        free(out.buf.data);
+        sheet_close(&out.sheet);
         fail(r, SKP_S_NO_MEMORY, "out of memory while rendering");
         return;
     }
-    skp_put_u32(out.data, count);
-    r->body = out.data;
-    r->body_len = out.len;
+    sheet_close(&out.sheet);
+    skp_put_u32(out.buf.data, out.count);
+    r->body = out.buf.data;
+    r->body_len = out.buf.len;
 }

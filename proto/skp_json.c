@@ -75,3 +75,19 @@ size_t skp_pose_json(char *buf, size_t cap, const struct skp_bone_view *bones, u
         buf[o.len < cap ? o.len : cap - 1] = 0;
     return o.len;
 }
+
+size_t skp_sheet_json_named(char *buf, size_t cap, const char *sheet_json, size_t sheet_len,
+                            const char *image)
+{
+    struct out o = {buf, cap, 0};
+    put(&o, "{\"image\":");
+    string(&o, image);
+    /* The sheet object is "{" then its keys: splice the name in as the first key. */
+    if (sheet_len > 2 && sheet_json[0] == '{')
+        put(&o, ",%.*s\n", (int)(sheet_len - 1), sheet_json + 1);
+    else
+        put(&o, "}\n");
+    if (cap)
+        buf[o.len < cap ? o.len : cap - 1] = 0;
+    return o.len;
+}

@@ -21,4 +21,10 @@ struct skp_bone_view {
  * when cap > 0). Returns the full length it needs, excluding the terminator. */
 size_t skp_pose_json(char *buf, size_t cap, const struct skp_bone_view *bones, uint32_t count);
 
+/* A spritesheet's JSON file, as `skeld render --sheet` and `skelctl render --sheet` write it:
+ * the sheet JSON a RENDER reply carries (an object without the file name) with
+ * "image":NAME put first and a newline after. Same buffer contract as skp_pose_json. */
+size_t skp_sheet_json_named(char *buf, size_t cap, const char *sheet_json, size_t sheet_len,
+                            const char *image);
+
 #endif

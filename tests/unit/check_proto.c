@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "skp.h"
+#include "skp_json.h"
 #include "skp_parser.h"
 
 #ifndef MAP_ANONYMOUS
@@ -1928,6 +1929,28 @@ END_TEST
 
 /* ---- runner ------------------------------------------------------------------------------- */
 
+/* ---- shared JSON ------------------------------------------------------------------------- */
+
+START_TEST(sheet_json_gets_the_image_name_first)
+{
+    const char *sheet = "{\"cell\":{\"w\":2,\"h\":2},\"frames\":[]}";
+    const char *want =
+        "{\"image\":\"out \\\"1\\\".png\",\"cell\":{\"w\":2,\"h\":2},\"frames\":[]}\n";
+    char buf[256];
+    size_t n = skp_sheet_json_named(NULL, 0, sheet, strlen(sheet), "out \"1\".png");
+    ck_assert_uint_eq(n, strlen(want));
+    ck_assert_uint_eq(skp_sheet_json_named(buf, sizeof buf, sheet, strlen(sheet), "out \"1\".png"),
+                      n);
+    ck_assert_str_eq(buf, want);
+    /* Truncation keeps the terminator and the full length. */
+    ck_assert_uint_eq(skp_sheet_json_named(buf, 5, sheet, strlen(sheet), "x"), 47);
+    ck_assert_str_eq(buf, "{\"im");
+    /* Not an object: just the name, still valid JSON. */
+    skp_sheet_json_named(buf, sizeof buf, "", 0, "a.png");
+    ck_assert_str_eq(buf, "{\"image\":\"a.png\"}\n");
+}
+END_TEST
+
 static Suite *proto_suite(void)
 {
     Suite *s = suite_create("proto");
@@ -2014,6 +2037,10 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, unknown_flag_bits);
     tcase_add_test(tc, reserved_partial_header);
     tcase_add_test(tc, reserved_and_oversize);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("json");
+    tcase_add_test(tc, sheet_json_gets_the_image_name_first);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("parser: fuzz");

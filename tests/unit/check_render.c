@@ -25,6 +25,7 @@
 #include "engine/load.h"
 #include "engine/png.h"
 #include "engine/render.h"
+#include "engine/sheet.h"
 #include "testhelp.h"
 
 #define HALF_PI_JSON "1.5707963267948966"
@@ -110,8 +111,8 @@ static void rest_step(struct pose *p)
     construct(p, NULL);
 }
 
-static void opts_canvas(struct render_opts *o, uint32_t w, uint32_t h, double scale,
-                        double px, double py, const uint8_t bg[4], uint32_t samples)
+static void opts_canvas(struct render_opts *o, uint32_t w, uint32_t h, double scale, double px,
+                        double py, const uint8_t bg[4], uint32_t samples)
 {
     render_opts_default(o);
     o->width = w;
@@ -122,8 +123,8 @@ static void opts_canvas(struct render_opts *o, uint32_t w, uint32_t h, double sc
     o->samples = samples;
 }
 
-static void render_ok(const struct armature *arm, const struct pose *p,
-                      const struct render_opts *o, struct image *img)
+static void render_ok(const struct armature *arm, const struct pose *p, const struct render_opts *o,
+                      struct image *img)
 {
     int rc = render(arm, p, o, img);
     ck_assert_msg(rc == 0, "render returned %d", rc);
@@ -133,8 +134,7 @@ static void render_ok(const struct armature *arm, const struct pose *p,
 }
 
 /* Constructs arm at rest on a fresh pose and renders it into img. */
-static void draw_rest(const struct armature *arm, const struct render_opts *o,
-                      struct image *img)
+static void draw_rest(const struct armature *arm, const struct render_opts *o, struct image *img)
 {
     struct pose *p = pose_new(arm);
     ck_assert_ptr_nonnull(p);
@@ -162,26 +162,25 @@ static void assert_px(const struct image *img, int x, int y, const uint8_t want[
 {
     const uint8_t *g = pix(img, x, y);
     ck_assert_msg(near(g, want, tol),
-                  "%s: pixel (%d, %d) is (%u, %u, %u, %u), expected (%u, %u, %u, %u) +-%d", what,
-                  x, y, g[0], g[1], g[2], g[3], want[0], want[1], want[2], want[3], tol);
+                  "%s: pixel (%d, %d) is (%u, %u, %u, %u), expected (%u, %u, %u, %u) +-%d", what, x,
+                  y, g[0], g[1], g[2], g[3], want[0], want[1], want[2], want[3], tol);
 }
 
 #define PX(r, g, b, a) ((const uint8_t[4]){(r), (g), (b), (a)})
 
 /* Every pixel of [x0, x1) x [y0, y1) is `in` (or, if in is NULL, is not `out`), every other
  * pixel is exactly `out`. */
-static void assert_rect(const struct image *img, int x0, int y0, int x1, int y1,
-                        const uint8_t *in, const uint8_t out[4], const char *what)
+static void assert_rect(const struct image *img, int x0, int y0, int x1, int y1, const uint8_t *in,
+                        const uint8_t out[4], const char *what)
 {
     for (int y = 0; y < (int)img->height; y++)
         for (int x = 0; x < (int)img->width; x++) {
             const uint8_t *g = pix(img, x, y);
             bool inside = x >= x0 && x < x1 && y >= y0 && y < y1;
             bool ok = inside ? (in ? near(g, in, 0) : !near(g, out, 0)) : near(g, out, 0);
-            ck_assert_msg(ok,
-                          "%s: pixel (%d, %d) is (%u, %u, %u, %u) but lies %s [%d,%d)x[%d,%d)",
-                          what, x, y, g[0], g[1], g[2], g[3], inside ? "inside" : "outside", x0,
-                          x1, y0, y1);
+            ck_assert_msg(ok, "%s: pixel (%d, %d) is (%u, %u, %u, %u) but lies %s [%d,%d)x[%d,%d)",
+                          what, x, y, g[0], g[1], g[2], g[3], inside ? "inside" : "outside", x0, x1,
+                          y0, y1);
         }
 }
 
@@ -194,8 +193,8 @@ static void assert_fill_tol(const struct image *img, int x0, int y0, int x1, int
             assert_px(img, x, y, c, tol, what);
 }
 
-static void assert_fill(const struct image *img, int x0, int y0, int x1, int y1,
-                        const uint8_t c[4], const char *what)
+static void assert_fill(const struct image *img, int x0, int y0, int x1, int y1, const uint8_t c[4],
+                        const char *what)
 {
     assert_fill_tol(img, x0, y0, x1, y1, c, 0, what);
 }
@@ -212,11 +211,11 @@ static long count_not(const struct image *img, const uint8_t bg[4])
 /* Quad geometry                                                                           */
 
 /* One bone drawing a 40x20 texture (the whole of a 40x20 atlas) at pos (10, 5). */
-#define QUAD_ARM                                                                             \
-    "{'atlases':[{'filename':'atlas0.png','size':{'x':40,'y':20}}],"                         \
-    " 'styles':[{'id':0,'name':'Default','textures':[{'name':'q','offset':{'x':0,'y':0},"    \
-    "   'size':{'x':40,'y':20},'atlas_idx':0}]}],"                                           \
-    " 'bones':[{'id':0,'name':'b','pos':{'x':10,'y':5},'rot':%s,'scale':{'x':%s,'y':%s},"    \
+#define QUAD_ARM                                                                                   \
+    "{'atlases':[{'filename':'atlas0.png','size':{'x':40,'y':20}}],"                               \
+    " 'styles':[{'id':0,'name':'Default','textures':[{'name':'q','offset':{'x':0,'y':0},"          \
+    "   'size':{'x':40,'y':20},'atlas_idx':0}]}],"                                                 \
+    " 'bones':[{'id':0,'name':'b','pos':{'x':10,'y':5},'rot':%s,'scale':{'x':%s,'y':%s},"          \
     "   'tex':'q'}]}"
 
 static struct armature *solid_quad(const uint8_t c[4])
@@ -502,9 +501,9 @@ static struct atlas region_atlas(void)
     return a;
 }
 
-#define MESH_HEAD                                                                            \
-    "{'atlases':[{'filename':'atlas0.png','size':{'x':64,'y':64}}],"                         \
-    " 'styles':[{'id':0,'name':'Default','textures':[{'name':'m','offset':{'x':16,'y':8},"   \
+#define MESH_HEAD                                                                                  \
+    "{'atlases':[{'filename':'atlas0.png','size':{'x':64,'y':64}}],"                               \
+    " 'styles':[{'id':0,'name':'Default','textures':[{'name':'m','offset':{'x':16,'y':8},"         \
     "   'size':{'x':32,'y':16},'atlas_idx':0}]}],"
 
 START_TEST(mesh_uv_mapping)
@@ -651,7 +650,8 @@ static void check_overlap(const char *tex0, int z0, const char *tex1, int z1,
     draw_rest(arm, &o, &img);
     char what[96];
     snprintf(what, sizeof what, "bone 0 %s z %d, bone 1 %s z %d", tex0, z0, tex1, z1);
-    const uint8_t *c0 = !strcmp(tex0, "red") ? RED : GREEN, *c1 = !strcmp(tex1, "red") ? RED : GREEN;
+    const uint8_t *c0 = !strcmp(tex0, "red") ? RED : GREEN,
+                  *c1 = !strcmp(tex1, "red") ? RED : GREEN;
     assert_rect(&img, 80, 80, 140, 120, NULL, CLEAR, what);
     assert_fill(&img, 80, 80, 100, 120, c0, what);
     assert_fill(&img, 100, 80, 120, 120, on_top, what);
@@ -688,16 +688,16 @@ START_TEST(zindex_three_bones)
     atlas_fill(&a, 0, 0, 10, 10, RED);
     atlas_fill(&a, 10, 0, 20, 10, GREEN);
     atlas_fill(&a, 20, 0, 30, 10, BLUE);
-    struct armature *arm = load_arm(
-        &a, 1,
-        "{'atlases':[{'filename':'atlas0.png','size':{'x':30,'y':10}}],"
-        " 'styles':[{'id':0,'name':'Default','textures':["
-        "   {'name':'r','offset':{'x':0,'y':0},'size':{'x':10,'y':10},'atlas_idx':0},"
-        "   {'name':'g','offset':{'x':10,'y':0},'size':{'x':10,'y':10},'atlas_idx':0},"
-        "   {'name':'b','offset':{'x':20,'y':0},'size':{'x':10,'y':10},'atlas_idx':0}]}],"
-        " 'bones':[{'id':0,'name':'a','tex':'b','zindex':1,'scale':{'x':4,'y':4}},"
-        "          {'id':1,'name':'b','tex':'r','zindex':0,'scale':{'x':6,'y':6}},"
-        "          {'id':2,'name':'c','tex':'g','zindex':1,'scale':{'x':5,'y':5}}]}");
+    struct armature *arm =
+        load_arm(&a, 1,
+                 "{'atlases':[{'filename':'atlas0.png','size':{'x':30,'y':10}}],"
+                 " 'styles':[{'id':0,'name':'Default','textures':["
+                 "   {'name':'r','offset':{'x':0,'y':0},'size':{'x':10,'y':10},'atlas_idx':0},"
+                 "   {'name':'g','offset':{'x':10,'y':0},'size':{'x':10,'y':10},'atlas_idx':0},"
+                 "   {'name':'b','offset':{'x':20,'y':0},'size':{'x':10,'y':10},'atlas_idx':0}]}],"
+                 " 'bones':[{'id':0,'name':'a','tex':'b','zindex':1,'scale':{'x':4,'y':4}},"
+                 "          {'id':1,'name':'b','tex':'r','zindex':0,'scale':{'x':6,'y':6}},"
+                 "          {'id':2,'name':'c','tex':'g','zindex':1,'scale':{'x':5,'y':5}}]}");
     /* Sizes 40, 60, 50 around (50, 50) (camera scale 1, position (50, -50)): blue covers
      * [30, 70), green [25, 75), red [20, 80). */
     struct image img;
@@ -747,8 +747,7 @@ static struct armature *family(const char *hidden0, const char *hidden1, const c
 }
 
 /* Which of the four quads are drawn: the centre pixel of each is its colour or clear. */
-static void expect_drawn(const struct image *img, bool r, bool g, bool b, bool w,
-                         const char *what)
+static void expect_drawn(const struct image *img, bool r, bool g, bool b, bool w, const char *what)
 {
     assert_px(img, 20, 50, r ? RED : CLEAR, 0, what);
     assert_px(img, 40, 50, g ? GREEN : CLEAR, 0, what);
@@ -784,11 +783,10 @@ END_TEST
 START_TEST(hidden_keyframe_hides_descendants)
 {
     /* Animation 0 hides bone 0 from frame 0 and shows it again at frame 10. */
-    struct armature *arm = family(
-        "false", "false",
-        "{'id':0,'name':'blink','fps':60,'keyframes':["
-        " {'frame':0,'bone_id':0,'element':'Hidden','value':1},"
-        " {'frame':10,'bone_id':0,'element':'Hidden','value':0}]}");
+    struct armature *arm = family("false", "false",
+                                  "{'id':0,'name':'blink','fps':60,'keyframes':["
+                                  " {'frame':0,'bone_id':0,'element':'Hidden','value':1},"
+                                  " {'frame':10,'bone_id':0,'element':'Hidden','value':0}]}");
     struct image img;
     image_init(&img);
     struct render_opts o;
@@ -864,11 +862,9 @@ START_TEST(tint_multiplies_colour)
         /* white * (0, 128, 255) = (0, 128, 255) */
         {WHITE, "{'r':0,'g':128,'b':255,'a':255}", {0, 128, 255, 255}},
         /* (200, 100, 50) * (128/255, 1, 1) = (100.4, 100, 50) */
-        {BROWN, "{'r':128,'g':255,'b':255,'a':255}",
-         {100, 100, 50, 255}},
+        {BROWN, "{'r':128,'g':255,'b':255,'a':255}", {100, 100, 50, 255}},
         /* a white tint changes nothing */
-        {BROWN, "{'r':255,'g':255,'b':255,'a':255}",
-         {200, 100, 50, 255}},
+        {BROWN, "{'r':255,'g':255,'b':255,'a':255}", {200, 100, 50, 255}},
     };
     struct image img;
     image_init(&img);
@@ -949,14 +945,14 @@ START_TEST(two_half_layers)
      * (128, 0, 128 * 127/255, 128 + 128 * 127/255) = (128, 0, 63.75, 191.75). */
     struct atlas a = atlas_new(40, 20, PX(255, 0, 0, 128));
     atlas_fill(&a, 20, 0, 40, 20, PX(0, 0, 255, 128));
-    struct armature *arm = load_arm(
-        &a, 1,
-        "{'atlases':[{'filename':'atlas0.png','size':{'x':40,'y':20}}],"
-        " 'styles':[{'id':0,'name':'Default','textures':["
-        "   {'name':'t','offset':{'x':0,'y':0},'size':{'x':20,'y':20},'atlas_idx':0},"
-        "   {'name':'u','offset':{'x':20,'y':0},'size':{'x':20,'y':20},'atlas_idx':0}]}],"
-        " 'bones':[{'id':0,'name':'top','tex':'t'},"
-        "          {'id':1,'name':'under','pos':{'x':10,'y':0},'tex':'u','zindex':-1}]}");
+    struct armature *arm =
+        load_arm(&a, 1,
+                 "{'atlases':[{'filename':'atlas0.png','size':{'x':40,'y':20}}],"
+                 " 'styles':[{'id':0,'name':'Default','textures':["
+                 "   {'name':'t','offset':{'x':0,'y':0},'size':{'x':20,'y':20},'atlas_idx':0},"
+                 "   {'name':'u','offset':{'x':20,'y':0},'size':{'x':20,'y':20},'atlas_idx':0}]}],"
+                 " 'bones':[{'id':0,'name':'top','tex':'t'},"
+                 "          {'id':1,'name':'under','pos':{'x':10,'y':0},'tex':'u','zindex':-1}]}");
     struct image img;
     image_init(&img);
     struct render_opts o;
@@ -1011,7 +1007,7 @@ START_TEST(unpremultiply_arithmetic)
     img.rgba = px;
     image_unpremultiply(&img);
     static const uint8_t want[] = {50, 255, 0, 51, 51, 120, 255, 85, 0, 0,
-                                   0,  0,   1, 2,  3,  255, 0,   0,   0, 0};
+                                   0,  0,   1, 2,  3,  255, 0,   0,  0, 0};
     for (int i = 0; i < 20; i++)
         ck_assert_msg(px[i] == want[i], "byte %d is %u, expected %u", i, px[i], want[i]);
 }
@@ -1147,8 +1143,8 @@ START_TEST(straight_alpha_option_matches_unpremultiply)
         for (size_t i = 0; i < n && bad == n; i++)
             if (pm.rgba[i] != st.rgba[i])
                 bad = i;
-        ck_assert_msg(bad == n, "background %d: byte %zu is %u straight, %u unpremultiplied",
-                      bg, bad, bad < n ? st.rgba[bad] : 0, bad < n ? pm.rgba[bad] : 0);
+        ck_assert_msg(bad == n, "background %d: byte %zu is %u straight, %u unpremultiplied", bg,
+                      bad, bad < n ? st.rgba[bad] : 0, bad < n ? pm.rgba[bad] : 0);
     }
     /* The default is premultiplied. */
     struct render_opts d;
@@ -1181,9 +1177,9 @@ static void roundtrip(const uint8_t *px, uint32_t w, uint32_t h, const struct pn
     ck_assert_msg(out->len > sizeof prefix + 8, "%s: nothing appended", what);
     uint32_t dw, dh;
     uint8_t *dec;
-    ck_assert_msg(th_png_decode(out->data + sizeof prefix, out->len - sizeof prefix, &dw, &dh,
-                                &dec) == 0,
-                  "%s: the PNG does not decode", what);
+    ck_assert_msg(
+        th_png_decode(out->data + sizeof prefix, out->len - sizeof prefix, &dw, &dh, &dec) == 0,
+        "%s: the PNG does not decode", what);
     ck_assert_uint_eq(dw, w);
     ck_assert_uint_eq(dh, h);
     size_t n = (size_t)w * h * 4, bad = n;
@@ -1570,8 +1566,8 @@ START_TEST(reference_render_passes_the_metric)
     render_reference_pose(arm, 0, &cold);
     long covered0, differ0;
     metric(cold.rgba, ref, (size_t)w * h, &covered0, &differ0);
-    fprintf(stderr, "reference render without warm-up: %ld of %ld covered pixels differ\n",
-            differ0, covered0);
+    fprintf(stderr, "reference render without warm-up: %ld of %ld covered pixels differ\n", differ0,
+            covered0);
     ck_assert_msg(differ0 * 50 > covered0, "without warm-up %ld of %ld differ: passes", differ0,
                   covered0);
     ck_assert_int_gt(differ0, 4 * differ);
@@ -1627,8 +1623,7 @@ START_TEST(bad_options_are_einval)
         o.styles[0] = 0;
         o.styles[1] = bad_styles[i];
         o.style_count = 2;
-        ck_assert_msg(render(arm, p, &o, &img) == ENG_EINVAL, "style %d accepted",
-                      bad_styles[i]);
+        ck_assert_msg(render(arm, p, &o, &img) == ENG_EINVAL, "style %d accepted", bad_styles[i]);
     }
     /* The same image still works afterwards, and a valid style list is fine. */
     o = good;
@@ -1672,6 +1667,88 @@ START_TEST(empty_armature_draws_background)
 END_TEST
 
 /* ====================================================================================== */
+
+/* ---- spritesheets ------------------------------------------------------------------------ */
+
+/* A 2x2 cell whose four pixels all hold the value v. */
+static void fill_cell(struct image *cell, uint8_t *px, uint8_t v)
+{
+    memset(px, v, 2 * 2 * 4);
+    cell->width = cell->height = 2;
+    cell->rgba = px;
+}
+
+START_TEST(sheet_cells_row_major)
+{
+    struct sheet s;
+    struct eng_error err;
+    ck_assert_int_eq(sheet_init(&s, 3, 2, 2, 2, 5, 4, &err), 0);
+    ck_assert_uint_eq(s.width, 6);
+    ck_assert_uint_eq(s.height, 4);
+    struct image cell;
+    uint8_t px[16];
+    for (uint32_t i = 0; i < 4; i++) {
+        fill_cell(&cell, px, (uint8_t)(10 * (i + 1)));
+        sheet_put(&s, &cell, i);
+    }
+    /* Cell i holds 10 (i + 1) everywhere; the last two cells of row 2 stay transparent. */
+    for (uint32_t y = 0; y < 4; y++)
+        for (uint32_t x = 0; x < 6; x++) {
+            uint32_t index = (y / 2) * 3 + x / 2;
+            uint8_t want = index < 4 ? (uint8_t)(10 * (index + 1)) : 0;
+            for (int c = 0; c < 4; c++)
+                ck_assert_msg(s.rgba[(y * 6 + x) * 4 + c] == want, "pixel (%u,%u)", x, y);
+        }
+    sheet_close(&s);
+    ck_assert_ptr_null(s.rgba);
+}
+END_TEST
+
+START_TEST(sheet_rejects_no_room_and_oversize)
+{
+    struct sheet s;
+    struct eng_error err;
+    ck_assert_int_eq(sheet_init(&s, 1, 3, 8, 8, 0, 4, &err), ENG_EINVAL);
+    ck_assert_msg(strstr(err.msg, "no room for 4 frames"), "%s", err.msg);
+    ck_assert_int_eq(sheet_init(&s, 3, 1, 6000, 10, 0, 3, &err), ENG_EINVAL);
+    ck_assert_msg(strstr(err.msg, "18000x10"), "%s", err.msg);
+    ck_assert_int_eq(sheet_init(&s, 0, 1, 8, 8, 0, 0, &err), ENG_EINVAL);
+    ck_assert_ptr_null(s.rgba);
+}
+END_TEST
+
+START_TEST(sheet_json_by_hand)
+{
+    struct sheet s;
+    struct eng_error err;
+    ck_assert_int_eq(sheet_init(&s, 3, 2, 2, 2, 5, 4, &err), 0);
+    struct render_opts o;
+    render_opts_default(&o);
+    o.scale = (struct vec2){2, 2};
+    o.position = (struct vec2){10, -20};
+    /* Armature box (-1,-2)..(3,4): x 8..16 and, y flipped, 12..24 in cell pixels. */
+    struct bounds b = {-1, -2, 3, 4, false};
+    const char *want =
+        "{\"cell\":{\"w\":2,\"h\":2},\"cols\":3,\"rows\":2,\"scale\":[2,2],"
+        "\"pivot\":{\"x\":10,\"y\":20},\"bounds\":{\"x\":8,\"y\":12,\"w\":8,\"h\":12},"
+        "\"frames\":[{\"frame\":5,\"x\":0,\"y\":0,\"w\":2,\"h\":2},"
+        "{\"frame\":6,\"x\":2,\"y\":0,\"w\":2,\"h\":2},{\"frame\":7,\"x\":4,\"y\":0,\"w\":2,\"h\":"
+        "2},"
+        "{\"frame\":8,\"x\":0,\"y\":2,\"w\":2,\"h\":2}]}";
+    char buf[1024];
+    ck_assert_uint_eq(sheet_json(NULL, 0, &s, &o, &b), strlen(want));
+    ck_assert_uint_eq(sheet_json(buf, sizeof buf, &s, &o, &b), strlen(want));
+    ck_assert_str_eq(buf, want);
+    /* Truncated like snprintf: terminated, full length still returned. */
+    ck_assert_uint_eq(sheet_json(buf, 10, &s, &o, &b), strlen(want));
+    ck_assert_uint_eq(strlen(buf), 9);
+    /* Nothing drawn: zero bounds. */
+    b.empty = true;
+    sheet_json(buf, sizeof buf, &s, &o, &b);
+    ck_assert_msg(strstr(buf, "\"bounds\":{\"x\":0,\"y\":0,\"w\":0,\"h\":0}"), "%s", buf);
+    sheet_close(&s);
+}
+END_TEST
 
 static Suite *render_suite(void)
 {
@@ -1734,6 +1811,12 @@ static Suite *render_suite(void)
     tc = tcase_create("reference");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, reference_render_passes_the_metric);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("spritesheets");
+    tcase_add_test(tc, sheet_cells_row_major);
+    tcase_add_test(tc, sheet_rejects_no_room_and_oversize);
+    tcase_add_test(tc, sheet_json_by_hand);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("bad options");
