@@ -111,8 +111,11 @@ static void evict(struct cache *c)
 struct cache_entry *cache_add(struct cache *c, const uint8_t id[32], struct armature *arm)
 {
     struct cache_entry *e = find(c, id);
-    if (e) {
+    if (e) { /* loaded twice at once, or again by path: the first copy serves */
         armature_free(arm);
+        c->stats.hits++;
+        lru_unlink(c, e);
+        lru_push_front(c, e);
         e->refs++;
         return e;
     }

@@ -383,6 +383,7 @@ static void start_load(struct request *r)
 {
     r->max_skf = (uint64_t)r->srv->cfg->max_skf_mb << 20;
     r->max_bones = (uint32_t)r->srv->cfg->max_bones;
+    r->max_arm_bytes = r->srv->cache.budget;
     r->job.run = work_load;
     conn_job_started(r->conn);
     r->job.done = on_load_done;
@@ -818,6 +819,7 @@ int dispatch_preload(struct server *s, const char *dir)
         memset(&r, 0, sizeof r);
         r.max_skf = (uint64_t)s->cfg->max_skf_mb << 20;
         r.max_bones = (uint32_t)s->cfg->max_bones;
+        r.max_arm_bytes = s->cache.budget;
         snprintf(r.path, sizeof r.path, "%s/%s", dir, e->d_name);
         work_load(&r.job, NULL);
         if (r.status) {

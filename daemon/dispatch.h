@@ -44,6 +44,7 @@ struct request {
     char path[4096];
     uint64_t max_skf;
     uint32_t max_bones;
+    size_t max_arm_bytes; /* the cache budget: a bigger armature would be evicted at once */
     /* results */
     uint16_t status;
     char msg[256];

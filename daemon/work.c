@@ -111,8 +111,14 @@ void work_load(struct job *job, struct worker *w)
     lim.max_uncompressed = r->max_skf * 4;
     lim.max_bones = r->max_bones;
     int rc = armature_load(r->input, r->input_len, &lim, &r->loaded, &err);
-    if (rc)
+    if (rc) {
         fail(r, status_of(rc), "%s", err.msg);
+    } else if (r->loaded->mem_bytes > r->max_arm_bytes) {
+        fail(r, SKP_S_LIMIT, "the armature takes %zu MiB, more than the whole cache (--cache-mb)",
+             (r->loaded->mem_bytes + (1u << 20) - 1) >> 20);
+        armature_free(r->loaded);
+        r->loaded = NULL;
+    }
 }
 
 static size_t summary_size(const struct armature *arm, bool bones)

@@ -127,6 +127,7 @@ START_TEST(add_same_id_twice_returns_same_entry)
     ck_assert_uint_eq(c.count, 1);
     ck_assert_uint_eq(c.bytes, a->mem_bytes);
     ck_assert_uint_eq(c.stats.loads, 1);
+    ck_assert_uint_eq(c.stats.hits, 1); /* the second load was served by the first copy */
     check_lists(&c);
 
     cache_unref(&c, e2);
@@ -146,12 +147,14 @@ START_TEST(dedup_after_release_keeps_entry_and_serial)
     uint64_t serial = e->serial;
     uint8_t id[32];
     mkid(id, 7);
+    add_unref(&c, 8); /* now 7 is the least recently used */
     struct cache_entry *again = cache_add(&c, id, new_arm());
     ck_assert_ptr_eq(again, e);
+    ck_assert_ptr_eq(c.head, e); /* loading it again makes it the most recently used */
     ck_assert_uint_eq(again->serial, serial);
     ck_assert_int_eq(again->refs, 1);
     cache_unref(&c, again);
-    ck_assert_uint_eq(c.count, 1);
+    ck_assert_uint_eq(c.count, 2);
     cache_close(&c);
 }
 END_TEST
