@@ -353,6 +353,17 @@ static void h_ping(struct conn *c, const struct skp_frame *f, struct skp_reader 
     conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, body, 4 + len);
 }
 
+/* A LOAD's reply body: the entry's id and summary. Drops the caller's reference to e. */
+static void summary_reply(struct request *r, struct cache_entry *e)
+{
+    r->body = work_summary(e->arm, e->id, false, &r->body_len);
+    if (!r->body) {
+        r->status = SKP_S_NO_MEMORY;
+        snprintf(r->msg, sizeof r->msg, "out of memory");
+    }
+    cache_unref(&r->srv->cache, e);
+}
+
 /* Completes a LOAD on the loop thread: the cache dedups by content id. */
 static void on_load_done(struct job *job)
 {
@@ -365,12 +376,7 @@ static void on_load_done(struct job *job)
             r->status = SKP_S_NO_MEMORY;
             snprintf(r->msg, sizeof r->msg, "out of memory");
         } else {
-            r->body = work_summary(e->arm, e->id, false, &r->body_len);
-            if (!r->body) {
-                r->status = SKP_S_NO_MEMORY;
-                snprintf(r->msg, sizeof r->msg, "out of memory");
-            }
-            cache_unref(&s->cache, e);
+            summary_reply(r, e);
         }
     }
     record_latency(s, now_us() - r->started_us);
@@ -379,20 +385,47 @@ static void on_load_done(struct job *job)
     free_request(r);
 }
 
+/* Queues the next step of a LOAD, or finishes it with BUSY (or SHUTDOWN) if it cannot. */
+static void submit_load_step(struct request *r, void (*run)(struct job *, struct worker *),
+                             void (*done)(struct job *))
+{
+    r->job.run = run;
+    r->job.done = done;
+    if (pool_submit(&r->srv->pool, &r->job) == 0)
+        return;
+    if (r->srv->stopping && run == work_load_parse) {
+        /* Hashed while the pool drained: still a request in flight, so finish it here. */
+        run(&r->job, NULL);
+        done(&r->job);
+        return;
+    }
+    r->srv->busy++;
+    r->status = r->srv->stopping ? SKP_S_SHUTDOWN : SKP_S_BUSY;
+    snprintf(r->msg, sizeof r->msg, "queue full, retry");
+    on_load_done(&r->job);
+}
+
+/* The content is hashed: a cached id answers at once, anything else gets parsed. */
+static void on_load_hashed(struct job *job)
+{
+    struct request *r = (struct request *)job;
+    struct cache_entry *e = r->status ? NULL : cache_get(&r->srv->cache, r->digest);
+    if (r->status || e) {
+        if (e)
+            summary_reply(r, e);
+        on_load_done(job);
+        return;
+    }
+    submit_load_step(r, work_load_parse, on_load_done);
+}
+
 static void start_load(struct request *r)
 {
     r->max_skf = (uint64_t)r->srv->cfg->max_skf_mb << 20;
     r->max_bones = (uint32_t)r->srv->cfg->max_bones;
     r->max_arm_bytes = r->srv->cache.budget;
-    r->job.run = work_load;
     conn_job_started(r->conn);
-    r->job.done = on_load_done;
-    if (pool_submit(&r->srv->pool, &r->job) == 0)
-        return;
-    r->srv->busy++;
-    r->status = r->srv->stopping ? SKP_S_SHUTDOWN : SKP_S_BUSY;
-    snprintf(r->msg, sizeof r->msg, "queue full, retry");
-    on_load_done(&r->job);
+    submit_load_step(r, work_load_hash, on_load_hashed);
 }
 
 /* Joins a relative path to the root and refuses anything that leaves it, by ".." or by a

@@ -55,6 +55,10 @@ struct request {
 };
 
 /* Worker-side job bodies (work.c). */
+/* LOAD in two steps, so content already cached is never parsed again: read (by path) and
+ * hash; then, if the id is not cached, parse. work_load does both (preload). */
+void work_load_hash(struct job *job, struct worker *w);
+void work_load_parse(struct job *job, struct worker *w);
 void work_load(struct job *job, struct worker *w);
 void work_pose(struct job *job, struct worker *w);
 void work_mesh(struct job *job, struct worker *w);

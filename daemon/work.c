@@ -99,12 +99,19 @@ static int read_file(struct request *r)
     return 0;
 }
 
-void work_load(struct job *job, struct worker *w)
+void work_load_hash(struct job *job, struct worker *w)
 {
+    (void)w;
     struct request *r = req_of(job);
     if (!r->input && read_file(r))
         return;
     sha256(r->input, r->input_len, r->digest);
+}
+
+void work_load_parse(struct job *job, struct worker *w)
+{
+    (void)w;
+    struct request *r = req_of(job);
     struct load_limits lim;
     struct eng_error err;
     load_limits_default(&lim);
@@ -119,6 +126,13 @@ void work_load(struct job *job, struct worker *w)
         armature_free(r->loaded);
         r->loaded = NULL;
     }
+}
+
+void work_load(struct job *job, struct worker *w)
+{
+    work_load_hash(job, w);
+    if (!req_of(job)->status)
+        work_load_parse(job, w);
 }
 
 static size_t summary_size(const struct armature *arm, bool bones)
