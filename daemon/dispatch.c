@@ -774,7 +774,10 @@ static void h_stats(struct conn *c, const struct skp_frame *f, struct skp_reader
         put_counter(&w, plain[i].name, plain[i].v);
     for (int b = 0; b < 16; b++, n++) {
         char name[48];
-        snprintf(name, sizeof name, "latency.lt_%lluus", 64ull << b);
+        if (b < 15)
+            snprintf(name, sizeof name, "latency.lt_%lluus", 64ull << b);
+        else /* the last bucket is open-ended */
+            snprintf(name, sizeof name, "latency.ge_%lluus", 64ull << 14);
         put_counter(&w, name, s->latency_us[b]);
     }
     skp_put_u32(body, n);
