@@ -41,12 +41,12 @@
 extern "C" {
 #endif
 
-#define SKC_ID_SIZE 32     /* an armature id: SHA-256 of the .skf bytes */
-#define SKC_MAX_ANIMS 16   /* animations per evaluation request */
-#define SKC_MAX_NAME 1024  /* bytes per string on the wire */
-#define SKC_MAX_PING 1024  /* bytes of PING payload */
-#define SKC_MAX_STYLES 255 /* styles per render request */
-#define SKC_PNG_FAST 255   /* skc_render_opts.png_level: the daemon's fast encoder */
+#define SKC_ID_SIZE 32    /* an armature id: SHA-256 of the .skf bytes */
+#define SKC_MAX_ANIMS 16  /* animations per evaluation request */
+#define SKC_MAX_NAME 1024 /* bytes per string on the wire */
+#define SKC_MAX_PING 1024 /* bytes of PING payload */
+#define SKC_MAX_STYLES 64 /* styles per render request (PROTOCOL.md limits) */
+#define SKC_PNG_FAST 255  /* skc_render_opts.png_level: the daemon's fast encoder */
 
 /* ---- errors --------------------------------------------------------------------------- */
 

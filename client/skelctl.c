@@ -472,7 +472,7 @@ static int make_render(struct flags *f, skc_render_opts *ro, const char **styles
     }
     if (f->style) {
         for (char *tok = strtok(f->style, ","); tok; tok = strtok(NULL, ",")) {
-            if (ro->style_count == 64)
+            if (ro->style_count == SKC_MAX_STYLES)
                 return bad("--style: at most 64 styles", NULL);
             styles[ro->style_count++] = tok;
         }
@@ -653,7 +653,7 @@ static int cmd_render(skc_client *c, const char *arm, struct flags *f)
 {
     skc_eval ev;
     skc_render_opts ro;
-    const char *styles[64];
+    const char *styles[SKC_MAX_STYLES];
     skc_eval_init(&ev);
     skc_render_opts_init(&ro);
     /* --position and --scale are the camera here, as in skeld render. */

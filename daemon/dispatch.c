@@ -401,7 +401,7 @@ static void submit_load_step(struct request *r, void (*run)(struct job *, struct
     }
     r->srv->busy++;
     r->status = r->srv->stopping ? SKP_S_SHUTDOWN : SKP_S_BUSY;
-    snprintf(r->msg, sizeof r->msg, "queue full, retry");
+    snprintf(r->msg, sizeof r->msg, "%s", r->srv->stopping ? "shutting down" : "queue full, retry");
     on_load_done(&r->job);
 }
 
@@ -814,6 +814,10 @@ void dispatch_frame(struct conn *c, const struct skp_frame *f)
         return;
     }
     c->srv->requests[op]++;
+    if (c->srv->stopping) {
+        conn_error(c, op, f->h.id, SKP_S_SHUTDOWN, "shutting down");
+        return;
+    }
     if (!c->authed && !cmd->open) {
         conn_error(c, op, f->h.id, SKP_S_AUTH, "send HELLO with the auth token first");
         return;

@@ -17,6 +17,8 @@ static const char usage[] =
     "  render FILE.skf [flags] -o OUT PNG pictures, frame ranges, spritesheets\n"
     "  conform FILE.skf VECTORS.json run golden vectors, report differences\n";
 
+/* Exit status: 0 after --help or a clean stop, 1 if serving failed (startup or an unclean
+ * close), 2 for bad options. */
 static int serve(int argc, char **argv, int first)
 {
     struct config cfg;
@@ -29,12 +31,13 @@ static int serve(int argc, char **argv, int first)
         fprintf(stderr, "skeld: --log-level: expected error, warn, info or debug\n");
         rc = -1;
     }
+    int status = rc == 1 ? 0 : 2; /* 1: --help was printed */
     if (rc == 0) {
         log_set_level((enum log_level)level);
-        rc = server_run(&cfg);
+        status = server_run(&cfg);
     }
     config_free(&cfg);
-    return rc == 1 ? 0 : rc < 0 ? 2 : rc;
+    return status;
 }
 
 int main(int argc, char **argv)

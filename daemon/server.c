@@ -8,6 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -39,6 +43,8 @@ static void free_conn(struct conn *c)
     s->conn_count--;
     free(c->in);
     free(c);
+    if (s->stopping && !s->conns && !uv_is_closing((uv_handle_t *)&s->sweep))
+        uv_close((uv_handle_t *)&s->sweep, NULL); /* the last one: the loop may end */
 }
 
 static void on_conn_closed(uv_handle_t *h)
@@ -59,6 +65,82 @@ void conn_close(struct conn *c)
     uv_close(&c->h.handle, on_conn_closed);
 }
 
+/* ---- lingering close --------------------------------------------------------------------- */
+/* Closing a socket with unread input makes the kernel send a reset, which can destroy
+ * replies still on their way to the peer. So a connection we end ourselves (after a framing
+ * error, or at shutdown) is half-closed once its replies are written, and read to the peer's
+ * end, discarding, for at most LINGER_MS. */
+#define LINGER_MS 2000
+#define SHUTDOWN_MS 10000 /* SIGTERM to the last connection closed, at most */
+
+static void on_discard_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    static char sink[65536]; /* loop thread only, never read */
+    (void)h;
+    (void)suggested;
+    *buf = uv_buf_init(sink, sizeof sink);
+}
+
+static void on_discard_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    (void)buf;
+    if (nread < 0)
+        conn_close(st->data);
+}
+
+static void on_half_closed(uv_shutdown_t *req, int status)
+{
+    struct conn *c = req->data;
+    c->inflight--; /* the shutdown request held the connection */
+    if (c->closed && c->inflight == 0) {
+        free_conn(c);
+        return;
+    }
+    if (c->closing)
+        return;
+    if (status < 0 || uv_read_start(&c->h.stream, on_discard_alloc, on_discard_read))
+        conn_close(c);
+}
+
+static void conn_finish(struct conn *c)
+{
+    if (c->closing || c->lingering)
+        return;
+    c->lingering = true;
+    c->linger_until = server_now_ms(c->srv) + LINGER_MS;
+    uv_read_stop(&c->h.stream);
+    c->reading = false;
+    c->shutdown.data = c;
+    if (uv_shutdown(&c->shutdown, &c->h.stream, on_half_closed) == 0)
+        c->inflight++;
+    else
+        conn_close(c);
+}
+
+/* Bytes the peer sent that we have not read yet. */
+static bool input_pending(struct conn *c)
+{
+    uv_os_fd_t fd;
+    int n = 0;
+    return uv_fileno(&c->h.handle, &fd) == 0 && ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+static void update_reading(struct conn *c);
+
+/* Ends a connection we mean to end once nothing is in flight and its replies are written.
+ * At shutdown, requests already sent are read and answered (SHUTDOWN) first. */
+static void finish_if_done(struct conn *c)
+{
+    bool ending = c->close_after_write || c->srv->stopping;
+    if (!ending || c->inflight != 0 || uv_stream_get_write_queue_size(&c->h.stream) != 0)
+        return;
+    if (!c->close_after_write && input_pending(c)) {
+        update_reading(c);
+        return;
+    }
+    conn_finish(c);
+}
+
 void conn_job_started(struct conn *c)
 {
     c->inflight++;
@@ -74,6 +156,7 @@ void conn_job_done(struct conn *c)
         return;
     }
     update_reading(c);
+    finish_if_done(c);
 }
 
 /* ---- writing ----------------------------------------------------------------------------- */
@@ -89,19 +172,21 @@ static void on_written(uv_write_t *req, int status)
         free_conn(c);
         return;
     }
-    if (status < 0 || (c->close_after_write && uv_stream_get_write_queue_size(&c->h.stream) == 0))
+    if (status < 0) {
         conn_close(c);
-    else
-        update_reading(c);
+        return;
+    }
+    update_reading(c);
+    finish_if_done(c);
 }
 
 void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, uint8_t *body,
                 size_t len)
 {
-    struct write_req *w = c->closing ? NULL : malloc(sizeof *w);
+    struct write_req *w = c->closing || c->lingering ? NULL : malloc(sizeof *w);
     if (!w) {
         free(body);
-        if (!c->closing)
+        if (!c->closing && !c->lingering)
             conn_close(c);
         return;
     }
@@ -172,7 +257,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
 
 static void update_reading(struct conn *c)
 {
-    if (c->closing || c->srv->stopping || c->close_after_write)
+    if (c->closing || c->lingering || c->close_after_write)
         return;
     bool pause = over_limits(c);
     bool resume =
@@ -304,13 +389,33 @@ static int listen_tcp(struct server *s, struct listener *l, const char *hostport
     return 0;
 }
 
+/* A socket file left by an earlier run is removed; a live daemon's socket, or anything that
+ * is not a socket, is left alone (and the bind then fails with EADDRINUSE). */
+static void remove_stale_socket(const char *path)
+{
+    struct stat st;
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (lstat(path, &st) || !S_ISSOCK(st.st_mode) || strlen(path) >= sizeof a.sun_path)
+        return;
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0)
+        return;
+    bool live = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    close(fd);
+    if (live)
+        log_msg(LOG_ERROR, "%s: another process is listening there", path);
+    else
+        unlink(path);
+}
+
 static int listen_unix(struct server *s, struct listener *l, const char *path)
 {
     int rc = uv_pipe_init(s->loop, &l->h.pipe, 0);
     if (rc)
         return rc;
     l->h.handle.data = l;
-    unlink(path); /* a stale socket from an earlier run */
+    remove_stale_socket(path);
     if ((rc = uv_pipe_bind(&l->h.pipe, path)) || (rc = uv_listen(&l->h.stream, 511, on_connection)))
         return rc;
     snprintf(l->uri, sizeof l->uri, "unix:%s", path);
@@ -348,19 +453,18 @@ static void close_if_open(uv_handle_t *h)
         uv_close(h, NULL);
 }
 
-/* Connections close once their replies are written (on_written closes a flushed connection
- * marked close_after_write); idle ones close now. */
+/* At shutdown every connection keeps reading, so that requests already sent are answered
+ * SHUTDOWN rather than reset, and ends (conn_finish) once it has nothing in flight and its
+ * replies are written; idle ones end now. */
 static void drain_conns(struct server *s)
 {
     for (struct conn *c = s->conns, *n; c; c = n) {
         n = c->next;
-        c->close_after_write = true;
-        uv_read_stop(&c->h.stream);
-        c->reading = false;
-        if (uv_stream_get_write_queue_size(&c->h.stream) == 0 && c->inflight == 0)
-            conn_close(c);
+        finish_if_done(c);
     }
 }
+
+static void on_sweep(uv_timer_t *t);
 
 static void begin_shutdown(struct server *s)
 {
@@ -370,17 +474,23 @@ static void begin_shutdown(struct server *s)
     log_msg(LOG_INFO, "shutting down: finishing %zu queued or running jobs", pool_depth(&s->pool));
     for (int i = 0; i < s->listener_count; i++)
         close_if_open(&s->listeners[i].h.handle);
-    for (struct conn *c = s->conns; c; c = c->next) {
-        uv_read_stop(&c->h.stream);
-        c->reading = false;
-    }
     pool_shutdown(&s->pool); /* runs every completion: replies are now queued */
     drain_conns(s);
     uv_signal_stop(&s->sigint);
     uv_signal_stop(&s->sigterm);
     close_if_open((uv_handle_t *)&s->sigint);
     close_if_open((uv_handle_t *)&s->sigterm);
-    close_if_open((uv_handle_t *)&s->sweep);
+    /* The sweep timer now enforces the deadlines, more often; free_conn closes it with the
+     * last connection. */
+    s->stop_deadline = server_now_ms(s) + SHUTDOWN_MS;
+    if (!s->conns || !uv_is_active((uv_handle_t *)&s->sweep)) {
+        close_if_open((uv_handle_t *)&s->sweep);
+        for (struct conn *c = s->conns; c; c = c->next)
+            conn_close(c);
+    } else {
+        uv_timer_stop(&s->sweep);
+        uv_timer_start(&s->sweep, on_sweep, 100, 100);
+    }
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -396,6 +506,13 @@ static void on_sweep(uv_timer_t *t)
     uint64_t now = server_now_ms(s), limit = (uint64_t)s->cfg->idle_timeout * 1000;
     for (struct conn *c = s->conns, *n; c; c = n) {
         n = c->next;
+        if (c->closing)
+            continue;
+        if ((c->lingering && now > c->linger_until) || (s->stopping && now > s->stop_deadline)) {
+            log_msg(LOG_DEBUG, "closing a connection that did not end in time");
+            conn_close(c); /* the peer never closed its side, or shutdown took too long */
+            continue;
+        }
         if (limit && c->inflight == 0 && now - c->last_active > limit && !c->closing) {
             log_msg(LOG_DEBUG, "closing an idle connection");
             conn_close(c);

@@ -30,7 +30,9 @@ struct conn {
     size_t in_len, in_cap;
     int inflight;
     bool reading, closing, closed, authed, close_after_write;
-    uint64_t last_active;
+    bool lingering;         /* half-closed, reading only to see the peer's end (conn_finish) */
+    uv_shutdown_t shutdown; /* the half-close */
+    uint64_t last_active, linger_until;
     struct instance **instances; /* index = instance id - 1 */
     uint32_t instance_cap;
 };
@@ -60,7 +62,8 @@ struct server {
     uv_signal_t sigint, sigterm;
     uv_timer_t sweep;
     bool stopping;
-    char root[4096]; /* realpath of --root */
+    uint64_t stop_deadline; /* ms: connections still open at shutdown are closed then */
+    char root[4096];        /* realpath of --root */
     uint64_t started_ms;
     uint64_t requests[STAT_OPS], errors, busy, connections_total;
     uint64_t latency_us[16]; /* histogram: bucket i counts latencies below 2^i * 64 us */

@@ -1793,8 +1793,7 @@ END_TEST
 
 /* Pipelined renders, then a PING answered: the PING is parsed after the renders before it,
  * so once its reply is back they are queued in the daemon, not waiting in a socket buffer.
- * Requests the daemon has not read when the signal arrives are not drained: it stops reading
- * and the connection is reset, so this test does not pipeline past that point. */
+ * (Requests not yet read when the signal arrives: sigterm_answers_unread_requests.) */
 static void send_renders_then_ping(skc_client *c, const unsigned char id[SKC_ID_SIZE],
                                    uint32_t *ids, int n)
 {
@@ -1850,6 +1849,50 @@ START_TEST(sigterm_drains)
 }
 END_TEST
 
+/* Requests still unread in the socket when the signal comes (reading was paused at
+ * --max-inflight 2 behind two slow renders) are read and answered SHUTDOWN, not reset: every
+ * request gets a reply, the renders in flight complete, and the daemon exits 0. */
+START_TEST(sigterm_answers_unread_requests)
+{
+    enum { PINGS = 40 };
+    struct daemon *d = daemon_up(g_samples, FLAGS("--threads", "1", "--max-inflight", "2"));
+    skc_client *c = client_open(d->tcp_uri, NULL);
+    unsigned char id[SKC_ID_SIZE];
+    load_path(c, "robot.skf", id);
+    skc_eval ev;
+    skc_render_opts ro;
+    eval_one(&ev, id, "Walk", 10, 0);
+    skc_render_opts_init(&ro);
+    ro.width = ro.height = 2048;
+    ro.png_level = 9;
+    uint32_t renders[2], pings[PINGS];
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(skc_send_render(c, &ev, &ro, &renders[i]), 0);
+    for (int i = 0; i < PINGS; i++)
+        ck_assert_int_eq(skc_send_ping(c, "p", 1, &pings[i]), 0);
+    sleep_ms(150); /* the renders are running; the pings wait unread */
+    ck_assert_int_eq(kill(d->pid, SIGTERM), 0);
+    for (int i = 0; i < 2; i++) {
+        skc_reply *r = NULL;
+        ck_assert_msg(skc_recv(c, renders[i], &r) == 0, "render %d: %s", i, skc_errmsg(c));
+        skc_reply_free(r);
+    }
+    unsigned answered = 0, shutdown = 0;
+    for (int i = 0; i < PINGS; i++) {
+        int rc = skc_recv(c, pings[i], NULL);
+        ck_assert_msg(rc == 0 || (rc == SKC_ESERVER && skc_status(c) == SKC_S_SHUTDOWN),
+                      "ping %d: %s", i, skc_errmsg(c));
+        answered += rc == 0;
+        shutdown += rc != 0;
+    }
+    ck_assert_msg(shutdown > 0, "%u pings answered, none refused: the test did not race", answered);
+    int status = 0;
+    ck_assert_msg(wait_exit(d->pid, 5000, &status), "skeld still running 5 s after draining");
+    assert_clean_exit(d, status);
+    skc_free(c);
+}
+END_TEST
+
 /* ======================================================================================== */
 
 static TCase *tcase(Suite *s, const char *name)
@@ -1894,6 +1937,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, busy_when_queue_full);
     tc = tcase(s, "shutdown");
     tcase_add_test(tc, sigterm_drains);
+    tcase_add_test(tc, sigterm_answers_unread_requests);
     return s;
 }
 
