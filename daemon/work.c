@@ -188,6 +188,8 @@ uint8_t *work_summary(const struct armature *arm, const uint8_t *id, bool bones,
 
 /* ---- evaluation --------------------------------------------------------------------------- */
 
+_Static_assert(sizeof(struct vec2) == 2 * sizeof(double), "vertices are written as doubles");
+
 /* The pose the request evaluates on: the instance's, or the worker's scratch reset. */
 static struct pose *pose_for(struct request *r, struct worker *w)
 {
@@ -223,24 +225,17 @@ void work_pose(struct job *job, struct worker *w)
     skp_write_u32(&wr, arm->bone_count);
     for (uint32_t b = 0; b < arm->bone_count; b++) {
         const struct bone_out *o = &p->out[b];
-        double m[6];
-        pose_bone_matrix(p, b, m);
-        const double f[5] = {o->pos.x, o->pos.y, o->rot, o->scale.x, o->scale.y};
-        for (int i = 0; i < 5; i++)
-            skp_write_f64(&wr, f[i]);
-        for (int i = 0; i < 6; i++)
-            skp_write_f64(&wr, m[i]);
+        double f[11] = {o->pos.x, o->pos.y, o->rot, o->scale.x, o->scale.y};
+        pose_bone_matrix(p, b, f + 5);
+        skp_write_f64s(&wr, f, 11);
         skp_write_u8(&wr, o->hidden);
         skp_write_i32(&wr, o->zindex);
         put_name(&wr, armature_tex_name(arm, o->tex));
-        for (int i = 0; i < 4; i++)
-            skp_write_f64(&wr, o->tint[i]);
+        skp_write_f64s(&wr, o->tint, 4);
         const struct arm_bone *bone = &arm->bones[b];
         skp_write_u32(&wr, bone->vert_len);
-        for (uint32_t v = 0; v < bone->vert_len; v++) {
-            skp_write_f64(&wr, p->verts[bone->vert_off + v].x);
-            skp_write_f64(&wr, p->verts[bone->vert_off + v].y);
-        }
+        if (bone->vert_len) /* struct vec2 is two doubles: the vertices go out as one run */
+            skp_write_f64s(&wr, &p->verts[bone->vert_off].x, 2 * (size_t)bone->vert_len);
     }
     finish(r, &wr);
 }
@@ -257,16 +252,14 @@ static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, i
     double uw = t->size.x / at->width, vh = t->size.y / at->height;
     skp_write_u32(wr, b);
     skp_write_u32(wr, (uint32_t)t->atlas);
-    for (int i = 0; i < 4; i++)
-        skp_write_f64(wr, p->out[b].tint[i]);
+    skp_write_f64s(wr, p->out[b].tint, 4);
     if (bone->vert_len) {
         skp_write_u32(wr, bone->vert_len);
         for (uint32_t v = 0; v < bone->vert_len; v++) {
             uint32_t vi = bone->vert_off + v;
             const double f[4] = {p->verts[vi].x, p->verts[vi].y, l + uw * arm->vert_uv[vi].x,
                                  tp + vh * arm->vert_uv[vi].y};
-            for (int i = 0; i < 4; i++)
-                skp_write_f64(wr, f[i]);
+            skp_write_f64s(wr, f, 4);
         }
         skp_write_u32(wr, bone->index_len);
         for (uint32_t i = 0; i < bone->index_len; i++)
@@ -279,8 +272,7 @@ static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, i
     skp_write_u32(wr, 4);
     for (int i = 0; i < 4; i++) {
         const double f[4] = {c[i].x, c[i].y, u[i], v[i]};
-        for (int k = 0; k < 4; k++)
-            skp_write_f64(wr, f[k]);
+        skp_write_f64s(wr, f, 4);
     }
     static const uint32_t quad[6] = {0, 1, 2, 0, 2, 3};
     skp_write_u32(wr, 6);

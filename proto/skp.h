@@ -112,6 +112,9 @@ void skp_write_u16(struct skp_writer *w, uint16_t v);
 void skp_write_u32(struct skp_writer *w, uint32_t v);
 void skp_write_i32(struct skp_writer *w, int32_t v);
 void skp_write_f64(struct skp_writer *w, double v);
+/* n doubles in a row: one bounds check, and one copy on little-endian hosts (the wire's
+ * order), for the long runs of POSE and MESH replies. */
+void skp_write_f64s(struct skp_writer *w, const double *v, size_t n);
 void skp_write_str(struct skp_writer *w, const char *s, size_t len);
 void skp_write_bytes(struct skp_writer *w, const void *p, size_t len);
 void skp_write_raw(struct skp_writer *w, const void *p, size_t len);

@@ -1,6 +1,7 @@
 /* Byte order and field codec (PROTOCOL.md "Body encoding"). Explicit shifts, never struct
  * casts over wire bytes. */
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "skp.h"
@@ -132,6 +133,22 @@ void skp_write_f64(struct skp_writer *w, double v)
     uint8_t *p = room(w, 8);
     if (p)
         skp_put_u64(p, bits);
+}
+
+void skp_write_f64s(struct skp_writer *w, const double *v, size_t n)
+{
+    uint8_t *p = n <= SIZE_MAX / 8 ? room(w, n * 8) : room(w, SIZE_MAX);
+    if (!p || !n)
+        return;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, v, n * 8);
+#else
+    for (size_t i = 0; i < n; i++) {
+        uint64_t bits;
+        memcpy(&bits, &v[i], sizeof bits);
+        skp_put_u64(p + 8 * i, bits);
+    }
+#endif
 }
 
 void skp_write_raw(struct skp_writer *w, const void *src, size_t len)

@@ -896,6 +896,41 @@ START_TEST(writer_enospace_each_type)
 }
 END_TEST
 
+/* A run of doubles is the same bytes as one skp_write_f64 each, and all-or-nothing. */
+START_TEST(writer_f64s_matches_single_writes)
+{
+    const double v[5] = {1.5, -0.0, 3.141592653589793, -1e300, 6.02214076e23};
+    uint8_t one[40], run[40];
+    struct skp_writer a, b;
+    skp_writer_init(&a, one, sizeof one);
+    skp_writer_init(&b, run, sizeof run);
+    for (int i = 0; i < 5; i++)
+        skp_write_f64(&a, v[i]);
+    skp_write_f64s(&b, v, 5);
+    ck_assert_int_eq(a.err, SKP_EOK);
+    ck_assert_int_eq(b.err, SKP_EOK);
+    ck_assert_uint_eq(b.len, 40);
+    ck_assert_mem_eq(one, run, 40);
+    ck_assert_uint_eq(run[0], 0x00); /* 1.5 = 0x3FF8000000000000, little-endian */
+    ck_assert_uint_eq(run[7], 0x3F);
+    ck_assert_uint_eq(run[6], 0xF8);
+    skp_write_f64s(&b, v, 0); /* nothing, no error */
+    ck_assert_int_eq(b.err, SKP_EOK);
+
+    uint8_t small[39];
+    memset(small, 0xCC, sizeof small);
+    skp_writer_init(&b, small, sizeof small);
+    skp_write_f64s(&b, v, 5);
+    ck_assert_int_eq(b.err, SKP_ENOSPACE);
+    ck_assert_uint_eq(b.len, 0);
+    for (size_t k = 0; k < sizeof small; k++)
+        ck_assert_uint_eq(small[k], 0xCC);
+    skp_writer_init(&b, small, sizeof small);
+    skp_write_f64s(&b, v, SIZE_MAX / 4); /* n * 8 would wrap */
+    ck_assert_int_eq(b.err, SKP_ENOSPACE);
+}
+END_TEST
+
 /* After ENOSPACE nothing more is written, even what would fit. */
 START_TEST(writer_stops_after_error)
 {
@@ -1988,6 +2023,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, writer_bytes_too_long);
     tcase_add_test(tc, writer_huge_lengths_no_wrap);
     tcase_add_test(tc, writer_enospace_each_type);
+    tcase_add_test(tc, writer_f64s_matches_single_writes);
     tcase_add_test(tc, writer_stops_after_error);
     tcase_add_test(tc, writer_first_error_sticks);
     tcase_add_test(tc, writer_zero_capacity);
