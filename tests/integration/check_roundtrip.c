@@ -1746,18 +1746,24 @@ END_TEST
 /* 8. BUSY when the queue is full                                                           */
 /* ======================================================================================== */
 
+/* Loads robot.skf and sets up a stateless RENDER of Walk at frame 10, size x size. */
+static void robot_walk_render(skc_client *c, skc_eval *ev, skc_render_opts *ro, uint32_t size)
+{
+    unsigned char id[SKC_ID_SIZE];
+    load_path(c, "robot.skf", id);
+    eval_one(ev, id, "Walk", 10, 0);
+    skc_render_opts_init(ro);
+    ro->width = ro->height = size;
+}
+
 START_TEST(busy_when_queue_full)
 {
     enum { N = 32 };
     struct daemon *d = daemon_up(g_samples, FLAGS("--threads", "1", "--queue-depth", "1"));
     skc_client *c = client_open(d->unix_uri, NULL);
-    unsigned char id[SKC_ID_SIZE];
-    load_path(c, "robot.skf", id);
     skc_eval ev;
     skc_render_opts ro;
-    eval_one(&ev, id, "Walk", 10, 0);
-    skc_render_opts_init(&ro);
-    ro.width = ro.height = 1024;
+    robot_walk_render(c, &ev, &ro, 1024);
     uint32_t ids[N];
     for (int i = 0; i < N; i++)
         ck_assert_int_eq(skc_send_render(c, &ev, &ro, &ids[i]), 0);
@@ -1857,13 +1863,9 @@ START_TEST(sigterm_answers_unread_requests)
     enum { PINGS = 40 };
     struct daemon *d = daemon_up(g_samples, FLAGS("--threads", "1", "--max-inflight", "2"));
     skc_client *c = client_open(d->tcp_uri, NULL);
-    unsigned char id[SKC_ID_SIZE];
-    load_path(c, "robot.skf", id);
     skc_eval ev;
     skc_render_opts ro;
-    eval_one(&ev, id, "Walk", 10, 0);
-    skc_render_opts_init(&ro);
-    ro.width = ro.height = 2048;
+    robot_walk_render(c, &ev, &ro, 2048);
     ro.png_level = 9;
     uint32_t renders[2], pings[PINGS];
     for (int i = 0; i < 2; i++)
