@@ -489,6 +489,8 @@ static int make_render(struct flags *f, skc_render_opts *ro, const char **styles
     }
     if (!f->output)
         return bad("-o OUT.png is required", NULL);
+    if (f->sheet && !strcmp(f->output, "-"))
+        return bad("--sheet writes OUT and OUT.json: -o needs a file name", NULL);
     if (f->sheet) {
         uint64_t frames = ro->has_range ? (uint64_t)ro->last - ro->first + 1 : 1;
         if (skp_cli_pair(f->sheet, 'x', &a, &b) || a < 1 || b < 1 || a > 65535 || b > 65535 ||
@@ -608,6 +610,7 @@ static int collect_chunk(struct chunked *k, const char *output, int *busy_retrie
     }
     if (rc)
         return fail(k->c, "render");
+    *busy_retries = 0; /* the bound is on consecutive refusals */
     uint32_t n;
     skc_reply_images(r, &n);
     rc = write_images(output, skp_cli_frame_pattern(output), r);

@@ -55,6 +55,14 @@ static void record_latency(struct server *s, uint64_t us)
     s->latency_us[b]++;
 }
 
+/* The pool's queue is full: the request ends with BUSY. */
+static void refuse_busy(struct request *r)
+{
+    r->srv->busy++;
+    r->status = SKP_S_BUSY;
+    snprintf(r->msg, sizeof r->msg, "queue full, retry");
+}
+
 static void free_request(struct request *r)
 {
     free(r->input);
@@ -138,9 +146,7 @@ static void submit(struct request *r)
     r->job.done = on_job_done;
     if (pool_submit(&r->srv->pool, &r->job) == 0)
         return;
-    r->srv->busy++;
-    r->status = r->srv->stopping ? SKP_S_SHUTDOWN : SKP_S_BUSY;
-    snprintf(r->msg, sizeof r->msg, "%s", r->srv->stopping ? "shutting down" : "queue full, retry");
+    refuse_busy(r);
     on_job_done(&r->job);
 }
 
@@ -385,7 +391,8 @@ static void on_load_done(struct job *job)
     free_request(r);
 }
 
-/* Queues the next step of a LOAD, or finishes it with BUSY (or SHUTDOWN) if it cannot. */
+/* Queues the next step of a LOAD, or finishes it with BUSY if it cannot. The pool keeps
+ * running through a shutdown, so a LOAD between its steps still completes. */
 static void submit_load_step(struct request *r, void (*run)(struct job *, struct worker *),
                              void (*done)(struct job *))
 {
@@ -393,15 +400,7 @@ static void submit_load_step(struct request *r, void (*run)(struct job *, struct
     r->job.done = done;
     if (pool_submit(&r->srv->pool, &r->job) == 0)
         return;
-    if (r->srv->stopping && run == work_load_parse) {
-        /* Hashed while the pool drained: still a request in flight, so finish it here. */
-        run(&r->job, NULL);
-        done(&r->job);
-        return;
-    }
-    r->srv->busy++;
-    r->status = r->srv->stopping ? SKP_S_SHUTDOWN : SKP_S_BUSY;
-    snprintf(r->msg, sizeof r->msg, "%s", r->srv->stopping ? "shutting down" : "queue full, retry");
+    refuse_busy(r);
     on_load_done(&r->job);
 }
 

@@ -300,6 +300,8 @@ static int resolve_output(struct render_flags *f, struct job *j)
         j->png.level = (int)v;
         j->png.filter = PNG_FILTER_CHOICE_SUB;
     }
+    if (f->sheet && !strcmp(j->output, "-"))
+        return bad("--sheet writes OUT and OUT.json: -o needs a file name");
     if (f->sheet) {
         if (skp_cli_pair(f->sheet, 'x', &j->cols, &j->rows) || j->cols < 1 || j->rows < 1 ||
             j->cols * j->rows < j->last - j->first + 1)

@@ -2,6 +2,8 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "server.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -43,8 +45,6 @@ static void free_conn(struct conn *c)
     s->conn_count--;
     free(c->in);
     free(c);
-    if (s->stopping && !s->conns && !uv_is_closing((uv_handle_t *)&s->sweep))
-        uv_close((uv_handle_t *)&s->sweep, NULL); /* the last one: the loop may end */
 }
 
 static void on_conn_closed(uv_handle_t *h)
@@ -71,7 +71,7 @@ void conn_close(struct conn *c)
  * error, or at shutdown) is half-closed once its replies are written, and read to the peer's
  * end, discarding, for at most LINGER_MS. */
 #define LINGER_MS 2000
-#define SHUTDOWN_MS 10000 /* SIGTERM to the last connection closed, at most */
+#define SHUTDOWN_MS 10000 /* at shutdown: from the last job done to closing what is left */
 
 static void on_discard_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
@@ -144,6 +144,7 @@ static void finish_if_done(struct conn *c)
 void conn_job_started(struct conn *c)
 {
     c->inflight++;
+    c->jobs++;
 }
 
 static void update_reading(struct conn *c);
@@ -151,6 +152,9 @@ static void update_reading(struct conn *c);
 void conn_job_done(struct conn *c)
 {
     c->inflight--;
+    c->jobs--;
+    if (c->srv->stopping) /* the shutdown deadline counts from the last job done */
+        c->srv->stop_deadline = server_now_ms(c->srv) + SHUTDOWN_MS;
     if (c->closed && c->inflight == 0) {
         free_conn(c);
         return;
@@ -301,9 +305,16 @@ static void parse_input(struct conn *c)
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
     struct conn *c = st->data;
+    if (nread == UV_EOF) {
+        /* The client is done sending; what it asked for is still answered. */
+        c->close_after_write = true;
+        uv_read_stop(&c->h.stream);
+        c->reading = false;
+        finish_if_done(c);
+        return;
+    }
     if (nread < 0) {
-        if (nread != UV_EOF)
-            log_msg(LOG_DEBUG, "connection read: %s", uv_strerror((int)nread));
+        log_msg(LOG_DEBUG, "connection read: %s", uv_strerror((int)nread));
         conn_close(c);
         return;
     }
@@ -311,6 +322,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
     c->in_len += (size_t)nread;
     parse_input(c);
     update_reading(c);
+    finish_if_done(c); /* at shutdown, a trailing partial frame must not hold the connection */
 }
 
 /* ---- listeners --------------------------------------------------------------------------- */
@@ -401,12 +413,16 @@ static void remove_stale_socket(const char *path)
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
     if (fd < 0)
         return;
-    bool live = connect(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    /* Non-blocking, so a live daemon with a full backlog cannot hang our start. Only a refusal
+     * proves nobody listens: EAGAIN (backlog full) and EACCES (not ours) leave it alone. */
+    int flags = fcntl(fd, F_GETFL);
+    bool stale = flags >= 0 && fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0 &&
+                 connect(fd, (struct sockaddr *)&a, sizeof a) != 0 && errno == ECONNREFUSED;
     close(fd);
-    if (live)
-        log_msg(LOG_ERROR, "%s: another process is listening there", path);
-    else
+    if (stale)
         unlink(path);
+    else
+        log_msg(LOG_ERROR, "%s: a socket another process listens on (or may not be ours)", path);
 }
 
 static int listen_unix(struct server *s, struct listener *l, const char *path)
@@ -449,7 +465,7 @@ static int open_listeners(struct server *s)
 
 static void close_if_open(uv_handle_t *h)
 {
-    if (!uv_is_closing(h))
+    if (h->loop && !uv_is_closing(h)) /* h->loop is NULL if startup never set it up */
         uv_close(h, NULL);
 }
 
@@ -466,6 +482,17 @@ static void drain_conns(struct server *s)
 
 static void on_sweep(uv_timer_t *t);
 
+/* The end of a shutdown: no connection is left, so no job is either; the workers are idle. */
+static void finish_shutdown(struct server *s)
+{
+    pool_shutdown(&s->pool);
+    close_if_open((uv_handle_t *)&s->sweep);
+}
+
+/* Stop accepting; connections keep reading, answer SHUTDOWN to new requests and end once their
+ * queued work is done and written. The pool keeps running meanwhile, so requests waiting on an
+ * instance, or a LOAD between its steps, still complete. on_sweep enforces the deadlines and
+ * calls finish_shutdown once the last connection is gone. */
 static void begin_shutdown(struct server *s)
 {
     if (s->stopping)
@@ -474,23 +501,20 @@ static void begin_shutdown(struct server *s)
     log_msg(LOG_INFO, "shutting down: finishing %zu queued or running jobs", pool_depth(&s->pool));
     for (int i = 0; i < s->listener_count; i++)
         close_if_open(&s->listeners[i].h.handle);
-    pool_shutdown(&s->pool); /* runs every completion: replies are now queued */
-    drain_conns(s);
     uv_signal_stop(&s->sigint);
     uv_signal_stop(&s->sigterm);
     close_if_open((uv_handle_t *)&s->sigint);
     close_if_open((uv_handle_t *)&s->sigterm);
-    /* The sweep timer now enforces the deadlines, more often; free_conn closes it with the
-     * last connection. */
     s->stop_deadline = server_now_ms(s) + SHUTDOWN_MS;
+    drain_conns(s);
     if (!s->conns || !uv_is_active((uv_handle_t *)&s->sweep)) {
-        close_if_open((uv_handle_t *)&s->sweep);
         for (struct conn *c = s->conns; c; c = c->next)
             conn_close(c);
-    } else {
-        uv_timer_stop(&s->sweep);
-        uv_timer_start(&s->sweep, on_sweep, 100, 100);
+        finish_shutdown(s);
+        return;
     }
+    uv_timer_stop(&s->sweep);
+    uv_timer_start(&s->sweep, on_sweep, 100, 100);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -508,7 +532,8 @@ static void on_sweep(uv_timer_t *t)
         n = c->next;
         if (c->closing)
             continue;
-        if ((c->lingering && now > c->linger_until) || (s->stopping && now > s->stop_deadline)) {
+        bool overdue = s->stopping && c->jobs == 0 && now > s->stop_deadline;
+        if ((c->lingering && now > c->linger_until) || overdue) {
             log_msg(LOG_DEBUG, "closing a connection that did not end in time");
             conn_close(c); /* the peer never closed its side, or shutdown took too long */
             continue;
@@ -518,6 +543,8 @@ static void on_sweep(uv_timer_t *t)
             conn_close(c);
         }
     }
+    if (s->stopping && !s->conns)
+        finish_shutdown(s);
 }
 
 static int start(struct server *s)

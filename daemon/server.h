@@ -28,7 +28,8 @@ struct conn {
     struct conn *prev, *next;
     uint8_t *in;
     size_t in_len, in_cap;
-    int inflight;
+    int inflight; /* jobs, queued writes and the half-close: the conn lives while > 0 */
+    int jobs;     /* of which pool jobs (LOAD, POSE, MESH, RENDER) */
     bool reading, closing, closed, authed, close_after_write;
     bool lingering;         /* half-closed, reading only to see the peer's end (conn_finish) */
     uv_shutdown_t shutdown; /* the half-close */
@@ -62,7 +63,7 @@ struct server {
     uv_signal_t sigint, sigterm;
     uv_timer_t sweep;
     bool stopping;
-    uint64_t stop_deadline; /* ms: connections still open at shutdown are closed then */
+    uint64_t stop_deadline; /* ms: at shutdown, connections with no job left are closed then */
     char root[4096];        /* realpath of --root */
     uint64_t started_ms;
     uint64_t requests[STAT_OPS], errors, busy, connections_total;

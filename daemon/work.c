@@ -235,7 +235,8 @@ void work_pose(struct job *job, struct worker *w)
         const struct arm_bone *bone = &arm->bones[b];
         skp_write_u32(&wr, bone->vert_len);
         if (bone->vert_len) /* struct vec2 is two doubles: the vertices go out as one run */
-            skp_write_f64s(&wr, &p->verts[bone->vert_off].x, 2 * (size_t)bone->vert_len);
+            skp_write_f64s(&wr, (const double *)&p->verts[bone->vert_off],
+                           2 * (size_t)bone->vert_len);
     }
     finish(r, &wr);
 }

@@ -2,6 +2,7 @@
 
 #include "skp_cli.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,7 +84,7 @@ size_t skp_sheet_json_named(char *buf, size_t cap, const char *sheet_json, size_
     put(&o, "{\"image\":");
     string(&o, image);
     /* The sheet object is "{" then its keys: splice the name in as the first key. */
-    if (sheet_len > 2 && sheet_json[0] == '{')
+    if (sheet_len > 2 && sheet_len < INT_MAX && sheet_json[0] == '{')
         put(&o, ",%.*s\n", (int)(sheet_len - 1), sheet_json + 1);
     else
         put(&o, "}\n");

@@ -1895,6 +1895,54 @@ START_TEST(sigterm_answers_unread_requests)
 }
 END_TEST
 
+/* Requests waiting their turn on an instance when the signal comes still run (the pool keeps
+ * working through a shutdown), so all of them are answered OK. */
+START_TEST(sigterm_completes_instance_queue)
+{
+    enum { N = 3 };
+    struct daemon *d = daemon_up(g_samples, FLAGS("--threads", "2"));
+    skc_client *c = client_open(d->unix_uri, NULL);
+    skc_eval ev;
+    skc_render_opts ro;
+    robot_walk_render(c, &ev, &ro, 2048);
+    ro.png_level = 9;
+    uint32_t inst = 0, ids[N];
+    ck_assert_int_eq(skc_instance_new(c, ev.armature, &inst), 0);
+    ev.target = SKC_TARGET_INSTANCE;
+    ev.instance = inst;
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(skc_send_render(c, &ev, &ro, &ids[i]), 0);
+    sleep_ms(100); /* the first runs; the others wait on the instance */
+    ck_assert_int_eq(kill(d->pid, SIGTERM), 0);
+    for (int i = 0; i < N; i++) {
+        skc_reply *r = NULL;
+        ck_assert_msg(skc_recv(c, ids[i], &r) == 0, "render %d on the instance: %s", i,
+                      skc_errmsg(c));
+        skc_reply_free(r);
+    }
+    int status = 0;
+    ck_assert_msg(wait_exit(d->pid, 5000, &status), "skeld still running 5 s after draining");
+    assert_clean_exit(d, status);
+    skc_free(c);
+}
+END_TEST
+
+/* A client that half-closes after its requests still gets every reply, then the end. */
+START_TEST(half_closed_client_gets_replies)
+{
+    struct daemon *d = daemon_up(g_samples, NULL);
+    struct raw *r = raw_open(d->unix_uri);
+    raw_load_path(r, 7, "critter.skf"); /* a pool job: answered after the end of input */
+    raw_ping(r, 8, "after");
+    ck_assert_int_eq(shutdown(r->fd, SHUT_WR), 0);
+    raw_expect_pong(r, 8, "after");
+    raw_expect(r, SKP_OP_LOAD_PATH, 7, SKP_S_OK, NULL);
+    raw_expect_closed(r);
+    raw_close(r);
+    daemon_stop(d);
+}
+END_TEST
+
 /* ======================================================================================== */
 
 static TCase *tcase(Suite *s, const char *name)
@@ -1940,6 +1988,8 @@ static Suite *roundtrip_suite(void)
     tc = tcase(s, "shutdown");
     tcase_add_test(tc, sigterm_drains);
     tcase_add_test(tc, sigterm_answers_unread_requests);
+    tcase_add_test(tc, sigterm_completes_instance_queue);
+    tcase_add_test(tc, half_closed_client_gets_replies);
     return s;
 }
 
