@@ -176,6 +176,7 @@ static void on_written(uv_write_t *req, int status)
         free_conn(c);
         return;
     }
+    c->last_active = server_now_ms(c->srv); /* a reply went out: the peer is reading */
     if (status < 0) {
         conn_close(c);
         return;
@@ -538,7 +539,9 @@ static void on_sweep(uv_timer_t *t)
             conn_close(c); /* the peer never closed its side, or shutdown took too long */
             continue;
         }
-        if (limit && c->inflight == 0 && now - c->last_active > limit && !c->closing) {
+        /* Idle: no job running and nothing read or written for the timeout, which also ends
+         * a peer that stopped reading its replies. */
+        if (limit && c->jobs == 0 && now - c->last_active > limit && !c->closing) {
             log_msg(LOG_DEBUG, "closing an idle connection");
             conn_close(c);
         }

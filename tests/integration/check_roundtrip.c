@@ -517,6 +517,16 @@ static bool same_f64s(const double *a, const double *b, size_t n)
 }
 
 /* The first field in which two bones differ, or NULL. */
+/* Loads robot.skf and sets up a stateless RENDER of Walk at frame 10, size x size. */
+static void robot_walk_render(skc_client *c, skc_eval *ev, skc_render_opts *ro, uint32_t size)
+{
+    unsigned char id[SKC_ID_SIZE];
+    load_path(c, "robot.skf", id);
+    eval_one(ev, id, "Walk", 10, 0);
+    skc_render_opts_init(ro);
+    ro->width = ro->height = size;
+}
+
 static const char *bone_diff(const skc_bone *x, const skc_bone *y)
 {
     const double fx[5] = {x->pos.x, x->pos.y, x->rot, x->scale.x, x->scale.y};
@@ -1624,6 +1634,32 @@ START_TEST(slow_request_then_disconnect)
 }
 END_TEST
 
+/* A client that stops reading its replies is closed once nothing has moved for
+ * --idle-timeout, while the others are served as usual. */
+START_TEST(stalled_reader_is_closed)
+{
+    struct daemon *d = daemon_up(g_samples, FLAGS("--idle-timeout", "1"));
+    skc_client *watch = client_open(d->tcp_uri, NULL), *stall = client_open(d->unix_uri, NULL);
+    skc_eval ev;
+    skc_render_opts ro;
+    robot_walk_render(stall, &ev, &ro, 1024);
+    ro.format = SKC_FORMAT_RGBA; /* 4 MiB a reply: far more than the socket buffers hold */
+    uint32_t ids[4];
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(skc_send_render(stall, &ev, &ro, &ids[i]), 0);
+    ck_assert_uint_eq(counter(watch, "connections"), 2);
+    await_counter(watch, "connections", 1);
+    skc_eval pose;
+    eval_one(&pose, ev.armature, "Walk", 3, 0);
+    skc_reply_free(pose_ok(watch, &pose));
+    for (int i = 0; i < 4; i++)
+        skc_discard(stall, ids[i]);
+    skc_free(stall);
+    skc_free(watch);
+    daemon_stop(d);
+}
+END_TEST
+
 /* ======================================================================================== */
 /* 6. LOAD paths are confined to --root                                                     */
 /* ======================================================================================== */
@@ -1745,16 +1781,6 @@ END_TEST
 /* ======================================================================================== */
 /* 8. BUSY when the queue is full                                                           */
 /* ======================================================================================== */
-
-/* Loads robot.skf and sets up a stateless RENDER of Walk at frame 10, size x size. */
-static void robot_walk_render(skc_client *c, skc_eval *ev, skc_render_opts *ro, uint32_t size)
-{
-    unsigned char id[SKC_ID_SIZE];
-    load_path(c, "robot.skf", id);
-    eval_one(ev, id, "Walk", 10, 0);
-    skc_render_opts_init(ro);
-    ro->width = ro->height = size;
-}
 
 START_TEST(busy_when_queue_full)
 {
@@ -1979,6 +2005,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, bad_requests_keep_connection);
     tc = tcase(s, "disconnect");
     tcase_add_test(tc, slow_request_then_disconnect);
+    tcase_add_test(tc, stalled_reader_is_closed);
     tc = tcase(s, "paths");
     tcase_add_test(tc, load_path_confined);
     tc = tcase(s, "auth");
