@@ -370,25 +370,73 @@ static void summary_reply(struct request *r, struct cache_entry *e)
     cache_unref(&r->srv->cache, e);
 }
 
-/* Completes a LOAD on the loop thread: the cache dedups by content id. */
-static void on_load_done(struct job *job)
+/* A parsed armature goes into the cache (which dedups by content id) and r's reply is the
+ * summary. */
+static void settle_load(struct request *r)
 {
-    struct request *r = (struct request *)job;
-    struct server *s = r->srv;
-    if (!r->status && r->loaded) {
-        struct cache_entry *e = cache_add(&s->cache, r->digest, r->loaded);
-        r->loaded = NULL;
-        if (!e) {
-            r->status = SKP_S_NO_MEMORY;
-            snprintf(r->msg, sizeof r->msg, "out of memory");
-        } else {
-            summary_reply(r, e);
-        }
+    if (r->status || !r->loaded)
+        return;
+    struct cache_entry *e = cache_add(&r->srv->cache, r->digest, r->loaded);
+    r->loaded = NULL;
+    if (!e) {
+        r->status = SKP_S_NO_MEMORY;
+        snprintf(r->msg, sizeof r->msg, "out of memory");
+    } else {
+        summary_reply(r, e);
     }
-    record_latency(s, now_us() - r->started_us);
+}
+
+/* Sends a LOAD's reply and frees it. */
+static void finish_load(struct request *r)
+{
+    settle_load(r);
+    record_latency(r->srv, now_us() - r->started_us);
     reply_done(r);
     conn_job_done(r->conn);
     free_request(r);
+}
+
+/* Takes r off the list of parses in progress; returns the LOADs that waited on it. */
+static struct request *end_parse(struct request *r)
+{
+    for (struct request **pp = &r->srv->parsing; *pp; pp = &(*pp)->parse_next) {
+        if (*pp == r) {
+            *pp = r->parse_next;
+            struct request *waiters = r->wait_next;
+            r->wait_next = NULL;
+            return waiters;
+        }
+    }
+    return NULL;
+}
+
+/* A LOAD that waited on another's parse of the same content: the cache has it now, or the
+ * parse failed and this one fails the same way. */
+static void finish_waiter(struct request *w, const struct request *leader)
+{
+    struct cache_entry *e = leader->status ? NULL : cache_get(&w->srv->cache, w->digest);
+    if (e) {
+        summary_reply(w, e);
+    } else {
+        w->status = leader->status ? leader->status : SKP_S_INTERNAL;
+        snprintf(w->msg, sizeof w->msg, "%s", leader->status ? leader->msg : "armature evicted");
+    }
+    finish_load(w);
+}
+
+static void on_load_done(struct job *job)
+{
+    struct request *r = (struct request *)job;
+    struct request *waiters = end_parse(r);
+    if (r->job.run == work_load_parse && r->status != SKP_S_BUSY)
+        r->srv->parses++;
+    settle_load(r);
+    for (struct request *w = waiters, *n; w; w = n) {
+        n = w->wait_next;
+        w->wait_next = NULL;
+        finish_waiter(w, r);
+    }
+    finish_load(r);
 }
 
 /* Queues the next step of a LOAD, or finishes it with BUSY if it cannot. The pool keeps
@@ -404,7 +452,8 @@ static void submit_load_step(struct request *r, void (*run)(struct job *, struct
     on_load_done(&r->job);
 }
 
-/* The content is hashed: a cached id answers at once, anything else gets parsed. */
+/* The content is hashed: a cached id answers at once; content another LOAD is parsing waits
+ * for that parse (so a burst of uploads of one file parses it once); the rest is parsed. */
 static void on_load_hashed(struct job *job)
 {
     struct request *r = (struct request *)job;
@@ -412,9 +461,18 @@ static void on_load_hashed(struct job *job)
     if (r->status || e) {
         if (e)
             summary_reply(r, e);
-        on_load_done(job);
+        finish_load(r);
         return;
     }
+    for (struct request *p = r->srv->parsing; p; p = p->parse_next) {
+        if (!memcmp(p->digest, r->digest, sizeof r->digest)) {
+            r->wait_next = p->wait_next;
+            p->wait_next = r;
+            return;
+        }
+    }
+    r->parse_next = r->srv->parsing;
+    r->srv->parsing = r;
     submit_load_step(r, work_load_parse, on_load_done);
 }
 
@@ -758,6 +816,7 @@ static void h_stats(struct conn *c, const struct skp_frame *f, struct skp_reader
     } plain[] = {
         {"errors", s->errors},
         {"busy", s->busy},
+        {"loads.parsed", s->parses},
         {"cache.hits", s->cache.stats.hits},
         {"cache.misses", s->cache.stats.misses},
         {"cache.evictions", s->cache.stats.evictions},
@@ -861,6 +920,7 @@ int dispatch_preload(struct server *s, const char *dir)
         r.max_arm_bytes = s->cache.budget;
         snprintf(r.path, sizeof r.path, "%s/%s", dir, e->d_name);
         work_load(&r.job, NULL);
+        s->parses++;
         if (r.status) {
             log_msg(LOG_WARN, "preload %s: %s", r.path, r.msg);
         } else {

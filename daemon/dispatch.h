@@ -28,7 +28,8 @@ struct render_params {
  * buffer at dispatch; outputs (status, message, body) are filled by the worker. */
 struct request {
     struct job job;
-    struct request *wait_next;
+    struct request *wait_next;  /* next on its instance's queue, or waiting on the same LOAD */
+    struct request *parse_next; /* on srv->parsing */
     struct server *srv;
     struct conn *conn;
     uint32_t id;

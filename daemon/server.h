@@ -66,7 +66,8 @@ struct server {
     uint64_t stop_deadline; /* ms: at shutdown, connections with no job left are closed then */
     char root[4096];        /* realpath of --root */
     uint64_t started_ms;
-    uint64_t requests[STAT_OPS], errors, busy, connections_total;
+    uint64_t requests[STAT_OPS], errors, busy, connections_total, parses;
+    struct request *parsing; /* LOADs whose content is being parsed, one per content id */
     uint64_t latency_us[16]; /* histogram: bucket i counts latencies below 2^i * 64 us */
 };
 

@@ -54,6 +54,9 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* A NULL-terminated list of extra command-line arguments. */
+#define FLAGS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
 static void sleep_ms(long ms)
 {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -923,6 +926,49 @@ static void check_info_against(const skc_reply *r, json_t *j)
     ck_assert_uint_eq(json_array_size(atlases), s->atlas_count);
 }
 
+/* A burst of uploads of one uncached file parses it once: the LOADs that arrive while it is
+ * being parsed wait for that parse, and those after it find it cached. */
+START_TEST(concurrent_loads_parse_once)
+{
+    enum { N = 8 };
+    struct daemon *d = daemon_up(g_samples, FLAGS("--threads", "2"));
+    skc_client *c = client_open(d->unix_uri, NULL);
+    char path[PATH_MAX];
+    size_t len;
+    char *skf = slurp(sample(path, "robot.skf"), &len);
+    ck_assert_ptr_nonnull(skf);
+    uint32_t ids[N];
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(skc_send_load_bytes(c, skf, len, &ids[i]), 0);
+    unsigned char first[SKC_ID_SIZE];
+    for (int i = 0; i < N; i++) {
+        skc_reply *r = NULL;
+        ck_assert_msg(skc_recv(c, ids[i], &r) == 0, "LOAD %d: %s", i, skc_errmsg(c));
+        if (i == 0)
+            memcpy(first, skc_reply_armature_id(r), SKC_ID_SIZE);
+        ck_assert(memcmp(first, skc_reply_armature_id(r), SKC_ID_SIZE) == 0);
+        ck_assert_uint_eq(skc_reply_summary(r)->bone_count, 25);
+        skc_reply_free(r);
+    }
+    ck_assert_uint_eq(counter(c, "loads.parsed"), 1);
+    ck_assert_uint_eq(counter(c, "cache.entries"), 1);
+    /* The same for bytes that fail to parse: every LOAD gets the parse's error. */
+    skf[len / 2] ^= 0x55;
+    skf[len / 2 + 1] ^= 0x55;
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(skc_send_load_bytes(c, skf, len, &ids[i]), 0);
+    for (int i = 0; i < N; i++) {
+        int rc = skc_recv(c, ids[i], NULL);
+        ck_assert_msg(rc == SKC_ESERVER && skc_status(c) == SKC_S_BAD_FILE, "bad LOAD %d: %s", i,
+                      skc_errmsg(c));
+    }
+    ck_assert_uint_ge(counter(c, "loads.parsed"), 2);
+    free(skf);
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 START_TEST(info_matches_skeld_info)
 {
     static const char *const files[2] = {"robot.skf", "critter.skf"};
@@ -1194,8 +1240,6 @@ END_TEST
 /* ======================================================================================== */
 /* 2. skelctl against the offline front end                                                 */
 /* ======================================================================================== */
-
-#define FLAGS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 struct eval_case {
     const char *file;
@@ -1987,6 +2031,7 @@ static Suite *roundtrip_suite(void)
     TCase *tc = tcase(s, "messages");
     tcase_add_test(tc, hello_and_ping);
     tcase_add_test(tc, load_by_path_and_bytes);
+    tcase_add_test(tc, concurrent_loads_parse_once);
     tcase_add_test(tc, info_matches_skeld_info);
     tcase_add_test(tc, instance_new_and_free);
     tcase_add_test(tc, pose_mesh_render);
