@@ -406,6 +406,14 @@ static void assert_clean_exit(struct daemon *d, int status)
 }
 
 /* SIGTERM; the daemon must then exit cleanly within 10 s. */
+/* After SIGTERM: the daemon exits 0, cleanly, within 5 s of draining. */
+static void expect_drained_exit(struct daemon *d)
+{
+    int status = 0;
+    ck_assert_msg(wait_exit(d->pid, 5000, &status), "skeld still running 5 s after draining");
+    assert_clean_exit(d, status);
+}
+
 static void daemon_stop(struct daemon *d)
 {
     int status = 0;
@@ -1917,9 +1925,7 @@ START_TEST(sigterm_drains)
     /* Then the daemon hangs up on both connections and exits 0. */
     ck_assert_int_eq(skc_ping(c, "x", 1), SKC_EIO);
     ck_assert_int_eq(skc_ping(idle, "x", 1), SKC_EIO);
-    int status = 0;
-    ck_assert_msg(wait_exit(d->pid, 5000, &status), "skeld still running 5 s after draining");
-    assert_clean_exit(d, status);
+    expect_drained_exit(d);
     skc_free(c);
     skc_free(idle);
 }
@@ -1958,9 +1964,7 @@ START_TEST(sigterm_answers_unread_requests)
         shutdown += rc != 0;
     }
     ck_assert_msg(shutdown > 0, "%u pings answered, none refused: the test did not race", answered);
-    int status = 0;
-    ck_assert_msg(wait_exit(d->pid, 5000, &status), "skeld still running 5 s after draining");
-    assert_clean_exit(d, status);
+    expect_drained_exit(d);
     skc_free(c);
 }
 END_TEST
@@ -1990,9 +1994,7 @@ START_TEST(sigterm_completes_instance_queue)
                       skc_errmsg(c));
         skc_reply_free(r);
     }
-    int status = 0;
-    ck_assert_msg(wait_exit(d->pid, 5000, &status), "skeld still running 5 s after draining");
-    assert_clean_exit(d, status);
+    expect_drained_exit(d);
     skc_free(c);
 }
 END_TEST
