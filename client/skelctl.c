@@ -529,8 +529,10 @@ static int write_sheet(const char *output, const skc_reply *r)
     if (!named)
         return fail(NULL, "render");
     skp_sheet_json_named(named, named_len + 1, json, len, output);
-    snprintf(path, sizeof path, "%s.json", output);
-    int rc = write_bytes(output, img[0].data, img[0].size) || write_bytes(path, named, named_len);
+    int rc =
+        skp_cli_out_path(path, sizeof path, output, false, 0, ".json")
+            ? bad("-o: the file name is too long", NULL)
+            : write_bytes(output, img[0].data, img[0].size) || write_bytes(path, named, named_len);
     free(named);
     return rc;
 }
@@ -542,13 +544,8 @@ static int write_images(const char *output, bool pattern, const skc_reply *r)
     const skc_image *img = skc_reply_images(r, &n);
     for (uint32_t i = 0; i < n; i++) {
         char path[4096];
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-        if (pattern)
-            snprintf(path, sizeof path, output, (int)img[i].frame);
-        else
-            snprintf(path, sizeof path, "%s", output);
-#pragma GCC diagnostic pop
+        if (skp_cli_out_path(path, sizeof path, output, pattern, img[i].frame, ""))
+            return bad("-o: the file name is too long", NULL);
         if (write_bytes(path, img[i].data, img[i].size))
             return 1;
     }

@@ -209,11 +209,8 @@ static int emit(struct job *j, const struct pose *p, long frame, long index)
     if (!j->range || !skp_cli_frame_pattern(j->output)) /* a one-frame range may name a file */
         return encode_and_write(j, j->output, &j->img);
     char path[4096];
-    /* The pattern holds exactly one integer conversion (is_frame_pattern). */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-    snprintf(path, sizeof path, j->output, (int)frame);
-#pragma GCC diagnostic pop
+    if (skp_cli_out_path(path, sizeof path, j->output, true, frame, ""))
+        return bad("-o: the file name is too long");
     return encode_and_write(j, path, &j->img);
 }
 
@@ -230,8 +227,9 @@ static int write_sheet_json(struct job *j, const struct bounds *b)
     if (json && named.data) {
         named.len = skp_sheet_json_named((char *)named.data, named.cap, json, len, j->output);
         char path[4096];
-        snprintf(path, sizeof path, "%s.json", j->output);
-        rc = write_file(path, &named);
+        rc = skp_cli_out_path(path, sizeof path, j->output, false, 0, ".json")
+                 ? bad("-o: the file name is too long")
+                 : write_file(path, &named);
     } else {
         fprintf(stderr, "skeld render: out of memory\n");
     }

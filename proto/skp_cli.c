@@ -48,6 +48,21 @@ bool skp_cli_frame_pattern(const char *s)
     return conversions == 1;
 }
 
+int skp_cli_out_path(char *buf, size_t cap, const char *output, bool pattern, long frame,
+                     const char *suffix)
+{
+    int n;
+    /* A pattern holds exactly one integer conversion (skp_cli_frame_pattern). */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+    n = pattern ? snprintf(buf, cap, output, (int)frame) : snprintf(buf, cap, "%s", output);
+#pragma GCC diagnostic pop
+    if (n < 0 || (size_t)n >= cap)
+        return -1;
+    int m = snprintf(buf + n, cap - (size_t)n, "%s", suffix);
+    return m < 0 || (size_t)m >= cap - (size_t)n ? -1 : 0;
+}
+
 size_t skp_json_quote(char *buf, size_t cap, const char *s)
 {
     size_t len = 0;

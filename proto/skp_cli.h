@@ -17,6 +17,11 @@ int skp_cli_color(const char *s, uint8_t out[4]);
  * pattern for numbered frames. */
 bool skp_cli_frame_pattern(const char *s);
 
+/* An output file name: output itself, or (pattern) output with frame put in its one integer
+ * conversion, then suffix. 0, or -1 if that does not fit in cap bytes. */
+int skp_cli_out_path(char *buf, size_t cap, const char *output, bool pattern, long frame,
+                     const char *suffix);
+
 /* s as a JSON string literal (quotes included) into buf, truncated at cap (terminated when
  * cap > 0). Returns the length it needs, excluding the terminator. */
 size_t skp_json_quote(char *buf, size_t cap, const char *s);

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "skp.h"
+#include "skp_cli.h"
 #include "skp_json.h"
 #include "skp_parser.h"
 
@@ -1966,6 +1967,20 @@ END_TEST
 
 /* ---- shared JSON ------------------------------------------------------------------------- */
 
+START_TEST(out_path_expands_and_refuses_truncation)
+{
+    char buf[16];
+    ck_assert_int_eq(skp_cli_out_path(buf, sizeof buf, "f_%04d.png", true, 7, ""), 0);
+    ck_assert_str_eq(buf, "f_0007.png");
+    ck_assert_int_eq(skp_cli_out_path(buf, sizeof buf, "a%.png", false, 7, ".json"), 0);
+    ck_assert_str_eq(buf, "a%.png.json"); /* not a pattern: taken literally */
+    ck_assert_int_eq(skp_cli_out_path(buf, sizeof buf, "0123456789.png", false, 0, ".json"), -1);
+    ck_assert_int_eq(skp_cli_out_path(buf, sizeof buf, "%020d", true, 1, ""), -1);
+    ck_assert_int_eq(skp_cli_out_path(buf, sizeof buf, "%015d", true, 1, ""), 0); /* 15 + NUL */
+    ck_assert_int_eq(skp_cli_out_path(buf, sizeof buf, "%016d", true, 1, ""), -1);
+}
+END_TEST
+
 START_TEST(sheet_json_gets_the_image_name_first)
 {
     const char *sheet = "{\"cell\":{\"w\":2,\"h\":2},\"frames\":[]}";
@@ -2077,6 +2092,7 @@ static Suite *proto_suite(void)
 
     tc = tcase_create("json");
     tcase_add_test(tc, sheet_json_gets_the_image_name_first);
+    tcase_add_test(tc, out_path_expands_and_refuses_truncation);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("parser: fuzz");
