@@ -32,10 +32,9 @@ static int get_num(struct ctx *c, json_t *obj, const char *key, const char *path
                    double *out)
 {
     json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v)) {
-        *out = def;
+    *out = def; /* defined on every path, errors included */
+    if (!v || json_is_null(v))
         return 0;
-    }
     if (!json_is_number(v))
         return BAD(c, "%s%s%s: expected a number", path, DOT(path), key);
     *out = json_number_value(v);
@@ -48,6 +47,7 @@ static int get_int(struct ctx *c, json_t *obj, const char *key, const char *path
                    long *out)
 {
     double d;
+    *out = def; /* defined on every path, errors included */
     int rc = get_num(c, obj, key, path, (double)def, &d);
     if (rc)
         return rc;
@@ -63,10 +63,9 @@ static int get_bool(struct ctx *c, json_t *obj, const char *key, const char *pat
                     bool *out)
 {
     json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v)) {
-        *out = def;
+    *out = def; /* defined on every path, errors included */
+    if (!v || json_is_null(v))
         return 0;
-    }
     if (!json_is_boolean(v))
         return BAD(c, "%s%s%s: expected true or false", path, DOT(path), key);
     *out = json_is_true(v);
@@ -77,10 +76,9 @@ static int get_str(struct ctx *c, json_t *obj, const char *key, const char *path
                    const char **out)
 {
     json_t *v = json_object_get(obj, key);
-    if (!v || json_is_null(v)) {
-        *out = def;
+    *out = def; /* defined on every path, errors included */
+    if (!v || json_is_null(v))
         return 0;
-    }
     if (!json_is_string(v))
         return BAD(c, "%s%s%s: expected a string", path, DOT(path), key);
     *out = json_string_value(v);
