@@ -67,35 +67,14 @@ static void finish(struct request *r, struct skp_writer *w)
 
 static int read_file(struct request *r)
 {
-    FILE *f = fopen(r->path, "rb");
-    if (!f) {
-        fail(r, SKP_S_NOT_FOUND, "%s: %s", r->path, strerror(errno));
-        return -1;
-    }
-    size_t cap = 1 << 20, len = 0;
-    uint8_t *buf = malloc(cap);
-    for (size_t got = 1; buf && got;) {
-        if (len == cap) {
-            uint8_t *n = cap < r->max_skf + 1 ? realloc(buf, cap * 2) : NULL;
-            if (!n) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = n;
-            cap *= 2;
-        }
-        got = fread(buf + len, 1, cap - len, f);
-        len += got;
-    }
-    fclose(f);
-    if (!buf || len > r->max_skf) {
-        free(buf);
-        fail(r, SKP_S_LIMIT, "%s: larger than --max-skf-mb", r->path);
+    struct eng_error err;
+    void *buf;
+    int rc = eng_read_file(r->path, r->max_skf, &buf, &r->input_len, &err);
+    if (rc) {
+        fail(r, status_of(rc), "%s (--max-skf-mb bounds the file)", err.msg);
         return -1;
     }
     r->input = buf;
-    r->input_len = len;
     return 0;
 }
 

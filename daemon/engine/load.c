@@ -237,12 +237,11 @@ int armature_load(const void *bytes, size_t len, const struct load_limits *in_li
     return 0;
 }
 
-int armature_load_file(const char *path, const struct load_limits *in_lim, struct armature **out,
-                       struct eng_error *err)
+int eng_read_file(const char *path, uint64_t max, void **out, size_t *out_len,
+                  struct eng_error *err)
 {
-    struct load_limits lim;
-    fill_limits(in_lim, &lim);
     *out = NULL;
+    *out_len = 0;
     FILE *f = fopen(path, "rb");
     if (!f)
         return eng_seterr(err, ENG_EIO, "%s: %s", path, strerror(errno));
@@ -266,13 +265,31 @@ int armature_load_file(const char *path, const struct load_limits *in_lim, struc
                 rc = eng_seterr(err, ENG_EIO, "%s: read error", path);
             break;
         }
-        if (len > lim.max_uncompressed) {
+        if (len > max) {
             rc = eng_seterr(err, ENG_ELIMIT, "%s: file larger than %llu bytes", path,
-                            (unsigned long long)lim.max_uncompressed);
+                            (unsigned long long)max);
             break;
         }
     }
     fclose(f);
+    if (rc) {
+        free(buf);
+        return rc;
+    }
+    *out = buf;
+    *out_len = len;
+    return 0;
+}
+
+int armature_load_file(const char *path, const struct load_limits *in_lim, struct armature **out,
+                       struct eng_error *err)
+{
+    struct load_limits lim;
+    fill_limits(in_lim, &lim);
+    *out = NULL;
+    void *buf;
+    size_t len;
+    int rc = eng_read_file(path, lim.max_uncompressed, &buf, &len, err);
     if (rc == 0)
         rc = armature_load(buf, len, in_lim, out, err);
     free(buf);

@@ -24,6 +24,11 @@ void load_limits_default(struct load_limits *lim);
 int armature_load(const void *bytes, size_t len, const struct load_limits *lim,
                   struct armature **out, struct eng_error *err);
 
+/* Reads a whole file of at most max bytes into *out (caller frees), *out_len its length.
+ * 0, ENG_EIO (cannot open or read), ENG_ELIMIT (larger) or ENG_ENOMEM, with err. */
+int eng_read_file(const char *path, uint64_t max, void **out, size_t *out_len,
+                  struct eng_error *err);
+
 /* Reads path (at most lim->max_uncompressed bytes of file) and loads it. */
 int armature_load_file(const char *path, const struct load_limits *lim, struct armature **out,
                        struct eng_error *err);
