@@ -272,14 +272,10 @@ static int resolve_arm(skc_client *c, const char *arm, unsigned char id[SKC_ID_S
 
 static void json_str(FILE *out, const char *s)
 {
-    char small[256];
-    size_t n = skp_json_quote(small, sizeof small, s);
-    char *buf = n < sizeof small ? small : malloc(n + 1);
-    if (buf && buf != small)
-        skp_json_quote(buf, n + 1, s);
-    fputs(buf ? buf : "\"\"", out);
-    if (buf != small)
-        free(buf);
+    char small[256], *q = skp_json_quoted(s, small, sizeof small);
+    fputs(q ? q : "\"\"", out);
+    if (q != small)
+        free(q);
 }
 
 static void print_summary(FILE *out, const skc_summary *s)

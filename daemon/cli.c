@@ -35,14 +35,10 @@ int cli_load(const char *path, bool pixels, struct armature **arm)
 
 void cli_write_json_string(FILE *out, const char *s)
 {
-    char small[256];
-    size_t n = skp_json_quote(small, sizeof small, s);
-    char *buf = n < sizeof small ? small : malloc(n + 1);
-    if (buf && buf != small)
-        skp_json_quote(buf, n + 1, s);
-    fputs(buf ? buf : "\"\"", out);
-    if (buf != small)
-        free(buf);
+    char small[256], *q = skp_json_quoted(s, small, sizeof small);
+    fputs(q ? q : "\"\"", out);
+    if (q != small)
+        free(q);
 }
 
 int cli_write_pose_json(FILE *out, const struct pose *p)

@@ -1,6 +1,5 @@
 /* What workers run: load, evaluate, draw and encode. No libuv and no locks here; each job
  * touches only itself, the immutable armature and the worker's scratch. */
-#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>

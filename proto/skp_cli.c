@@ -92,3 +92,14 @@ size_t skp_json_quote(char *buf, size_t cap, const char *s)
         buf[len < cap ? len : cap - 1] = 0;
     return len;
 }
+
+char *skp_json_quoted(const char *s, char *small, size_t cap)
+{
+    size_t n = skp_json_quote(small, cap, s);
+    if (n < cap)
+        return small;
+    char *buf = malloc(n + 1);
+    if (buf)
+        skp_json_quote(buf, n + 1, s);
+    return buf;
+}

@@ -26,4 +26,8 @@ int skp_cli_out_path(char *buf, size_t cap, const char *output, bool pattern, lo
  * cap > 0). Returns the length it needs, excluding the terminator. */
 size_t skp_json_quote(char *buf, size_t cap, const char *s);
 
+/* s as a JSON string literal, in small when it fits in cap bytes, else malloc'd; NULL when
+ * memory runs out. Free the result when it is not small. */
+char *skp_json_quoted(const char *s, char *small, size_t cap);
+
 #endif

@@ -98,6 +98,24 @@ static int send_frame(int fd, uint8_t op, uint32_t id, const uint8_t *body, size
     return send_all(fd, h, sizeof h) || (len && send_all(fd, body, len)) ? -1 : 0;
 }
 
+/* Reads what the socket has into c's input buffer (grown as needed): 0, or -1 at EOF/error. */
+static int read_more(struct client *c)
+{
+    if (c->in_cap - c->in_len < 65536) {
+        size_t cap = c->in_cap ? c->in_cap * 2 : 1 << 20;
+        uint8_t *n = realloc(c->in, cap);
+        if (!n)
+            return -1;
+        c->in = n;
+        c->in_cap = cap;
+    }
+    ssize_t r = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
+    if (r <= 0)
+        return -1;
+    c->in_len += (size_t)r;
+    return 0;
+}
+
 /* Reads until one whole frame is buffered; returns it (body stays valid until next read). */
 static int read_frame(struct client *c, struct skp_frame *f, size_t *used)
 {
@@ -107,18 +125,8 @@ static int read_frame(struct client *c, struct skp_frame *f, size_t *used)
             return 0;
         if (rc < 0)
             return -1;
-        if (c->in_cap - c->in_len < 65536) {
-            size_t cap = c->in_cap ? c->in_cap * 2 : 1 << 20;
-            uint8_t *n = realloc(c->in, cap);
-            if (!n)
-                return -1;
-            c->in = n;
-            c->in_cap = cap;
-        }
-        ssize_t r = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
-        if (r <= 0)
+        if (read_more(c))
             return -1;
-        c->in_len += (size_t)r;
     }
 }
 
@@ -272,18 +280,8 @@ static void record(struct results *r, double lat, int status)
 /* Reads whatever arrived on c; records replies and refills the pipeline while sending. */
 static int service(struct client *c, const struct plan *p, struct results *res, bool refill)
 {
-    if (c->in_cap - c->in_len < 65536) {
-        size_t cap = c->in_cap ? c->in_cap * 2 : 1 << 20;
-        uint8_t *n = realloc(c->in, cap);
-        if (!n)
-            return -1;
-        c->in = n;
-        c->in_cap = cap;
-    }
-    ssize_t r = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
-    if (r <= 0)
+    if (read_more(c))
         return -1;
-    c->in_len += (size_t)r;
     double now = now_s();
     for (;;) {
         struct skp_frame f;

@@ -1967,6 +1967,19 @@ END_TEST
 
 /* ---- shared JSON ------------------------------------------------------------------------- */
 
+START_TEST(json_quoted_small_or_allocated)
+{
+    char small[8];
+    char *q = skp_json_quoted("a\"b", small, sizeof small);
+    ck_assert_ptr_eq(q, small);
+    ck_assert_str_eq(q, "\"a\\\"b\"");
+    q = skp_json_quoted("longer than eight", small, sizeof small);
+    ck_assert_ptr_ne(q, small);
+    ck_assert_str_eq(q, "\"longer than eight\"");
+    free(q);
+}
+END_TEST
+
 START_TEST(out_path_expands_and_refuses_truncation)
 {
     char buf[16];
@@ -2093,6 +2106,7 @@ static Suite *proto_suite(void)
     tc = tcase_create("json");
     tcase_add_test(tc, sheet_json_gets_the_image_name_first);
     tcase_add_test(tc, out_path_expands_and_refuses_truncation);
+    tcase_add_test(tc, json_quoted_small_or_allocated);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("parser: fuzz");
