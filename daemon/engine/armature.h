@@ -161,6 +161,7 @@ struct armature {
     char **tex_names; /* distinct texture names used by bones, keyframes and styles */
     uint32_t style_count;
     struct arm_style *styles;
+    int default_style; /* the first style named exactly "Default" (the renderer's default), or -1 */
     struct arm_texture *textures;
     uint32_t texture_count;
     uint32_t atlas_count;

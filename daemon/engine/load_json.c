@@ -917,6 +917,7 @@ static int read_styles(struct ctx *c, json_t *root)
     if (!arm->styles || !arm->textures)
         return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
     arm->style_count = (uint32_t)n;
+    arm->default_style = -1;
     for (uint32_t s = 0; s < n; s++) {
         char path[48];
         snprintf(path, sizeof path, "styles[%u]", s);
@@ -930,6 +931,8 @@ static int read_styles(struct ctx *c, json_t *root)
         st->id = (int)id;
         if (!(st->name = dup_str(name)))
             return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+        if (arm->default_style < 0 && !strcmp(name, "Default"))
+            arm->default_style = (int)s;
         json_t *texs = json_object_get(js, "textures");
         st->tex_off = arm->texture_count;
         st->tex_len = (uint32_t)json_array_size(texs);

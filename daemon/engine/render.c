@@ -44,8 +44,8 @@ static const int *active_styles(const struct armature *arm, const struct render_
         *count = opts->style_count;
         return opts->styles;
     }
-    *one = armature_find_style(arm, "Default");
-    if (*one >= 0 && !strcmp(arm->styles[*one].name, "Default")) {
+    *one = arm->default_style; /* found once at load: this runs per drawn bone */
+    if (*one >= 0) {
         *count = 1;
         return one;
     }
