@@ -199,20 +199,3 @@ int config_check(struct config *c, FILE *err)
         return -1;
     return 0;
 }
-
-void config_dump(const struct config *c, FILE *out)
-{
-    for (size_t i = 0; i < NOPTS; i++) {
-        const void *field = (const char *)c + options[i].offset;
-        if (options[i].type == OPT_INT)
-            fprintf(out, "%s=%lld\n", options[i].name, (long long)*(const int64_t *)field);
-        else if (options[i].type == OPT_STR)
-            fprintf(out, "%s=%s\n", options[i].name,
-                    *(char *const *)field
-                        ? (strcmp(options[i].name, "auth-token") ? *(char *const *)field : "(set)")
-                        : "");
-        else
-            for (int k = 0; k < c->listen_count; k++)
-                fprintf(out, "%s=%s\n", options[i].name, c->listen[k]);
-    }
-}

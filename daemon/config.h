@@ -45,9 +45,6 @@ int config_check(struct config *c, FILE *err);
 
 void config_print_help(FILE *out);
 
-/* Writes every option as name=value lines (for STATS and logs). */
-void config_dump(const struct config *c, FILE *out);
-
 void config_free(struct config *c);
 
 #endif

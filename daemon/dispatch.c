@@ -298,6 +298,8 @@ static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_read
     return true;
 }
 
+_Static_assert(SKP_MAX_ANIMS <= EVAL_MAX_ANIMS, "a request's animations fit the engine's");
+
 /* ---- handlers ------------------------------------------------------------------------------- */
 
 static bool tokens_equal(const char *want, const char *got, size_t got_len)
@@ -486,36 +488,37 @@ static void start_load(struct request *r)
 }
 
 /* Joins a relative path to the root and refuses anything that leaves it, by ".." or by a
- * symlink: the resolved path must still lie under the resolved root. */
-static bool confine(struct server *s, const char *rel, size_t len, char *out, char *why,
-                    size_t whylen)
+ * symlink: the resolved path must still lie under the resolved root. Returns SKP_S_OK, or
+ * FORBIDDEN_PATH / NOT_FOUND with why filled. */
+static uint16_t confine(struct server *s, const char *rel, size_t len, char *out, char *why,
+                        size_t whylen)
 {
     char joined[PATH_MAX];
     if (len == 0 || rel[0] == '/' || memchr(rel, 0, len)) {
         snprintf(why, whylen, "path must be relative to the root");
-        return false;
+        return SKP_S_FORBIDDEN_PATH;
     }
     int n = snprintf(joined, sizeof joined, "%s/%.*s", s->root, (int)len, rel);
     if (n < 0 || (size_t)n >= sizeof joined) {
         snprintf(why, whylen, "path too long");
-        return false;
+        return SKP_S_FORBIDDEN_PATH;
     }
     for (const char *p = joined + strlen(s->root); (p = strstr(p, "..")); p += 2) {
         if ((p[-1] == '/') && (p[2] == '/' || p[2] == 0)) {
             snprintf(why, whylen, "path may not contain \"..\"");
-            return false;
+            return SKP_S_FORBIDDEN_PATH;
         }
     }
     if (!realpath(joined, out)) {
         snprintf(why, whylen, "%.*s: no such file", (int)(len > 200 ? 200 : len), rel);
-        return false;
+        return SKP_S_NOT_FOUND;
     }
     size_t rl = strlen(s->root);
     if (strncmp(out, s->root, rl) != 0 || (out[rl] != '/' && out[rl] != 0)) {
         snprintf(why, whylen, "path leads outside the root");
-        return false;
+        return SKP_S_FORBIDDEN_PATH;
     }
-    return true;
+    return SKP_S_OK;
 }
 
 static void h_load_path(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
@@ -528,8 +531,8 @@ static void h_load_path(struct conn *c, const struct skp_frame *f, struct skp_re
     if (!r)
         return;
     char why[256];
-    if (!confine(c->srv, path, len, r->path, why, sizeof why)) {
-        uint16_t st = strstr(why, "no such") ? SKP_S_NOT_FOUND : SKP_S_FORBIDDEN_PATH;
+    uint16_t st = confine(c->srv, path, len, r->path, why, sizeof why);
+    if (st != SKP_S_OK) {
         conn_error(c, f->h.opcode, f->h.id, st, "%s", why);
         free_request(r);
         return;

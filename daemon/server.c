@@ -287,10 +287,11 @@ static void parse_input(struct conn *c)
         if (rc == SKP_NEED_MORE)
             break;
         if (rc < 0) {
-            conn_error(c, 0, 0, (uint16_t)skp_parse_status(rc), "%s",
+            conn_error(c, 0, 0, (uint16_t)skp_parse_status(rc), "%s (this daemon speaks %d)",
                        rc == SKP_EOVERSIZE     ? "frame larger than the limit"
-                       : rc == SKP_EBADVERSION ? "protocol version not supported (speak 1)"
-                                               : "not a skeld frame");
+                       : rc == SKP_EBADVERSION ? "protocol version not supported"
+                                               : "not a skeld frame",
+                       SKP_VERSION);
             c->close_after_write = true;
             uv_read_stop(&c->h.stream);
             c->reading = false;
