@@ -290,36 +290,11 @@ void work_mesh(struct job *job, struct worker *w)
 
 /* ---- RENDER ------------------------------------------------------------------------------- */
 
-/* Makes room for len more bytes in b. */
-static int reserve(struct byte_buf *b, size_t len)
-{
-    if (b->len + len <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap * 2 : 65536;
-    while (cap < b->len + len)
-        cap *= 2;
-    uint8_t *n = realloc(b->data, cap);
-    if (!n)
-        return -1;
-    b->data = n;
-    b->cap = cap;
-    return 0;
-}
-
-static int append(struct byte_buf *b, const void *data, size_t len)
-{
-    if (reserve(b, len))
-        return -1;
-    memcpy(b->data + b->len, data, len);
-    b->len += len;
-    return 0;
-}
-
 static int append_u32(struct byte_buf *b, uint32_t v)
 {
     uint8_t x[4];
     skp_put_u32(x, v);
-    return append(b, x, 4);
+    return byte_buf_append(b, x, 4);
 }
 
 /* Appends one picture record (frame, size, PNG or raw bytes) to out. */
@@ -330,7 +305,7 @@ static int put_picture(struct request *r, struct worker *w, const uint8_t *rgba,
         return -1;
     if (r->render.format == 1) {
         size_t len = (size_t)width * height * 4;
-        return append_u32(out, (uint32_t)len) || append(out, rgba, len) ? -1 : 0;
+        return append_u32(out, (uint32_t)len) || byte_buf_append(out, rgba, len) ? -1 : 0;
     }
     size_t at = out->len;
     if (append_u32(out, 0))
@@ -394,7 +369,7 @@ static int put_sheet(struct request *r, struct worker *w, struct render_out *out
         return -1;
     out->count = 1;
     size_t len = sheet_json(NULL, 0, s, &r->render.opts, b);
-    if (append_u32(&out->buf, (uint32_t)len) || reserve(&out->buf, len + 1))
+    if (append_u32(&out->buf, (uint32_t)len) || byte_buf_reserve(&out->buf, len + 1))
         return -1; /* + 1: sheet_json terminates what it writes */
     sheet_json((char *)out->buf.data + out->buf.len, len + 1, s, &r->render.opts, b);
     out->buf.len += len;

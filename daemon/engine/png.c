@@ -28,23 +28,8 @@ struct sink {
 static void write_bytes(png_structp png, png_bytep data, size_t len)
 {
     struct sink *s = png_get_io_ptr(png);
-    struct byte_buf *b = s->buf;
-    if (s->failed)
-        return;
-    if (b->len + len > b->cap) {
-        size_t cap = b->cap ? b->cap : 65536;
-        while (cap < b->len + len)
-            cap *= 2;
-        uint8_t *n = realloc(b->data, cap);
-        if (!n) {
-            s->failed = true;
-            return;
-        }
-        b->data = n;
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, data, len);
-    b->len += len;
+    if (!s->failed && byte_buf_append(s->buf, data, len))
+        s->failed = true;
 }
 
 static void flush_bytes(png_structp png)
@@ -80,7 +65,7 @@ static bool write_png(png_structp png, png_infop info, const uint8_t *rgba, uint
     return true;
 }
 
-static int reserve(struct byte_buf *b, size_t more)
+int byte_buf_reserve(struct byte_buf *b, size_t more)
 {
     if (b->len + more <= b->cap)
         return 0;
@@ -92,6 +77,16 @@ static int reserve(struct byte_buf *b, size_t more)
         return ENG_ENOMEM;
     b->data = n;
     b->cap = cap;
+    return 0;
+}
+
+int byte_buf_append(struct byte_buf *b, const void *data, size_t len)
+{
+    if (byte_buf_reserve(b, len))
+        return ENG_ENOMEM;
+    if (len)
+        memcpy(b->data + b->len, data, len);
+    b->len += len;
     return 0;
 }
 
@@ -119,7 +114,8 @@ static int encode_fast(const uint8_t *rgba, uint32_t w, uint32_t h, struct byte_
     static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     size_t row = (size_t)w * 4, raw = (row + 1) * h;
     scratch->len = 0;
-    if (reserve(scratch, raw) || reserve(out, 8 + 25 + 12 + deflate_fast_bound(raw) + 12))
+    if (byte_buf_reserve(scratch, raw) ||
+        byte_buf_reserve(out, 8 + 25 + 12 + deflate_fast_bound(raw) + 12))
         return ENG_ENOMEM;
     for (uint32_t y = 0; y < h; y++) {
         scratch->data[y * (row + 1)] = 0; /* filter: none */

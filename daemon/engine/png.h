@@ -28,6 +28,11 @@ struct byte_buf {
     size_t len, cap;
 };
 
+/* Room for more bytes after len (capacity doubles from 64 KiB): 0 or ENG_ENOMEM. */
+int byte_buf_reserve(struct byte_buf *b, size_t more);
+/* Appends len bytes: 0 or ENG_ENOMEM. */
+int byte_buf_append(struct byte_buf *b, const void *data, size_t len);
+
 void png_opts_default(struct png_opts *o);
 
 /* Encodes w x h straight-alpha RGBA8 pixels, appending the PNG to out (reusing its memory).
