@@ -65,6 +65,7 @@ static void refuse_busy(struct request *r)
 
 static void free_request(struct request *r)
 {
+    free(r->path);
     free(r->input);
     free(r->body);
     armature_free(r->loaded);
@@ -530,8 +531,10 @@ static void h_load_path(struct conn *c, const struct skp_frame *f, struct skp_re
     struct request *r = new_request(c, f);
     if (!r)
         return;
-    char why[256];
-    uint16_t st = confine(c->srv, path, len, r->path, why, sizeof why);
+    char why[256] = "out of memory";
+    uint16_t st = SKP_S_NO_MEMORY;
+    if ((r->path = malloc(PATH_MAX))) /* only LOAD by path needs room for a resolved path */
+        st = confine(c->srv, path, len, r->path, why, sizeof why);
     if (st != SKP_S_OK) {
         conn_error(c, f->h.opcode, f->h.id, st, "%s", why);
         free_request(r);
@@ -557,7 +560,6 @@ static void h_load_bytes(struct conn *c, const struct skp_frame *f, struct skp_r
     }
     memcpy(r->input, p, len);
     r->input_len = len;
-    snprintf(r->path, sizeof r->path, "(upload)");
     start_load(r);
 }
 
@@ -917,11 +919,13 @@ int dispatch_preload(struct server *s, const char *dir)
         if (n < 4 || strcmp(e->d_name + n - 4, ".skf"))
             continue;
         struct request r;
+        char path[PATH_MAX];
         memset(&r, 0, sizeof r);
+        r.path = path;
         r.max_skf = (uint64_t)s->cfg->max_skf_mb << 20;
         r.max_bones = (uint32_t)s->cfg->max_bones;
         r.max_arm_bytes = s->cache.budget;
-        snprintf(r.path, sizeof r.path, "%s/%s", dir, e->d_name);
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         work_load(&r.job, NULL);
         s->parses++;
         if (r.status) {

@@ -42,7 +42,7 @@ struct request {
     struct render_params render;
     uint8_t *input; /* LOAD: file bytes (owned) */
     size_t input_len;
-    char path[4096];
+    char *path; /* LOAD by path: the resolved file (PATH_MAX bytes, owned); else NULL */
     uint64_t max_skf;
     uint32_t max_bones;
     size_t max_arm_bytes; /* the cache budget: a bigger armature would be evicted at once */
