@@ -225,10 +225,9 @@ static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, i
 {
     const struct armature *arm = p->arm;
     const struct arm_texture *t = &arm->textures[ti];
-    const struct arm_atlas *at = &arm->atlases[t->atlas];
     const struct arm_bone *bone = &arm->bones[b];
-    double l = t->offset.x / at->width, tp = t->offset.y / at->height;
-    double uw = t->size.x / at->width, vh = t->size.y / at->height;
+    struct atlas_rect a; /* the renderer's texture mapping, so MESH draws what RENDER does */
+    render_atlas_rect(arm, t, &a);
     skp_write_u32(wr, b);
     skp_write_u32(wr, (uint32_t)t->atlas);
     skp_write_f64s(wr, p->out[b].tint, 4);
@@ -236,8 +235,8 @@ static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, i
         skp_write_u32(wr, bone->vert_len);
         for (uint32_t v = 0; v < bone->vert_len; v++) {
             uint32_t vi = bone->vert_off + v;
-            const double f[4] = {p->verts[vi].x, p->verts[vi].y, l + uw * arm->vert_uv[vi].x,
-                                 tp + vh * arm->vert_uv[vi].y};
+            const double f[4] = {p->verts[vi].x, p->verts[vi].y, a.u0 + a.du * arm->vert_uv[vi].x,
+                                 a.v0 + a.dv * arm->vert_uv[vi].y};
             skp_write_f64s(wr, f, 4);
         }
         skp_write_u32(wr, bone->index_len);
@@ -247,16 +246,15 @@ static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, i
     }
     struct vec2 c[4];
     render_quad_corners(&p->out[b], t, c);
-    const double u[4] = {l, l + uw, l + uw, l}, v[4] = {tp, tp, tp + vh, tp + vh};
+    const double u[4] = {a.u0, a.u1, a.u1, a.u0}, v[4] = {a.v0, a.v0, a.v1, a.v1};
     skp_write_u32(wr, 4);
     for (int i = 0; i < 4; i++) {
         const double f[4] = {c[i].x, c[i].y, u[i], v[i]};
         skp_write_f64s(wr, f, 4);
     }
-    static const uint32_t quad[6] = {0, 1, 2, 0, 2, 3};
     skp_write_u32(wr, 6);
     for (int i = 0; i < 6; i++)
-        skp_write_u32(wr, quad[i]);
+        skp_write_u32(wr, render_quad_indices[i]);
 }
 
 void work_mesh(struct job *job, struct worker *w)

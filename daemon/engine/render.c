@@ -257,30 +257,45 @@ static void tint_of(const struct bone_out *o, float tint[4])
     tint[3] = a;
 }
 
-static void draw_quad(struct raster *r, const struct render_opts *opts, const struct bone_out *o,
-                      const struct arm_texture *t, const struct arm_atlas *at)
+const uint32_t render_quad_indices[6] = {0, 1, 2, 0, 2, 3};
+
+void render_atlas_rect(const struct armature *arm, const struct arm_texture *t,
+                       struct atlas_rect *r)
+{
+    const struct arm_atlas *at = &arm->atlases[t->atlas];
+    r->u0 = t->offset.x / at->width;
+    r->v0 = t->offset.y / at->height;
+    r->u1 = (t->offset.x + t->size.x) / at->width;
+    r->v1 = (t->offset.y + t->size.y) / at->height;
+    r->du = t->size.x / at->width;
+    r->dv = t->size.y / at->height;
+}
+
+static void draw_quad(struct raster *r, const struct armature *arm, const struct render_opts *opts,
+                      const struct bone_out *o, const struct arm_texture *t)
 {
     struct vec2 c[4];
+    struct atlas_rect a;
     render_quad_corners(o, t, c);
-    double l = t->offset.x / at->width, rt = (t->offset.x + t->size.x) / at->width;
-    double tp = t->offset.y / at->height, bt = (t->offset.y + t->size.y) / at->height;
+    render_atlas_rect(arm, t, &a);
     struct raster_vertex v[4];
-    const double u[4] = {l, rt, rt, l}, w[4] = {tp, tp, bt, bt};
+    const double u[4] = {a.u0, a.u1, a.u1, a.u0}, w[4] = {a.v0, a.v0, a.v1, a.v1};
     for (int i = 0; i < 4; i++) {
         struct vec2 px = to_pixel(opts, c[i]);
         v[i] = (struct raster_vertex){px.x, px.y, u[i], w[i]};
     }
-    raster_triangle(r, &v[0], &v[1], &v[2]);
-    raster_triangle(r, &v[0], &v[2], &v[3]);
+    const uint32_t *q = render_quad_indices;
+    raster_triangle(r, &v[q[0]], &v[q[1]], &v[q[2]]);
+    raster_triangle(r, &v[q[3]], &v[q[4]], &v[q[5]]);
 }
 
 static void draw_mesh(struct raster *r, const struct armature *arm, const struct pose *p,
-                      const struct render_opts *opts, uint32_t b, const struct arm_texture *t,
-                      const struct arm_atlas *at)
+                      const struct render_opts *opts, uint32_t b, const struct arm_texture *t)
 {
     const struct arm_bone *bone = &arm->bones[b];
-    double l = t->offset.x / at->width, tp = t->offset.y / at->height;
-    double uw = t->size.x / at->width, vh = t->size.y / at->height;
+    struct atlas_rect a;
+    render_atlas_rect(arm, t, &a);
+    double l = a.u0, tp = a.v0, uw = a.du, vh = a.dv;
     const uint32_t *ix = arm->indices + bone->index_off;
     for (uint32_t i = 0; i + 2 < bone->index_len; i += 3) {
         struct raster_vertex v[3];
@@ -329,9 +344,9 @@ int render(const struct armature *arm, const struct pose *p, const struct render
         tint_of(o, tint);
         raster_set_texture(&r, at->rgba, at->width, at->height, at->clear, at->clear_stride, tint);
         if (arm->bones[b].vert_len)
-            draw_mesh(&r, arm, p, opts, b, t, at);
+            draw_mesh(&r, arm, p, opts, b, t);
         else
-            draw_quad(&r, opts, o, t, at);
+            draw_quad(&r, arm, opts, o, t);
     }
     raster_resolve(&r, img->rgba, opts->straight_alpha);
     return 0;

@@ -64,6 +64,17 @@ uint32_t render_draw_order(const struct armature *arm, const struct pose *p,
  * bottom-left of the texture (atlas u,v from offset to offset + size in that order). */
 void render_quad_corners(const struct bone_out *o, const struct arm_texture *t, struct vec2 pos[4]);
 
+/* Where a texture lies in its atlas, in u, v from 0 to 1: the corners (u0, v0) and (u1, v1),
+ * and the size (du, dv) that scales a mesh vertex's texture-relative uv. */
+struct atlas_rect {
+    double u0, v0, u1, v1, du, dv;
+};
+void render_atlas_rect(const struct armature *arm, const struct arm_texture *t,
+                       struct atlas_rect *r);
+
+/* A textured bone without a mesh is drawn as two triangles over render_quad_corners(). */
+extern const uint32_t render_quad_indices[6];
+
 /* Resolves a bone's texture through opts' styles: index into arm->textures or -1. */
 int render_bone_texture(const struct armature *arm, const struct render_opts *opts, int tex_name);
 
