@@ -264,26 +264,23 @@ void work_mesh(struct job *job, struct worker *w)
     if (!p)
         return;
     const struct armature *arm = p->arm;
+    struct image *img = &w->image; /* the worker's draw-order scratch */
     size_t n = arm->bone_count ? arm->bone_count : 1;
-    uint32_t *order = malloc(n * sizeof *order);
-    uint64_t *keys = malloc(n * sizeof *keys);
-    uint8_t *skip = malloc(n);
     struct skp_writer wr;
     size_t cap = 4 + n * (4 + 4 + 32 + 4 + 4 * 32 + 4 + 6 * 4) + (size_t)arm->vert_count * 32 +
                  (size_t)arm->index_count * 4;
-    if (order && keys && skip && begin(r, &wr, cap)) {
-        uint32_t count = render_draw_order(arm, p, &r->render.opts, order, keys, skip);
-        skp_write_u32(&wr, count);
-        for (uint32_t i = 0; i < count; i++)
-            mesh_item(&wr, p, order[i],
-                      render_bone_texture(arm, &r->render.opts, p->out[order[i]].tex));
-        finish(r, &wr);
-    } else if (!r->status) {
+    if (image_reserve_bones(img, arm->bone_count)) {
         fail(r, SKP_S_NO_MEMORY, "out of memory");
+        return;
     }
-    free(order);
-    free(keys);
-    free(skip);
+    if (!begin(r, &wr, cap))
+        return;
+    uint32_t count = render_draw_order(arm, p, &r->render.opts, img->order, img->keys, img->skip);
+    skp_write_u32(&wr, count);
+    for (uint32_t i = 0; i < count; i++)
+        mesh_item(&wr, p, img->order[i],
+                  render_bone_texture(arm, &r->render.opts, p->out[img->order[i]].tex));
+    finish(r, &wr);
 }
 
 /* ---- RENDER ------------------------------------------------------------------------------- */

@@ -210,6 +210,26 @@ static int reserve(void **buf, size_t *cap, size_t bytes)
     return 0;
 }
 
+int image_reserve_bones(struct image *img, uint32_t bone_count)
+{
+    size_t n = bone_count ? bone_count : 1;
+    if (img->bone_cap >= n)
+        return 0;
+    uint32_t *order = realloc(img->order, n * sizeof *order);
+    if (order)
+        img->order = order;
+    uint64_t *keys = realloc(img->keys, n * sizeof *keys);
+    if (keys)
+        img->keys = keys;
+    uint8_t *skip = realloc(img->skip, n);
+    if (skip)
+        img->skip = skip;
+    if (!order || !keys || !skip)
+        return ENG_ENOMEM;
+    img->bone_cap = n;
+    return 0;
+}
+
 static int prepare(struct image *img, const struct armature *arm, const struct render_opts *o)
 {
     if (!o->width || !o->height || o->width > RENDER_MAX_SIDE || o->height > RENDER_MAX_SIDE ||
@@ -219,25 +239,11 @@ static int prepare(struct image *img, const struct armature *arm, const struct r
         if (o->styles[i] < 0 || (uint32_t)o->styles[i] >= arm->style_count)
             return ENG_EINVAL;
     size_t px = (size_t)o->width * o->height;
-    size_t n = arm->bone_count ? arm->bone_count : 1;
     int rc;
     if ((rc = reserve((void **)&img->rgba, &img->rgba_cap, px * 4)) ||
-        (rc = reserve((void **)&img->samples, &img->sample_cap, px * o->samples * 4)))
+        (rc = reserve((void **)&img->samples, &img->sample_cap, px * o->samples * 4)) ||
+        (rc = image_reserve_bones(img, arm->bone_count)))
         return rc;
-    if (img->bone_cap < n) {
-        uint32_t *order = realloc(img->order, n * sizeof *order);
-        if (order)
-            img->order = order;
-        uint64_t *keys = realloc(img->keys, n * sizeof *keys);
-        if (keys)
-            img->keys = keys;
-        uint8_t *skip = realloc(img->skip, n);
-        if (skip)
-            img->skip = skip;
-        if (!order || !keys || !skip)
-            return ENG_ENOMEM;
-        img->bone_cap = n;
-    }
     img->width = o->width;
     img->height = o->height;
     return 0;

@@ -53,6 +53,9 @@ int render(const struct armature *arm, const struct pose *p, const struct render
 /* Premultiplied -> straight alpha in place (a = 0 pixels become 0,0,0,0). */
 void image_unpremultiply(struct image *img);
 
+/* Sizes img's per-bone scratch (order, keys, skip) for render_draw_order: 0 or ENG_ENOMEM. */
+int image_reserve_bones(struct image *img, uint32_t bone_count);
+
 /* The draw order render() uses: visible textured bones, zindex ascending, higher bone id
  * first within a zindex. out, keys and skip hold arm->bone_count entries each (keys and skip
  * are scratch). Returns the number of bones written to out. */
