@@ -136,6 +136,22 @@ static bool visible(const struct armature *arm, const struct pose *p, uint32_t b
     return true;
 }
 
+/* Adds what bone b draws with texture t: its mesh vertices, or its quad's corners. */
+static void bone_bounds(const struct armature *arm, const struct pose *p, uint32_t b, int t,
+                        struct bounds *bd)
+{
+    const struct arm_bone *bone = &arm->bones[b];
+    if (bone->vert_len) {
+        for (uint32_t v = 0; v < bone->vert_len; v++)
+            bounds_add(bd, p->verts[bone->vert_off + v].x, p->verts[bone->vert_off + v].y);
+        return;
+    }
+    struct vec2 c[4];
+    render_quad_corners(&p->out[b], &arm->textures[t], c);
+    for (int i = 0; i < 4; i++)
+        bounds_add(bd, c[i].x, c[i].y);
+}
+
 void render_bounds(const struct armature *arm, const struct pose *p, const struct render_opts *opts,
                    struct bounds *bd)
 {
@@ -143,22 +159,9 @@ void render_bounds(const struct armature *arm, const struct pose *p, const struc
     int one;
     const int *styles = active_styles(arm, opts, &count, &one);
     for (uint32_t b = 0; b < arm->bone_count; b++) {
-        const struct bone_out *o = &p->out[b];
-        if (!visible(arm, p, b))
-            continue;
-        int t = armature_resolve_texture(arm, o->tex, styles, count);
-        if (t < 0)
-            continue;
-        const struct arm_bone *bone = &arm->bones[b];
-        if (bone->vert_len) {
-            for (uint32_t v = 0; v < bone->vert_len; v++)
-                bounds_add(bd, p->verts[bone->vert_off + v].x, p->verts[bone->vert_off + v].y);
-            continue;
-        }
-        struct vec2 c[4];
-        render_quad_corners(o, &arm->textures[t], c);
-        for (int i = 0; i < 4; i++)
-            bounds_add(bd, c[i].x, c[i].y);
+        int t = armature_resolve_texture(arm, p->out[b].tex, styles, count);
+        if (t >= 0 && visible(arm, p, b))
+            bone_bounds(arm, p, b, t, bd);
     }
 }
 
@@ -322,9 +325,11 @@ int render(const struct armature *arm, const struct pose *p, const struct render
     if (rc)
         return rc;
     uint32_t n = render_draw_order(arm, p, opts, img->order, img->keys, img->skip);
-    /* Only the region the armature can touch is cleared and resolved sample by sample. */
+    /* Only the region the drawn bones touch is cleared and resolved sample by sample. */
     struct bounds bd = {0, 0, 0, 0, true};
-    render_bounds(arm, p, opts, &bd);
+    for (uint32_t i = 0; i < n; i++)
+        bone_bounds(arm, p, img->order[i],
+                    render_bone_texture(arm, opts, p->out[img->order[i]].tex), &bd);
     struct vec2 lo = to_pixel(opts, (struct vec2){bd.min_x, bd.max_y});
     struct vec2 hi = to_pixel(opts, (struct vec2){bd.max_x, bd.min_y});
     int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
