@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/sheet.h"
 #include "log.h"
 #include "sha256.h"
 
@@ -701,11 +702,9 @@ static bool set_range(struct conn *c, const struct skp_frame *f, struct request 
 static bool check_sheet(struct conn *c, const struct skp_frame *f, const struct render_params *rp,
                         uint64_t frames)
 {
-    if (!rp->cols || !rp->rows || (uint64_t)rp->cols * rp->rows < frames)
-        return bad(c, f, "sheet columns x rows must hold every frame of the range");
-    if ((uint64_t)rp->cols * rp->opts.width > RENDER_MAX_SIDE ||
-        (uint64_t)rp->rows * rp->opts.height > RENDER_MAX_SIDE)
-        return bad(c, f, "sheet larger than 16384 pixels a side");
+    struct eng_error err;
+    if (sheet_check(rp->cols, rp->rows, rp->opts.width, rp->opts.height, frames, &err))
+        return bad(c, f, err.msg);
     return true;
 }
 

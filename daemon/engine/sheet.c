@@ -5,17 +5,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-int sheet_init(struct sheet *s, uint32_t cols, uint32_t rows, uint32_t cell_w, uint32_t cell_h,
-               uint32_t first, uint32_t count, struct eng_error *err)
+int sheet_check(uint32_t cols, uint32_t rows, uint32_t cell_w, uint32_t cell_h, uint64_t count,
+                struct eng_error *err)
 {
-    memset(s, 0, sizeof *s);
     if (!cols || !rows || (uint64_t)cols * rows < count)
-        return eng_seterr(err, ENG_EINVAL, "sheet %ux%u has no room for %u frames", cols, rows,
-                          count);
+        return eng_seterr(err, ENG_EINVAL, "sheet %ux%u has no room for %llu frames", cols, rows,
+                          (unsigned long long)count);
     uint64_t w = (uint64_t)cols * cell_w, h = (uint64_t)rows * cell_h;
     if (!w || !h || w > RENDER_MAX_SIDE || h > RENDER_MAX_SIDE)
         return eng_seterr(err, ENG_EINVAL, "sheet of %llux%llu pixels: at most %d a side",
                           (unsigned long long)w, (unsigned long long)h, RENDER_MAX_SIDE);
+    return 0;
+}
+
+int sheet_init(struct sheet *s, uint32_t cols, uint32_t rows, uint32_t cell_w, uint32_t cell_h,
+               uint32_t first, uint32_t count, struct eng_error *err)
+{
+    memset(s, 0, sizeof *s);
+    int rc = sheet_check(cols, rows, cell_w, cell_h, count, err);
+    if (rc)
+        return rc;
+    uint64_t w = (uint64_t)cols * cell_w, h = (uint64_t)rows * cell_h;
     s->rgba = calloc((size_t)(w * h), 4);
     if (!s->rgba)
         return eng_seterr(err, ENG_ENOMEM, "out of memory for a %llux%llu sheet",

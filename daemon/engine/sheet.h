@@ -17,8 +17,12 @@ struct sheet {
     uint8_t *rgba;           /* width * height * 4, zeroed (transparent) by sheet_init */
 };
 
-/* Checks that cols x rows holds count frames and stays within RENDER_MAX_SIDE a side, and
- * allocates the picture. 0, ENG_EINVAL (err says why) or ENG_ENOMEM. */
+/* 0 if a cols x rows sheet of cell_w x cell_h cells holds count frames and stays within
+ * RENDER_MAX_SIDE a side; else ENG_EINVAL, with err saying why. */
+int sheet_check(uint32_t cols, uint32_t rows, uint32_t cell_w, uint32_t cell_h, uint64_t count,
+                struct eng_error *err);
+
+/* sheet_check, then allocates the picture. 0, ENG_EINVAL or ENG_ENOMEM. */
 int sheet_init(struct sheet *s, uint32_t cols, uint32_t rows, uint32_t cell_w, uint32_t cell_h,
                uint32_t first, uint32_t count, struct eng_error *err);
 void sheet_close(struct sheet *s);
