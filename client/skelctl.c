@@ -552,11 +552,9 @@ static void progress(uint32_t done, uint32_t total)
 {
     if (total < 2 || !isatty(STDERR_FILENO))
         return;
-    int width = 40, fill = (int)((uint64_t)done * width / total);
-    fprintf(stderr, "\r[%.*s%*s] %u/%u", fill, "########################################",
-            width - fill, "", done, total);
-    if (done == total)
-        fputc('\n', stderr);
+    char line[128];
+    skp_cli_progress(line, sizeof line, done, total);
+    fputs(line, stderr);
 }
 
 /* A frame range goes out as chunks of frames, pipelined a few at a time so the daemon's

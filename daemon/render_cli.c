@@ -178,11 +178,9 @@ static void progress(long done, long total)
 {
     if (total < 2 || !isatty(STDERR_FILENO))
         return;
-    int width = 40, fill = (int)(done * width / total);
-    fprintf(stderr, "\r[%.*s%*s] %ld/%ld", fill, "########################################",
-            width - fill, "", done, total);
-    if (done == total)
-        fputc('\n', stderr);
+    char line[128];
+    skp_cli_progress(line, sizeof line, done, total);
+    fputs(line, stderr);
 }
 
 static int encode_and_write(struct job *j, const char *path, const struct image *img)

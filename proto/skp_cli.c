@@ -103,3 +103,12 @@ char *skp_json_quoted(const char *s, char *small, size_t cap)
         skp_json_quote(buf, n + 1, s);
     return buf;
 }
+
+size_t skp_cli_progress(char *buf, size_t cap, long done, long total)
+{
+    int width = 40, fill = total > 0 ? (int)(done * width / total) : width;
+    int n = snprintf(buf, cap, "\r[%.*s%*s] %ld/%ld%s", fill,
+                     "########################################", width - fill, "", done, total,
+                     done == total ? "\n" : "");
+    return n > 0 ? (size_t)n : 0;
+}

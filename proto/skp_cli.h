@@ -22,6 +22,10 @@ bool skp_cli_frame_pattern(const char *s);
 int skp_cli_out_path(char *buf, size_t cap, const char *output, bool pattern, long frame,
                      const char *suffix);
 
+/* A progress bar line for done of total: "\r[####    ] done/total", with a newline once
+ * done == total. Same buffer contract as snprintf. */
+size_t skp_cli_progress(char *buf, size_t cap, long done, long total);
+
 /* s as a JSON string literal (quotes included) into buf, truncated at cap (terminated when
  * cap > 0). Returns the length it needs, excluding the terminator. */
 size_t skp_json_quote(char *buf, size_t cap, const char *s);

@@ -1967,6 +1967,16 @@ END_TEST
 
 /* ---- shared JSON ------------------------------------------------------------------------- */
 
+START_TEST(progress_line)
+{
+    char buf[128];
+    skp_cli_progress(buf, sizeof buf, 1, 4);
+    ck_assert_str_eq(buf, "\r[##########                              ] 1/4");
+    skp_cli_progress(buf, sizeof buf, 4, 4);
+    ck_assert_str_eq(buf, "\r[########################################] 4/4\n");
+}
+END_TEST
+
 START_TEST(json_quoted_small_or_allocated)
 {
     char small[8];
@@ -2107,6 +2117,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, sheet_json_gets_the_image_name_first);
     tcase_add_test(tc, out_path_expands_and_refuses_truncation);
     tcase_add_test(tc, json_quoted_small_or_allocated);
+    tcase_add_test(tc, progress_line);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("parser: fuzz");
