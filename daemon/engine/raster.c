@@ -31,6 +31,10 @@ void raster_begin(struct raster *r, uint32_t *samples, uint32_t w, uint32_t h, u
     r->y0 = y0 < 0 ? 0 : y0;
     r->x1 = x1 > (int)w ? (int)w : x1;
     r->y1 = y1 > (int)h ? (int)h : y1;
+    if (r->x1 < r->x0) /* an empty region: nothing cleared, nothing drawn */
+        r->x1 = r->x0;
+    if (r->y1 < r->y0)
+        r->y1 = r->y0;
     /* Drawing goes front to back, so the background goes under everything at the end. */
     for (int y = r->y0; y < r->y1; y++)
         memset(samples + ((size_t)y * w + (size_t)r->x0) * ns, 0,

@@ -318,6 +318,19 @@ static void draw_mesh(struct raster *r, const struct armature *arm, const struct
     }
 }
 
+/* The pixel span [*a, *b) within [0, limit) that covers a and b (either order) with a 2-pixel
+ * margin; empty (*a == *b) when it lies off the canvas or is not finite. The clamping happens
+ * in double, so no coordinate is ever cast to int out of range. */
+static void clip_span(double a, double b, uint32_t limit, int *lo, int *hi)
+{
+    double l = floor(fmin(a, b)) - 2, h = ceil(fmax(a, b)) + 2;
+    *lo = *hi = 0;
+    if (!(l < (double)limit) || !(h > 0)) /* also false for NaN */
+        return;
+    *lo = (int)fmax(l, 0);
+    *hi = (int)fmin(h, (double)limit);
+}
+
 int render(const struct armature *arm, const struct pose *p, const struct render_opts *opts,
            struct image *img)
 {
@@ -333,13 +346,9 @@ int render(const struct armature *arm, const struct pose *p, const struct render
     struct vec2 lo = to_pixel(opts, (struct vec2){bd.min_x, bd.max_y});
     struct vec2 hi = to_pixel(opts, (struct vec2){bd.max_x, bd.min_y});
     int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
-    if (!bd.empty && isfinite(lo.x) && isfinite(lo.y) && isfinite(hi.x) && isfinite(hi.y)) {
-        double ax = fmin(lo.x, hi.x), bx = fmax(lo.x, hi.x);
-        double ay = fmin(lo.y, hi.y), by = fmax(lo.y, hi.y);
-        x0 = (int)fmax(floor(ax) - 2, 0);
-        y0 = (int)fmax(floor(ay) - 2, 0);
-        x1 = (int)fmin(ceil(bx) + 2, opts->width);
-        y1 = (int)fmin(ceil(by) + 2, opts->height);
+    if (!bd.empty) {
+        clip_span(lo.x, hi.x, opts->width, &x0, &x1);
+        clip_span(lo.y, hi.y, opts->height, &y0, &y1);
     }
     struct raster r;
     raster_begin(&r, img->samples, opts->width, opts->height, opts->samples, opts->background, x0,

@@ -286,6 +286,17 @@ START_TEST(quad_clipped_by_canvas)
         opts_canvas(&o, 50, 50, 2, 1000, -1000, bg, s);
         draw_rest(arm, &o, &img);
         assert_rect(&img, 0, 0, 0, 0, col, bg, "far off the canvas");
+        /* Off the canvas along one axis only, while the other overlaps it: the clip region
+         * once came out with x0 > x1 (a negative-size clear, a crash). Also positions whose
+         * pixels do not fit in an int. */
+        static const double off[][2] = {{10000, -5},  {-10000, -5}, {20, 10000},
+                                        {20, -10000}, {1e12, -5},   {-1e12, -5},
+                                        {20, 1e12},   {20, -1e12},  {1e300, -1e300}};
+        for (size_t k = 0; k < sizeof off / sizeof off[0]; k++) {
+            opts_canvas(&o, 50, 50, 2, off[k][0], off[k][1], bg, s);
+            draw_rest(arm, &o, &img);
+            assert_rect(&img, 0, 0, 0, 0, col, bg, "off the canvas on one axis");
+        }
     }
     image_close(&img);
     armature_free(arm);
