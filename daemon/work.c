@@ -232,11 +232,12 @@ static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, i
     skp_write_u32(wr, (uint32_t)t->atlas);
     skp_write_f64s(wr, p->out[b].tint, 4);
     if (bone->vert_len) {
+        struct vec2 off = render_pivot_offset(bone, &p->out[b], t);
         skp_write_u32(wr, bone->vert_len);
         for (uint32_t v = 0; v < bone->vert_len; v++) {
             uint32_t vi = bone->vert_off + v;
-            const double f[4] = {p->verts[vi].x, p->verts[vi].y, a.u0 + a.du * arm->vert_uv[vi].x,
-                                 a.v0 + a.dv * arm->vert_uv[vi].y};
+            const double f[4] = {p->verts[vi].x + off.x, p->verts[vi].y + off.y,
+                                 a.u0 + a.du * arm->vert_uv[vi].x, a.v0 + a.dv * arm->vert_uv[vi].y};
             skp_write_f64s(wr, f, 4);
         }
         skp_write_u32(wr, bone->index_len);
@@ -245,7 +246,7 @@ static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, i
         return;
     }
     struct vec2 c[4];
-    render_quad_corners(&p->out[b], t, c);
+    render_quad_corners(bone, &p->out[b], t, c);
     const double u[4] = {a.u0, a.u1, a.u1, a.u0}, v[4] = {a.v0, a.v0, a.v1, a.v1};
     skp_write_u32(wr, 4);
     for (int i = 0; i < 4; i++) {

@@ -125,6 +125,7 @@ static void apply_discrete(struct bone_fields *f, int element, const struct arm_
     case EL_TEXTURE: f->tex = kf->ivalue; break;
     case EL_IK_CONSTRAINT: f->ik_constraint = (uint8_t)kf->ivalue; break;
     case EL_IK_MODE: f->ik_mode = (uint8_t)kf->ivalue; break;
+    case EL_MIMIC_TARGET: f->ik_mimic = kf->value == 1.0; break;
     default: break;
     }
 }
@@ -194,6 +195,8 @@ static void reset_discrete(struct bone_fields *f, const struct bone_fields *init
         f->ik_constraint = init->ik_constraint;
     if (!(keyed & (1u << EL_IK_MODE)))
         f->ik_mode = init->ik_mode;
+    if (!(keyed & (1u << EL_MIMIC_TARGET)))
+        f->ik_mimic = init->ik_mimic;
 }
 
 /* Unkeyed fields go back to init_ values, smoothed with the first animation's frame. */

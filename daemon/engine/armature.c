@@ -99,3 +99,8 @@ const char *armature_tex_name(const struct armature *arm, int tex_name)
 {
     return tex_name >= 0 ? arm->tex_names[tex_name] : "";
 }
+
+const char *armature_layout_name(const struct armature *arm)
+{
+    return arm->layout == ARM_LAYOUT_ARRAYS ? "arrays" : "bones";
+}

@@ -31,6 +31,7 @@ enum arm_element {
     EL_TEXTURE,
     EL_IK_CONSTRAINT,
     EL_IK_MODE,
+    EL_MIMIC_TARGET, /* 0.6/0.7: the family's mimic_target, 0/1 */
     EL_COUNT
 };
 
@@ -43,11 +44,14 @@ enum arm_ik_constraint { IKC_NONE = 0, IKC_CLOCKWISE = 1, IKC_COUNTER_CLOCKWISE 
 struct bone_fields {
     struct vec2 pos, scale;
     double rot;
-    double tint[4]; /* r, g, b, a in 0..255 */
+    double tint[4]; /* r, g, b, a in 0..255 (0.6/0.7 files store 0..1: scaled on load) */
     int zindex;
     int tex; /* index into armature.tex_names, -1 for none */
     bool hidden;
+    /* IK family state, read on the family's root bone (0.6/0.7 keys on any chain bone are
+     * loaded onto the root) */
     uint8_t ik_mode, ik_constraint;
+    bool ik_mimic; /* the chain's last bone takes the target's rotation */
 };
 
 /* Physics parameters and the initial physics state stored in the file. */
@@ -68,6 +72,11 @@ struct arm_bone {
     uint32_t vert_off, vert_len;   /* mesh vertices in armature.vert_* */
     uint32_t index_off, index_len; /* triangle vertex indices in armature.indices */
     uint32_t bind_off, bind_len;   /* binds in armature.binds */
+    /* Visual pivots (0.6/0.7; identity in 0.5): pivot_pos is a fraction of the texture's
+     * size, applied at draw time; pivot_rot and pivot_scale also turn and scale the mesh. */
+    struct vec2 pivot_pos, pivot_scale;
+    double pivot_rot, pivot_cos, pivot_sin;
+    bool pivot_xform; /* pivot_rot or pivot_scale is not the identity */
 };
 
 struct arm_bind {
@@ -133,13 +142,21 @@ struct arm_atlas {
     uint32_t clear_stride;
 };
 
+/* Where a file keeps visuals, IK and physics: on the bones (0.5) or in the visuals[],
+ * inverse_kinematics[] and physics[] arrays (0.6 and 0.7). Decided from the keys, never from
+ * the version string. The layout also picks two rules: IK families solve independently from
+ * the first inheritance (arrays), and within one zindex the lower bone id draws first
+ * (arrays; 0.5's player draws the higher first). */
+enum arm_layout { ARM_LAYOUT_BONES = 0, ARM_LAYOUT_ARRAYS = 1 };
+
 struct armature {
     char *version;
+    uint8_t layout; /* enum arm_layout */
     bool baked_ik;
     uint32_t bone_count;
     struct arm_bone *bones;
     uint32_t ik_root_count;
-    int *ik_roots; /* family roots with a target, in file order */
+    int *ik_roots; /* family roots with a target, in file (or inverse_kinematics[]) order */
     int *ik_chain; /* concatenated chains */
     uint32_t vert_count;
     struct vec2 *vert_init; /* init_pos of every mesh vertex */
@@ -199,5 +216,8 @@ int armature_resolve_texture(const struct armature *arm, int tex_name, const int
 
 /* Texture name for a name index, "" for -1. */
 const char *armature_tex_name(const struct armature *arm, int tex_name);
+
+/* "bones" (0.5) or "arrays" (0.6/0.7): the layout's name in skeld info. */
+const char *armature_layout_name(const struct armature *arm);
 
 #endif

@@ -215,7 +215,8 @@ static void mark_ik(struct armature *arm)
             arm->max_chain = root->ik_len;
         for (uint32_t i = 0; i < root->ik_len; i++) {
             int id = arm->ik_chain[root->ik_off + i];
-            arm->plan[id] |= PLAN_IK_INPUT | (i + 1 < root->ik_len ? PLAN_IK : 0);
+            /* The last bone too: mimic_target can override its rotation. */
+            arm->plan[id] |= PLAN_IK_INPUT | PLAN_IK;
         }
         arm->plan[arm->ik_roots[r]] |= PLAN_IK_INPUT;
         arm->plan[root->ik_target] |= PLAN_IK_INPUT;

@@ -1,7 +1,9 @@
-/* Inverse kinematics (SPEC.md section 2, step 3): FABRIK or Arc on each family's chain, then
- * point each bone at the next, then the Clockwise/CounterClockwise constraint. The solvers
- * move scratch copies of the constructed positions (p->chain, one per bone), because a later
- * family sees the positions an earlier one moved, as in the reference runtime. */
+/* Inverse kinematics (SPEC.md section 2, step 3, and section 4): FABRIK or Arc on each
+ * family's chain, then point each bone at the next, then the Clockwise/CounterClockwise
+ * constraint; with mimic_target on, the chain's last bone takes the target's rotation. The
+ * solvers move scratch copies of the constructed positions (p->chain, one per bone): in 0.5
+ * files a later family sees the positions an earlier one moved, as in the reference runtime;
+ * in 0.6/0.7 files each family starts again from the first inheritance. */
 #include "construct.h"
 
 #include <math.h>
@@ -129,14 +131,28 @@ static void constrain(const struct vec2 *pos, const int *chain, uint32_t len, in
     }
 }
 
+/* The chain's last bone takes the target's world rotation from the first inheritance, after
+ * the constraint (so it is not mirrored). */
+static void mimic_target(struct pose *p, int last, int target)
+{
+    double r = p->out[target].rot;
+    p->ik_rot[last] = (struct rot_trig){r, cos(r), sin(r)};
+    p->ik_has[last] = 1;
+}
+
 static void solve_family(struct pose *p, int root_id)
 {
-    const struct arm_bone *fam = &p->arm->bones[root_id];
-    const int *chain = p->arm->ik_chain + fam->ik_off;
+    const struct armature *arm = p->arm;
+    const struct arm_bone *fam = &arm->bones[root_id];
+    const int *chain = arm->ik_chain + fam->ik_off;
     uint32_t len = fam->ik_len;
     const struct bone_fields *lf = &p->local[root_id];
+    if (arm->layout == ARM_LAYOUT_ARRAYS) /* families do not see each other's solutions */
+        for (uint32_t i = 0; i < len; i++)
+            p->chain[chain[i]] = p->out[chain[i]].pos;
     struct vec2 root = p->chain[root_id];
-    struct vec2 target = p->chain[fam->ik_target];
+    struct vec2 target = arm->layout == ARM_LAYOUT_ARRAYS ? p->out[fam->ik_target].pos
+                                                          : p->chain[fam->ik_target];
     struct rot_trig *rot = p->chain_rot;
     if (lf->ik_mode == IK_FABRIK)
         for (int i = 0; i < 10; i++)
@@ -149,6 +165,8 @@ static void solve_family(struct pose *p, int root_id)
         p->ik_rot[chain[i]] = rot[i];
         p->ik_has[chain[i]] = 1;
     }
+    if (lf->ik_mimic)
+        mimic_target(p, chain[len - 1], fam->ik_target);
 }
 
 void ik_solve(struct pose *p)
@@ -156,6 +174,12 @@ void ik_solve(struct pose *p)
     const struct armature *arm = p->arm;
     for (uint32_t b = 0; b < arm->bone_count; b++)
         p->chain[b] = p->out[b].pos;
+    /* A chain's last bone is overridden only while its family mimics: clear them all first,
+     * so a bone that is also inside another chain keeps that family's rotation. */
+    for (uint32_t r = 0; r < arm->ik_root_count; r++) {
+        const struct arm_bone *fam = &arm->bones[arm->ik_roots[r]];
+        p->ik_has[arm->ik_chain[fam->ik_off + fam->ik_len - 1]] = 0;
+    }
     for (uint32_t r = 0; r < arm->ik_root_count; r++)
         solve_family(p, arm->ik_roots[r]);
 }

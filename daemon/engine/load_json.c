@@ -20,6 +20,13 @@ struct ctx {
     uint32_t *slots;
     uint32_t slot_cap;
     uint32_t name_cap;
+    bool arrays; /* the 0.6/0.7 layout (struct armature.layout) */
+    /* its three arrays (NULL when absent), each bone's family, each family's root bone */
+    json_t *visuals, *families, *physics;
+    size_t visual_count, family_count, physics_count;
+    int *bone_family; /* per bone: index into inverse_kinematics, -1 none */
+    int *family_root; /* per family: its first bone, -1 for an empty chain */
+    double tint_scale; /* 1 for 0.5 (tint in 0..255), 255 for 0.6/0.7 (0..1) */
 };
 
 #define BAD(c, ...) eng_seterr((c)->err, ENG_EBADFILE, "armature.json: " __VA_ARGS__)
@@ -116,9 +123,10 @@ static int get_color(struct ctx *c, json_t *obj, const char *key, const char *pa
     char sub[160];
     snprintf(sub, sizeof sub, "%s%s%s", path, DOT(path), key);
     for (int i = 0; i < 4; i++) {
-        int rc = get_num(c, v, names[i], sub, def[i], &out[i]);
+        int rc = get_num(c, v, names[i], sub, def[i] / c->tint_scale, &out[i]);
         if (rc)
             return rc;
+        out[i] *= c->tint_scale; /* the engine's tint is 0..255 in both layouts */
     }
     return 0;
 }
@@ -230,7 +238,8 @@ static int intern(struct ctx *c, const char *name, int *out)
 
 static const char *const element_names[EL_COUNT] = {
     "PositionX", "PositionY", "Rotation", "ScaleX", "ScaleY",  "Hidden",       "TintR",
-    "TintG",     "TintB",     "TintA",    "Zindex", "Texture", "IkConstraint", "IkMode"};
+    "TintG",     "TintB",     "TintA",    "Zindex", "Texture", "IkConstraint", "IkMode",
+    "MimicTarget"};
 
 static int parse_element(const char *s)
 {
@@ -273,64 +282,106 @@ static int get_enum(struct ctx *c, json_t *obj, const char *key, const char *pat
 
 static const double white[4] = {255.0, 255.0, 255.0, 255.0};
 
-static int read_fields(struct ctx *c, json_t *jb, const char *path, struct arm_bone *b)
+/* Where one bone's visual, physics or IK data is read from: the bone object itself in 0.5,
+ * an entry of visuals[] or physics[] in 0.6/0.7 (obj NULL: none, every field its default).
+ * The 0.6/0.7 arrays drop the 0.5 keys' prefix ("phys_pos_damping" is "pos_damping"). */
+struct src {
+    json_t *obj;
+    const char *path;
+    const char *prefix;
+};
+
+/* The bone's own transform and visibility: on the bone in both layouts. */
+static int read_transform(struct ctx *c, json_t *jb, const char *path, struct arm_bone *b)
+{
+    struct bone_fields *s = &b->start, *i = &b->init;
+    int rc;
+    if ((rc = get_vec2(c, jb, "pos", path, (struct vec2){0, 0}, &s->pos)) ||
+        (rc = get_vec2(c, jb, "scale", path, (struct vec2){1, 1}, &s->scale)) ||
+        (rc = get_num(c, jb, "rot", path, 0, &s->rot)) ||
+        (rc = get_bool(c, jb, "hidden", path, false, &s->hidden)) ||
+        (rc = get_vec2(c, jb, "init_pos", path, s->pos, &i->pos)) ||
+        (rc = get_vec2(c, jb, "init_scale", path, s->scale, &i->scale)) ||
+        (rc = get_num(c, jb, "init_rot", path, s->rot, &i->rot)) ||
+        (rc = get_bool(c, jb, "init_hidden", path, s->hidden, &i->hidden)))
+        return rc;
+    return 0;
+}
+
+/* Texture, zindex and tint with their init_ values (which default to the field's own). */
+static int read_looks(struct ctx *c, const struct src *v, struct arm_bone *b)
 {
     struct bone_fields *s = &b->start, *i = &b->init;
     const char *tex, *init_tex;
     long z, iz;
     int rc;
-    if ((rc = get_vec2(c, jb, "pos", path, (struct vec2){0, 0}, &s->pos)) ||
-        (rc = get_vec2(c, jb, "scale", path, (struct vec2){1, 1}, &s->scale)) ||
-        (rc = get_num(c, jb, "rot", path, 0, &s->rot)) ||
-        (rc = get_color(c, jb, "tint", path, white, s->tint)) ||
-        (rc = get_int(c, jb, "zindex", path, 0, &z)) ||
-        (rc = get_bool(c, jb, "hidden", path, false, &s->hidden)) ||
-        (rc = get_str(c, jb, "tex", path, "", &tex)) ||
-        (rc = get_enum(c, jb, "ik_mode", path, parse_ik_mode, IK_FABRIK, &s->ik_mode)) ||
-        (rc = get_enum(c, jb, "ik_constraint", path, parse_ik_constraint, IKC_NONE,
-                       &s->ik_constraint)))
+    if ((rc = get_color(c, v->obj, "tint", v->path, white, s->tint)) ||
+        (rc = get_int(c, v->obj, "zindex", v->path, 0, &z)) ||
+        (rc = get_str(c, v->obj, "tex", v->path, "", &tex)) ||
+        (rc = get_color(c, v->obj, "init_tint", v->path, s->tint, i->tint)) ||
+        (rc = get_int(c, v->obj, "init_zindex", v->path, z, &iz)) ||
+        (rc = get_str(c, v->obj, "init_tex", v->path, tex, &init_tex)))
         return rc;
     s->zindex = (int)z;
+    i->zindex = (int)iz;
     if ((rc = intern(c, tex, &s->tex)))
         return rc;
-    /* Every init_ field defaults to the field's own value. */
-    *i = *s;
-    if ((rc = get_vec2(c, jb, "init_pos", path, s->pos, &i->pos)) ||
-        (rc = get_vec2(c, jb, "init_scale", path, s->scale, &i->scale)) ||
-        (rc = get_num(c, jb, "init_rot", path, s->rot, &i->rot)) ||
-        (rc = get_color(c, jb, "init_tint", path, s->tint, i->tint)) ||
-        (rc = get_int(c, jb, "init_zindex", path, z, &iz)) ||
-        (rc = get_bool(c, jb, "init_hidden", path, s->hidden, &i->hidden)) ||
-        (rc = get_str(c, jb, "init_tex", path, tex, &init_tex)) ||
-        (rc = get_enum(c, jb, "init_ik_mode", path, parse_ik_mode, s->ik_mode, &i->ik_mode)) ||
-        (rc = get_enum(c, jb, "init_ik_constraint", path, parse_ik_constraint, s->ik_constraint,
-                       &i->ik_constraint)))
-        return rc;
-    i->zindex = (int)iz;
     return intern(c, init_tex, &i->tex);
 }
 
-static int read_phys(struct ctx *c, json_t *jb, const char *path, struct bone_phys *ph)
+/* Pivots exist only in visuals[] entries; 0.5 bones keep the identity. */
+static int read_pivots(struct ctx *c, const struct src *v, struct arm_bone *b)
 {
-    static const struct vec2 zero = {0, 0};
     int rc;
-    if ((rc = get_num(c, jb, "phys_pos_damping", path, 0, &ph->pos_damping)) ||
-        (rc = get_num(c, jb, "phys_pos_ratio", path, 0, &ph->pos_ratio)) ||
-        (rc = get_num(c, jb, "phys_scale_damping", path, 0, &ph->scale_damping)) ||
-        (rc = get_num(c, jb, "phys_scale_ratio", path, 0, &ph->scale_ratio)) ||
-        (rc = get_num(c, jb, "phys_rot_damping", path, 0, &ph->rot_damping)) ||
-        (rc = get_num(c, jb, "phys_sway", path, 0, &ph->sway)) ||
-        (rc = get_num(c, jb, "phys_rot_bounce", path, 0, &ph->rot_bounce)) ||
-        (rc = get_vec2(c, jb, "phys_global_pos", path, zero, &ph->global_pos)) ||
-        (rc = get_vec2(c, jb, "phys_global_scale", path, zero, &ph->global_scale)) ||
-        (rc = get_num(c, jb, "phys_global_rot", path, 0, &ph->global_rot)) ||
-        (rc = get_num(c, jb, "phys_global_orbit", path, 0, &ph->global_orbit)) ||
-        (rc = get_num(c, jb, "phys_global_orbit_vel", path, 0, &ph->global_orbit_vel)) ||
-        (rc = get_num(c, jb, "phys_global_orbit_diff", path, 0, &ph->global_orbit_diff)))
+    b->pivot_pos = (struct vec2){0, 0};
+    b->pivot_scale = (struct vec2){1, 1};
+    b->pivot_rot = 0;
+    if (c->arrays &&
+        ((rc = get_vec2(c, v->obj, "pivot_pos", v->path, (struct vec2){0, 0}, &b->pivot_pos)) ||
+         (rc = get_num(c, v->obj, "pivot_rot", v->path, 0, &b->pivot_rot)) ||
+         (rc = get_vec2(c, v->obj, "pivot_scale", v->path, (struct vec2){1, 1}, &b->pivot_scale))))
         return rc;
+    b->pivot_cos = cos(b->pivot_rot);
+    b->pivot_sin = sin(b->pivot_rot);
+    b->pivot_xform = b->pivot_rot != 0 || b->pivot_scale.x != 1 || b->pivot_scale.y != 1;
     return 0;
 }
 
+static int read_phys(struct ctx *c, const struct src *ps, struct bone_phys *ph)
+{
+    static const struct {
+        const char *name;
+        size_t off;
+        bool vec;
+    } fields[] = {
+        {"pos_damping", offsetof(struct bone_phys, pos_damping), false},
+        {"pos_ratio", offsetof(struct bone_phys, pos_ratio), false},
+        {"scale_damping", offsetof(struct bone_phys, scale_damping), false},
+        {"scale_ratio", offsetof(struct bone_phys, scale_ratio), false},
+        {"rot_damping", offsetof(struct bone_phys, rot_damping), false},
+        {"sway", offsetof(struct bone_phys, sway), false},
+        {"rot_bounce", offsetof(struct bone_phys, rot_bounce), false},
+        {"global_pos", offsetof(struct bone_phys, global_pos), true},
+        {"global_scale", offsetof(struct bone_phys, global_scale), true},
+        {"global_rot", offsetof(struct bone_phys, global_rot), false},
+        {"global_orbit", offsetof(struct bone_phys, global_orbit), false},
+        {"global_orbit_vel", offsetof(struct bone_phys, global_orbit_vel), false},
+        {"global_orbit_diff", offsetof(struct bone_phys, global_orbit_diff), false},
+    };
+    for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+        char key[48];
+        char *at = (char *)ph + fields[k].off;
+        snprintf(key, sizeof key, "%s%s", ps->prefix, fields[k].name);
+        int rc = fields[k].vec ? get_vec2(c, ps->obj, key, ps->path, (struct vec2){0, 0},
+                                          (struct vec2 *)(void *)at)
+                               : get_num(c, ps->obj, key, ps->path, 0, (double *)(void *)at);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* 0.5: a family lives on its root bone. */
 static int read_ik(struct ctx *c, json_t *jb, const char *path, struct arm_bone *b,
                    uint32_t *chain_total)
 {
@@ -338,9 +389,16 @@ static int read_ik(struct ctx *c, json_t *jb, const char *path, struct arm_bone 
     json_t *ids;
     size_t n;
     int rc;
+    struct bone_fields *s = &b->start, *i = &b->init;
     if ((rc = get_int(c, jb, "ik_target_id", path, -1, &target)) ||
         (rc = check_index(c, target, c->arm->bone_count, true, path, "ik_target_id")) ||
-        (rc = get_array(c, jb, "ik_bone_ids", path, &ids, &n)))
+        (rc = get_array(c, jb, "ik_bone_ids", path, &ids, &n)) ||
+        (rc = get_enum(c, jb, "ik_mode", path, parse_ik_mode, IK_FABRIK, &s->ik_mode)) ||
+        (rc = get_enum(c, jb, "ik_constraint", path, parse_ik_constraint, IKC_NONE,
+                       &s->ik_constraint)) ||
+        (rc = get_enum(c, jb, "init_ik_mode", path, parse_ik_mode, s->ik_mode, &i->ik_mode)) ||
+        (rc = get_enum(c, jb, "init_ik_constraint", path, parse_ik_constraint, s->ik_constraint,
+                       &i->ik_constraint)))
         return rc;
     b->ik_target = (int)target;
     b->ik_len = (uint32_t)n;
@@ -357,22 +415,50 @@ static int read_ik(struct ctx *c, json_t *jb, const char *path, struct arm_bone 
     return 0;
 }
 
+/* The object bone jb's visuals are read from: the bone itself in 0.5, its visuals[] entry in
+ * 0.6/0.7 (NULL for visuals_id -1), with that entry's JSON path in vpath (32 bytes). One
+ * function, so counting and reading agree. */
+static int bone_visual(struct ctx *c, json_t *jb, const char *path, json_t **out, char *vpath)
+{
+    long vid;
+    int rc;
+    *out = jb;
+    snprintf(vpath, 32, "%s", path);
+    if (!c->arrays)
+        return 0;
+    *out = NULL;
+    if ((rc = get_int(c, jb, "visuals_id", path, -1, &vid)) ||
+        (rc = check_index(c, vid, (long)c->visual_count, true, path, "visuals_id")))
+        return rc;
+    if (vid >= 0)
+        *out = json_array_get(c->visuals, (size_t)vid);
+    snprintf(vpath, 32, "visuals[%ld]", vid);
+    return 0;
+}
+
 /* Counts mesh data first so the flat arrays are allocated once. */
 static int count_mesh(struct ctx *c, json_t *bones, uint32_t *verts, uint32_t *indices,
                       uint32_t *binds, uint32_t *bind_verts, uint32_t *chain)
 {
     uint64_t v = 0, ix = 0, bi = 0, bv = 0, ch = 0;
     for (size_t i = 0; i < json_array_size(bones); i++) {
-        json_t *jb = json_array_get(bones, i);
-        json_t *a;
-        v += json_array_size(json_object_get(jb, "vertices"));
-        ix += json_array_size(json_object_get(jb, "indices"));
-        ch += json_array_size(json_object_get(jb, "ik_bone_ids"));
-        a = json_object_get(jb, "binds");
+        json_t *jb = json_array_get(bones, i), *vis, *a;
+        char path[32], vpath[32];
+        snprintf(path, sizeof path, "bones[%zu]", i);
+        int rc = need_object(c, jb, path);
+        if (rc || (rc = bone_visual(c, jb, path, &vis, vpath)))
+            return rc;
+        v += json_array_size(json_object_get(vis, "vertices"));
+        ix += json_array_size(json_object_get(vis, "indices"));
+        if (!c->arrays)
+            ch += json_array_size(json_object_get(jb, "ik_bone_ids"));
+        a = json_object_get(vis, "binds");
         bi += json_array_size(a);
         for (size_t k = 0; k < json_array_size(a); k++)
             bv += json_array_size(json_object_get(json_array_get(a, k), "verts"));
     }
+    for (size_t f = 0; f < c->family_count; f++)
+        ch += json_array_size(json_object_get(json_array_get(c->families, f), "bone_ids"));
     if (v > c->lim->max_vertices)
         return eng_seterr(c->err, ENG_ELIMIT,
                           "armature.json: %llu mesh vertices exceed the limit of %u",
@@ -388,12 +474,12 @@ static int count_mesh(struct ctx *c, json_t *bones, uint32_t *verts, uint32_t *i
     return 0;
 }
 
-static int read_vertices(struct ctx *c, json_t *jb, const char *path, struct arm_bone *b,
-                         uint32_t *total)
+static int read_vertices(struct ctx *c, const struct src *v, struct arm_bone *b, uint32_t *total)
 {
     json_t *arr;
     size_t n;
-    int rc = get_array(c, jb, "vertices", path, &arr, &n);
+    const char *path = v->path;
+    int rc = get_array(c, v->obj, "vertices", path, &arr, &n);
     if (rc)
         return rc;
     b->vert_off = *total;
@@ -413,12 +499,12 @@ static int read_vertices(struct ctx *c, json_t *jb, const char *path, struct arm
     return 0;
 }
 
-static int read_indices(struct ctx *c, json_t *jb, const char *path, struct arm_bone *b,
-                        uint32_t *total)
+static int read_indices(struct ctx *c, const struct src *v, struct arm_bone *b, uint32_t *total)
 {
     json_t *arr;
     size_t n;
-    int rc = get_array(c, jb, "indices", path, &arr, &n);
+    const char *path = v->path;
+    int rc = get_array(c, v->obj, "indices", path, &arr, &n);
     if (rc)
         return rc;
     if (n % 3)
@@ -426,10 +512,10 @@ static int read_indices(struct ctx *c, json_t *jb, const char *path, struct arm_
     b->index_off = *total;
     b->index_len = (uint32_t)n;
     for (size_t k = 0; k < n; k++) {
-        json_t *v = json_array_get(arr, k);
-        if (!json_is_integer(v))
+        json_t *jix = json_array_get(arr, k);
+        if (!json_is_integer(jix))
             return BAD(c, "%s.indices[%zu]: expected an integer", path, k);
-        json_int_t ix = json_integer_value(v);
+        json_int_t ix = json_integer_value(jix);
         if (ix < 0 || ix >= (json_int_t)b->vert_len)
             return BAD(c, "%s.indices[%zu]: vertex %lld is out of range (%u vertices)", path, k,
                        (long long)ix, b->vert_len);
@@ -471,12 +557,13 @@ static int read_bind(struct ctx *c, json_t *jbind, const char *path, const struc
     return 0;
 }
 
-static int read_binds(struct ctx *c, json_t *jb, const char *path, struct arm_bone *b,
-                      uint32_t *bind_total, uint32_t *bv_total)
+static int read_binds(struct ctx *c, const struct src *v, struct arm_bone *b, uint32_t *bind_total,
+                      uint32_t *bv_total)
 {
     json_t *arr;
     size_t n;
-    int rc = get_array(c, jb, "binds", path, &arr, &n);
+    const char *path = v->path;
+    int rc = get_array(c, v->obj, "binds", path, &arr, &n);
     if (rc)
         return rc;
     b->bind_off = *bind_total;
@@ -496,6 +583,44 @@ static int read_binds(struct ctx *c, json_t *jb, const char *path, struct arm_bo
 struct mesh_cursor {
     uint32_t verts, indices, binds, bind_verts, chain;
 };
+
+/* 0.6/0.7: the bone's physics entry (path in ppath, 32 bytes) and IK family, which is kept
+ * for loading the family's keyframes. */
+static int bone_links(struct ctx *c, json_t *jb, const char *path, uint32_t i, struct src *phys,
+                      char *ppath)
+{
+    long pid, fid;
+    int rc;
+    if ((rc = get_int(c, jb, "physics_id", path, -1, &pid)) ||
+        (rc = check_index(c, pid, (long)c->physics_count, true, path, "physics_id")) ||
+        (rc = get_int(c, jb, "ik_family_id", path, -1, &fid)) ||
+        (rc = check_index(c, fid, (long)c->family_count, true, path, "ik_family_id")))
+        return rc;
+    c->bone_family[i] = (int)fid;
+    snprintf(ppath, 32, "physics[%ld]", pid);
+    *phys = (struct src){pid >= 0 ? json_array_get(c->physics, (size_t)pid) : NULL, ppath, ""};
+    return 0;
+}
+
+/* Visuals, physics, IK and mesh, from wherever the layout keeps them. */
+static int read_parts(struct ctx *c, json_t *jb, const char *path, uint32_t i,
+                      struct mesh_cursor *cur)
+{
+    struct arm_bone *b = &c->arm->bones[i];
+    char vpath[32], ppath[32];
+    struct src vis = {NULL, vpath, ""}, phys = {jb, path, "phys_"};
+    int rc = bone_visual(c, jb, path, &vis.obj, vpath);
+    if (rc || (c->arrays && (rc = bone_links(c, jb, path, i, &phys, ppath))))
+        return rc;
+    if ((rc = read_looks(c, &vis, b)) || (rc = read_pivots(c, &vis, b)) ||
+        (rc = read_phys(c, &phys, &b->phys)) ||
+        (!c->arrays && (rc = read_ik(c, jb, path, b, &cur->chain))) ||
+        (rc = read_vertices(c, &vis, b, &cur->verts)) ||
+        (rc = read_indices(c, &vis, b, &cur->indices)) ||
+        (rc = read_binds(c, &vis, b, &cur->binds, &cur->bind_verts)))
+        return rc;
+    return 0;
+}
 
 static int read_bone(struct ctx *c, json_t *jb, uint32_t i, struct mesh_cursor *cur)
 {
@@ -519,11 +644,8 @@ static int read_bone(struct ctx *c, json_t *jb, uint32_t i, struct mesh_cursor *
     if (parent == (long)i)
         return BAD(c, "%s.parent_id: a bone cannot be its own parent", path);
     b->parent = (int)parent;
-    if ((rc = read_fields(c, jb, path, b)) || (rc = read_phys(c, jb, path, &b->phys)) ||
-        (rc = read_ik(c, jb, path, b, &cur->chain)) ||
-        (rc = read_vertices(c, jb, path, b, &cur->verts)) ||
-        (rc = read_indices(c, jb, path, b, &cur->indices)) ||
-        (rc = read_binds(c, jb, path, b, &cur->binds, &cur->bind_verts)))
+    b->ik_target = -1;
+    if ((rc = read_transform(c, jb, path, b)) || (rc = read_parts(c, jb, path, i, cur)))
         return rc;
     const struct bone_phys *ph = &b->phys;
     b->has_phys =
@@ -604,13 +726,29 @@ static int read_bones(struct ctx *c, json_t *root)
     int rc = get_array(c, root, "bones", "", &bones, &n);
     if (rc || (rc = alloc_bones(c, bones, &sizes)))
         return rc;
-    for (uint32_t i = 0; i < c->arm->bone_count; i++)
+    c->bone_family = malloc((n ? n : 1) * sizeof *c->bone_family);
+    if (!c->bone_family)
+        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    for (uint32_t i = 0; i < c->arm->bone_count; i++) {
+        c->bone_family[i] = -1;
         if ((rc = read_bone(c, json_array_get(bones, i), i, &cur)))
             return rc;
-    fill_chains(c, bones);
+    }
+    if (!c->arrays)
+        fill_chains(c, bones);
     return check_cycles(c);
 }
 
+/* A family without a target, or with fewer than two bones, has nothing to solve (the
+ * reference skips the first and would fail on the second). */
+static void add_ik_root(struct ctx *c, int bone)
+{
+    const struct arm_bone *b = &c->arm->bones[bone];
+    if (b->ik_target >= 0 && b->ik_len >= 2)
+        c->arm->ik_roots[c->arm->ik_root_count++] = bone;
+}
+
+/* 0.5: ik_root_ids lists the bones that hold a family. */
 static int read_ik_roots(struct ctx *c, json_t *root)
 {
     json_t *arr;
@@ -628,11 +766,91 @@ static int read_ik_roots(struct ctx *c, json_t *root)
         json_int_t id = json_integer_value(v);
         if (id < 0 || id >= (json_int_t)c->arm->bone_count)
             return BAD(c, "ik_root_ids[%zu]: %lld is out of range", k, (long long)id);
-        /* A family without a target, or with fewer than two bones, has nothing to solve
-         * (the reference skips the first and would fail on the second). */
-        const struct arm_bone *b = &c->arm->bones[id];
-        if (b->ik_target >= 0 && b->ik_len >= 2)
-            c->arm->ik_roots[c->arm->ik_root_count++] = (int)id;
+        add_ik_root(c, (int)id);
+    }
+    return 0;
+}
+
+/* 0.6/0.7: one family's chain, checked into armature.ik_chain at *chain_total. */
+static int read_family_chain(struct ctx *c, json_t *jf, const char *path, uint32_t *chain_total,
+                             uint32_t *len)
+{
+    json_t *ids;
+    size_t n;
+    *len = 0;
+    int rc = get_array(c, jf, "bone_ids", path, &ids, &n);
+    if (rc)
+        return rc;
+    for (size_t k = 0; k < n; k++) {
+        json_t *v = json_array_get(ids, k);
+        if (!json_is_integer(v))
+            return BAD(c, "%s.bone_ids[%zu]: expected an integer", path, k);
+        json_int_t id = json_integer_value(v);
+        if (id < 0 || id >= (json_int_t)c->arm->bone_count)
+            return BAD(c, "%s.bone_ids[%zu]: %lld is out of range", path, k, (long long)id);
+        c->arm->ik_chain[*chain_total + k] = (int)id;
+    }
+    *len = (uint32_t)n;
+    return 0;
+}
+
+/* 0.6/0.7: the family's state (mode, constraint, mimic_target and their init_ values) goes on
+ * its root bone, the first of bone_ids, where Animate and the solver read it. */
+static int read_family(struct ctx *c, json_t *jf, uint32_t f, uint32_t *chain_total)
+{
+    char path[48];
+    snprintf(path, sizeof path, "inverse_kinematics[%u]", f);
+    struct bone_fields s = {0}, i = {0};
+    long target;
+    uint32_t len;
+    int rc;
+    if ((rc = need_object(c, jf, path)) ||
+        (rc = get_int(c, jf, "target_id", path, -1, &target)) ||
+        (rc = check_index(c, target, c->arm->bone_count, true, path, "target_id")) ||
+        (rc = get_enum(c, jf, "mode", path, parse_ik_mode, IK_FABRIK, &s.ik_mode)) ||
+        (rc = get_enum(c, jf, "constraint", path, parse_ik_constraint, IKC_NONE,
+                       &s.ik_constraint)) ||
+        (rc = get_bool(c, jf, "mimic_target", path, false, &s.ik_mimic)) ||
+        (rc = get_enum(c, jf, "init_mode", path, parse_ik_mode, s.ik_mode, &i.ik_mode)) ||
+        (rc = get_enum(c, jf, "init_constraint", path, parse_ik_constraint, s.ik_constraint,
+                       &i.ik_constraint)) ||
+        (rc = get_bool(c, jf, "init_mimic_target", path, s.ik_mimic, &i.ik_mimic)) ||
+        (rc = read_family_chain(c, jf, path, chain_total, &len)))
+        return rc;
+    c->family_root[f] = -1;
+    if (!len)
+        return 0;
+    int root = c->arm->ik_chain[*chain_total];
+    struct arm_bone *b = &c->arm->bones[root];
+    if (b->ik_len)
+        return BAD(c, "%s.bone_ids[0]: bone %d already starts another family", path, root);
+    c->family_root[f] = root;
+    b->ik_target = (int)target;
+    b->ik_off = *chain_total;
+    b->ik_len = len;
+    *chain_total += len;
+    b->start.ik_mode = s.ik_mode;
+    b->start.ik_constraint = s.ik_constraint;
+    b->start.ik_mimic = s.ik_mimic;
+    b->init.ik_mode = i.ik_mode;
+    b->init.ik_constraint = i.ik_constraint;
+    b->init.ik_mimic = i.ik_mimic;
+    add_ik_root(c, root);
+    return 0;
+}
+
+static int read_families(struct ctx *c)
+{
+    size_t n = c->family_count;
+    uint32_t chain_total = 0;
+    c->arm->ik_roots = calloc(n ? n : 1, sizeof *c->arm->ik_roots);
+    c->family_root = calloc(n ? n : 1, sizeof *c->family_root);
+    if (!c->arm->ik_roots || !c->family_root)
+        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    for (uint32_t f = 0; f < n; f++) {
+        int rc = read_family(c, json_array_get(c->families, f), f, &chain_total);
+        if (rc)
+            return rc;
     }
     return 0;
 }
@@ -672,6 +890,13 @@ static int read_keyframe(struct ctx *c, json_t *jk, const char *path, struct arm
         (rc = get_vec2(c, jk, "end_handle", path, (struct vec2){0, 0}, &kf->h2)))
         return rc;
     kf->ivalue = 0;
+    if (*element >= EL_TINT_R && *element <= EL_TINT_A)
+        kf->value *= c->tint_scale;
+    /* 0.6/0.7: IK keys on any chain bone set the family's state, which its root holds. */
+    bool family_el = *element == EL_IK_CONSTRAINT || *element == EL_IK_MODE ||
+                     *element == EL_MIMIC_TARGET;
+    if (c->arrays && family_el && c->bone_family[b] >= 0 && c->family_root[c->bone_family[b]] >= 0)
+        *bone = c->family_root[c->bone_family[b]];
     if (*element == EL_ZINDEX) {
         if (kf->value != floor(kf->value) || kf->value < -2147483648.0 || kf->value > 2147483647.0)
             return BAD(c, "%s.value: %g is not a valid zindex", path, kf->value);
@@ -1018,17 +1243,10 @@ int load_check_textures(const struct armature *arm, struct eng_error *err)
 
 static int check_version(struct ctx *c, json_t *root)
 {
-    const char *version;
-    int rc = get_str(c, root, "version", "", "", &version);
-    if (rc)
-        return rc;
+    const char *version, *fmt;
     char q[ENG_QUOTE_MAX];
-    if (*version && strcmp(version, "0.5") != 0 && strncmp(version, "0.5.", 4) != 0)
-        return eng_seterr(c->err, ENG_EUNSUPPORTED,
-                          "armature.json: unsupported format version %s (skeld reads 0.5.x)",
-                          eng_quote(version, q));
-    const char *fmt;
-    if ((rc = get_str(c, root, "img_format", "", "PNG", &fmt)))
+    int rc = get_str(c, root, "version", "", "", &version);
+    if (rc || (rc = get_str(c, root, "img_format", "", "PNG", &fmt)))
         return rc;
     if (strcmp(fmt, "PNG") != 0)
         return eng_seterr(c->err, ENG_EUNSUPPORTED,
@@ -1039,17 +1257,53 @@ static int check_version(struct ctx *c, json_t *root)
     return 0;
 }
 
+/* The layout comes from the keys (SPEC.md section 4): any of the three arrays means 0.6/0.7. */
+static int detect_layout(struct ctx *c, json_t *root)
+{
+    int rc;
+    if ((rc = get_array(c, root, "visuals", "", &c->visuals, &c->visual_count)) ||
+        (rc = get_array(c, root, "inverse_kinematics", "", &c->families, &c->family_count)) ||
+        (rc = get_array(c, root, "physics", "", &c->physics, &c->physics_count)))
+        return rc;
+    c->arrays = c->visuals || c->families || c->physics;
+    c->arm->layout = c->arrays ? ARM_LAYOUT_ARRAYS : ARM_LAYOUT_BONES;
+    c->tint_scale = c->arrays ? 255.0 : 1.0;
+    return 0;
+}
+
+/* Versions whose layouts skeld knows; a later one is read if its keys are understood. */
+static bool known_version(const char *v)
+{
+    return !*v || !strcmp(v, "0.5") || !strcmp(v, "0.6") || !strcmp(v, "0.7") ||
+           !strncmp(v, "0.5.", 4) || !strncmp(v, "0.6.", 4) || !strncmp(v, "0.7.", 4);
+}
+
+/* A file of an unknown version that does not read is refused by its version. */
+static int name_version(struct ctx *c, int rc)
+{
+    const char *v = c->arm->version;
+    if (rc != ENG_EBADFILE || !v || known_version(v))
+        return rc;
+    static const char prefix[] = "armature.json: ";
+    char q[ENG_QUOTE_MAX], why[sizeof c->err->msg];
+    const char *m = c->err->msg;
+    snprintf(why, sizeof why, "%s", strncmp(m, prefix, sizeof prefix - 1) ? m : m + sizeof prefix - 1);
+    return eng_seterr(c->err, ENG_EUNSUPPORTED,
+                      "%sunsupported format version %s (skeld reads 0.5 to 0.7): %s", prefix,
+                      eng_quote(v, q), why);
+}
+
 static int read_root(struct ctx *c, json_t *root)
 {
     int rc;
     if (!json_is_object(root))
         return BAD(c, "the top level is not an object");
-    if ((rc = check_version(c, root)) ||
+    if ((rc = check_version(c, root)) || (rc = detect_layout(c, root)) ||
         (rc = get_bool(c, root, "baked_ik", "", false, &c->arm->baked_ik)) ||
         (rc = read_atlases(c, root)) || (rc = read_bones(c, root)) ||
-        (rc = read_ik_roots(c, root)) || (rc = read_anims(c, root)) ||
-        (rc = read_styles(c, root)) || (rc = index_styles(c)))
-        return rc;
+        (rc = c->arrays ? read_families(c) : read_ik_roots(c, root)) ||
+        (rc = read_anims(c, root)) || (rc = read_styles(c, root)) || (rc = index_styles(c)))
+        return name_version(c, rc);
     if (construct_plan(c->arm) || anim_plan_ease(c->arm))
         return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
     return 0;
@@ -1064,9 +1318,12 @@ int load_json(const char *text, size_t len, const struct load_limits *lim, struc
     if (!root)
         return eng_seterr(err, ENG_EBADFILE, "armature.json: invalid JSON at line %d column %d: %s",
                           jerr.line, jerr.column, jerr.text);
-    struct ctx c = {calloc(1, sizeof(struct armature)), err, lim, NULL, 0, 0};
+    struct ctx c = {.arm = calloc(1, sizeof(struct armature)), .err = err, .lim = lim,
+                    .tint_scale = 1.0};
     int rc = c.arm ? read_root(&c, root) : eng_seterr(err, ENG_ENOMEM, "out of memory");
     free(c.slots);
+    free(c.bone_family);
+    free(c.family_root);
     json_decref(root);
     if (rc) {
         armature_free(c.arm);

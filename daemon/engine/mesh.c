@@ -1,5 +1,8 @@
-/* Mesh vertices (SPEC.md section 2, step 7): each vertex follows its bone, weighted binds
- * pull it toward another bone's transform, path binds lay it along the chain of bind bones. */
+/* Mesh vertices (SPEC.md section 2, step 7, and section 4): each vertex follows its bone,
+ * weighted binds pull it toward another bone's transform, path binds lay it along the chain of
+ * bind bones. A 0.6/0.7 mesh's pivot_rot and pivot_scale turn and scale its vertices about the
+ * bone (and about a weighted bind's bone); path binds ignore them, and pivot_pos is a draw-time
+ * offset (render.c). */
 #include "construct.h"
 
 #include <math.h>
@@ -9,6 +12,21 @@ static struct vec2 inherit_vert(struct vec2 v, const struct bone_out *b)
     double c = b->cos_rot, s = b->sin_rot; /* cached by construct (PLAN_TRIG) */
     double x = v.x * b->scale.x, y = v.y * b->scale.y;
     return (struct vec2){x * c - y * s + b->pos.x, x * s + y * c + b->pos.y};
+}
+
+/* pos + R(rot + pivot_rot)(v * scale * pivot_scale), the mesh's pivots on bone b's transform. */
+static struct vec2 inherit_vert_pivot(struct vec2 v, const struct bone_out *b,
+                                      const struct arm_bone *mesh)
+{
+    double c = b->cos_rot * mesh->pivot_cos - b->sin_rot * mesh->pivot_sin;
+    double s = b->sin_rot * mesh->pivot_cos + b->cos_rot * mesh->pivot_sin;
+    double x = v.x * b->scale.x * mesh->pivot_scale.x, y = v.y * b->scale.y * mesh->pivot_scale.y;
+    return (struct vec2){x * c - y * s + b->pos.x, x * s + y * c + b->pos.y};
+}
+
+static struct vec2 place_vert(struct vec2 v, const struct bone_out *b, const struct arm_bone *mesh)
+{
+    return mesh->pivot_xform ? inherit_vert_pivot(v, b, mesh) : inherit_vert(v, b);
 }
 
 static struct vec2 normal_of(struct vec2 from, struct vec2 to)
@@ -62,7 +80,7 @@ static void weight_bind(struct pose *p, const struct arm_bone *bone, const struc
     const struct arm_bind_vert *bv = arm->bind_verts + bind->vert_off;
     for (uint32_t i = 0; i < bind->vert_len; i++) {
         uint32_t v = bv[i].vert;
-        struct vec2 end = inherit_vert(init[v], bb);
+        struct vec2 end = place_vert(init[v], bb, bone);
         verts[v].x += (end.x - verts[v].x) * bv[i].weight;
         verts[v].y += (end.y - verts[v].y) * bv[i].weight;
     }
@@ -96,7 +114,7 @@ void mesh_construct(struct pose *p)
             continue;
         for (uint32_t v = 0; v < bone->vert_len; v++)
             p->verts[bone->vert_off + v] =
-                inherit_vert(arm->vert_init[bone->vert_off + v], &p->out[b]);
+                place_vert(arm->vert_init[bone->vert_off + v], &p->out[b], bone);
         bone_binds(p, bone);
     }
 }

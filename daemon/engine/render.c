@@ -87,29 +87,47 @@ uint32_t render_draw_order(const struct armature *arm, const struct pose *p,
     int one;
     const int *styles = active_styles(arm, opts, &count, &one);
     mark_hidden(arm, p, skip);
-    /* Sort keys: zindex ascending (biased to unsigned), then bone id descending. */
+    /* Sort keys: zindex ascending (biased to unsigned), then bone id: descending for 0.5 (the
+     * web player's order), ascending for 0.6/0.7 (the editor's). */
+    uint32_t flip = arm->layout == ARM_LAYOUT_ARRAYS ? 0 : UINT32_MAX;
     uint32_t n = 0;
     for (uint32_t b = 0; b < arm->bone_count; b++) {
         if (skip[b] || armature_resolve_texture(arm, p->out[b].tex, styles, count) < 0)
             continue;
         uint64_t z = (uint64_t)((int64_t)p->out[b].zindex + 2147483648LL);
-        keys[n++] = z << 32 | (uint64_t)(UINT32_MAX - b);
+        keys[n++] = z << 32 | (uint64_t)(flip ^ b);
     }
     qsort(keys, n, sizeof *keys, cmp_key);
     for (uint32_t i = 0; i < n; i++)
-        out[i] = UINT32_MAX - (uint32_t)(keys[i] & UINT32_MAX);
+        out[i] = flip ^ (uint32_t)(keys[i] & UINT32_MAX);
     return n;
 }
 
-void render_quad_corners(const struct bone_out *o, const struct arm_texture *t, struct vec2 pos[4])
+struct vec2 render_pivot_offset(const struct arm_bone *bone, const struct bone_out *o,
+                                const struct arm_texture *t)
 {
-    double hw = t->size.x / 2 * o->scale.x, hh = t->size.y / 2 * o->scale.y;
+    if (bone->pivot_pos.x == 0.0 && bone->pivot_pos.y == 0.0)
+        return (struct vec2){0.0, 0.0};
+    double x = bone->pivot_pos.x * t->size.x, y = bone->pivot_pos.y * t->size.y;
     double c = cos(o->rot), s = sin(o->rot);
+    /* The bone's scale applies after the rotation, along the armature's axes. */
+    return (struct vec2){(x * c - y * s) * o->scale.x, (x * s + y * c) * o->scale.y};
+}
+
+void render_quad_corners(const struct arm_bone *bone, const struct bone_out *o,
+                         const struct arm_texture *t, struct vec2 pos[4])
+{
+    double hw = t->size.x / 2 * o->scale.x * bone->pivot_scale.x;
+    double hh = t->size.y / 2 * o->scale.y * bone->pivot_scale.y;
+    double a = o->rot + bone->pivot_rot, c = cos(a), s = sin(a);
+    struct vec2 at = render_pivot_offset(bone, o, t);
+    at.x += o->pos.x;
+    at.y += o->pos.y;
     /* y up: the texture's top row is at +hh. */
     static const double sx[4] = {-1, 1, 1, -1}, sy[4] = {1, 1, -1, -1};
     for (int i = 0; i < 4; i++) {
         double x = sx[i] * hw, y = sy[i] * hh;
-        pos[i] = (struct vec2){o->pos.x + x * c - y * s, o->pos.y + x * s + y * c};
+        pos[i] = (struct vec2){at.x + x * c - y * s, at.y + x * s + y * c};
     }
 }
 
@@ -142,12 +160,14 @@ static void bone_bounds(const struct armature *arm, const struct pose *p, uint32
 {
     const struct arm_bone *bone = &arm->bones[b];
     if (bone->vert_len) {
+        struct vec2 off = render_pivot_offset(bone, &p->out[b], &arm->textures[t]);
         for (uint32_t v = 0; v < bone->vert_len; v++)
-            bounds_add(bd, p->verts[bone->vert_off + v].x, p->verts[bone->vert_off + v].y);
+            bounds_add(bd, p->verts[bone->vert_off + v].x + off.x,
+                       p->verts[bone->vert_off + v].y + off.y);
         return;
     }
     struct vec2 c[4];
-    render_quad_corners(&p->out[b], &arm->textures[t], c);
+    render_quad_corners(bone, &p->out[b], &arm->textures[t], c);
     for (int i = 0; i < 4; i++)
         bounds_add(bd, c[i].x, c[i].y);
 }
@@ -281,11 +301,11 @@ void render_atlas_rect(const struct armature *arm, const struct arm_texture *t,
 }
 
 static void draw_quad(struct raster *r, const struct armature *arm, const struct render_opts *opts,
-                      const struct bone_out *o, const struct arm_texture *t)
+                      uint32_t b, const struct bone_out *o, const struct arm_texture *t)
 {
     struct vec2 c[4];
     struct atlas_rect a;
-    render_quad_corners(o, t, c);
+    render_quad_corners(&arm->bones[b], o, t, c);
     render_atlas_rect(arm, t, &a);
     struct raster_vertex v[4];
     const double u[4] = {a.u0, a.u1, a.u1, a.u0}, w[4] = {a.v0, a.v0, a.v1, a.v1};
@@ -305,12 +325,14 @@ static void draw_mesh(struct raster *r, const struct armature *arm, const struct
     struct atlas_rect a;
     render_atlas_rect(arm, t, &a);
     double l = a.u0, tp = a.v0, uw = a.du, vh = a.dv;
+    struct vec2 off = render_pivot_offset(bone, &p->out[b], t);
     const uint32_t *ix = arm->indices + bone->index_off;
     for (uint32_t i = 0; i + 2 < bone->index_len; i += 3) {
         struct raster_vertex v[3];
         for (int k = 0; k < 3; k++) {
             uint32_t vi = bone->vert_off + ix[i + k];
-            struct vec2 px = to_pixel(opts, p->verts[vi]);
+            struct vec2 at = {p->verts[vi].x + off.x, p->verts[vi].y + off.y};
+            struct vec2 px = to_pixel(opts, at);
             v[k] = (struct raster_vertex){px.x, px.y, l + uw * arm->vert_uv[vi].x,
                                           tp + vh * arm->vert_uv[vi].y};
         }
@@ -366,7 +388,7 @@ int render(const struct armature *arm, const struct pose *p, const struct render
         if (arm->bones[b].vert_len)
             draw_mesh(&r, arm, p, opts, b, t);
         else
-            draw_quad(&r, arm, opts, o, t);
+            draw_quad(&r, arm, opts, b, o, t);
     }
     raster_resolve(&r, img->rgba, opts->straight_alpha);
     return 0;

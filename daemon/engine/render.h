@@ -56,16 +56,25 @@ void image_unpremultiply(struct image *img);
 /* Sizes img's per-bone scratch (order, keys, skip) for render_draw_order: 0 or ENG_ENOMEM. */
 int image_reserve_bones(struct image *img, uint32_t bone_count);
 
-/* The draw order render() uses: visible textured bones, zindex ascending, higher bone id
- * first within a zindex. out, keys and skip hold arm->bone_count entries each (keys and skip
- * are scratch). Returns the number of bones written to out. */
+/* The draw order render() uses: visible textured bones, zindex ascending; within a zindex the
+ * higher bone id first in 0.5 files, the lower first in 0.6/0.7 files. out, keys and skip
+ * hold arm->bone_count entries each (keys and skip are scratch). Returns the number of bones
+ * written to out. */
 uint32_t render_draw_order(const struct armature *arm, const struct pose *p,
                            const struct render_opts *opts, uint32_t *out, uint64_t *keys,
                            uint8_t *skip);
 
 /* Corners of a textured bone's quad in armature space: top-left, top-right, bottom-right,
- * bottom-left of the texture (atlas u,v from offset to offset + size in that order). */
-void render_quad_corners(const struct bone_out *o, const struct arm_texture *t, struct vec2 pos[4]);
+ * bottom-left of the texture (atlas u,v from offset to offset + size in that order). The quad
+ * is centred on the bone plus its pivot offset, turned by rot + pivot_rot and scaled by
+ * scale * pivot_scale (SPEC.md section 4's Draw; the 0.5 rule for identity pivots). */
+void render_quad_corners(const struct arm_bone *bone, const struct bone_out *o,
+                         const struct arm_texture *t, struct vec2 pos[4]);
+
+/* Where pivot_pos puts bone's drawing relative to the bone, in armature space:
+ * (R(rot)(pivot_pos * size)) * scale. A mesh is drawn from its vertices moved by it. */
+struct vec2 render_pivot_offset(const struct arm_bone *bone, const struct bone_out *o,
+                                const struct arm_texture *t);
 
 /* Where a texture lies in its atlas, in u, v from 0 to 1: the corners (u0, v0) and (u1, v1),
  * and the size (du, dv) that scales a mesh vertex's texture-relative uv. */

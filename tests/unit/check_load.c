@@ -920,6 +920,62 @@ static const struct err_case reference_errors[] = {
      "armature.json: bones[0].binds[0].bone_id: -2 is out of range", EXACT},
 };
 
+/* The 0.6/0.7 layout: the three arrays and the indices into them. */
+static const struct err_case layout_errors[] = {
+    {"{'visuals':{}}", 0, BADF, "armature.json: visuals: expected an array", EXACT},
+    {"{'inverse_kinematics':3}", 0, BADF, "armature.json: inverse_kinematics: expected an array",
+     EXACT},
+    {"{'physics':'x'}", 0, BADF, "armature.json: physics: expected an array", EXACT},
+    {"{'visuals':[{}],'bones':[{'visuals_id':1}]}", 0, BADF,
+     "armature.json: bones[0].visuals_id: 1 is out of range", EXACT},
+    {"{'visuals':[{}],'bones':[{'visuals_id':-2}]}", 0, BADF,
+     "armature.json: bones[0].visuals_id: -2 is out of range", EXACT},
+    {"{'physics':[{}],'bones':[{},{'physics_id':1}]}", 0, BADF,
+     "armature.json: bones[1].physics_id: 1 is out of range", EXACT},
+    {"{'inverse_kinematics':[],'bones':[{'ik_family_id':0}]}", 0, BADF,
+     "armature.json: bones[0].ik_family_id: 0 is out of range", EXACT},
+    {"{'physics':[],'bones':[{'visuals_id':0}]}", 0, BADF,
+     "armature.json: bones[0].visuals_id: 0 is out of range", EXACT},
+    {"{'inverse_kinematics':[{'bone_ids':[0,4]}],'bones':[{},{}]}", 0, BADF,
+     "armature.json: inverse_kinematics[0].bone_ids[1]: 4 is out of range", EXACT},
+    {"{'inverse_kinematics':[{'bone_ids':[0,'a']}],'bones':[{},{}]}", 0, BADF,
+     "armature.json: inverse_kinematics[0].bone_ids[1]: expected an integer", EXACT},
+    {"{'inverse_kinematics':[{'target_id':2,'bone_ids':[0,1]}],'bones':[{},{}]}", 0, BADF,
+     "armature.json: inverse_kinematics[0].target_id: 2 is out of range", EXACT},
+    {"{'inverse_kinematics':[{'mode':'CCD'}]}", 0, BADF,
+     "armature.json: inverse_kinematics[0].mode: unknown value \"CCD\"", EXACT},
+    {"{'inverse_kinematics':[{'constraint':'Both'}]}", 0, BADF,
+     "armature.json: inverse_kinematics[0].constraint: unknown value \"Both\"", EXACT},
+    {"{'inverse_kinematics':[{'init_mode':''}]}", 0, BADF,
+     "armature.json: inverse_kinematics[0].init_mode: unknown value \"\"", EXACT},
+    {"{'inverse_kinematics':[{'mimic_target':1}]}", 0, BADF,
+     "armature.json: inverse_kinematics[0].mimic_target: expected true or false", EXACT},
+    {"{'inverse_kinematics':[{'bone_ids':[0,1]},{'bone_ids':[0,1]}],'bones':[{},{}]}", 0, BADF,
+     "armature.json: inverse_kinematics[1].bone_ids[0]: bone 0 already starts another family",
+     EXACT},
+    {"{'inverse_kinematics':[7]}", 0, BADF,
+     "armature.json: inverse_kinematics[0]: expected an object", EXACT},
+    {"{'visuals':[{'vertices':[{},{},{}],'indices':[0,1,3]}],'bones':[{'visuals_id':0}]}", 0, BADF,
+     "armature.json: visuals[0].indices[2]: vertex 3 is out of range (3 vertices)", EXACT},
+    {"{'visuals':[{'pivot_rot':'x'}],'bones':[{'visuals_id':0}]}", 0, BADF,
+     "armature.json: visuals[0].pivot_rot: expected a number", EXACT},
+    {"{'visuals':[{'pivot_scale':{'x':1,'y':null,'z':[]}},{'pivot_pos':{'y':'0'}}],"
+     "'bones':[{'visuals_id':0},{'visuals_id':1}]}",
+     0, BADF, "armature.json: visuals[1].pivot_pos.y: expected a number", EXACT},
+    {"{'visuals':[{'tint':{'r':'1'}}],'bones':[{'visuals_id':0}]}", 0, BADF,
+     "armature.json: visuals[0].tint.r: expected a number", EXACT},
+    {"{'physics':[{'pos_damping':true}],'bones':[{'physics_id':0}]}", 0, BADF,
+     "armature.json: physics[0].pos_damping: expected a number", EXACT},
+    {"{'physics':[{'global_pos':3}],'bones':[{'physics_id':0}]}", 0, BADF,
+     "armature.json: physics[0].global_pos: expected an object {\"x\", \"y\"}", EXACT},
+    {"{'visuals':[{'binds':[{'bone_id':5}],'vertices':[{}]}],'bones':[{'visuals_id':0}]}", 0,
+     BADF, "armature.json: visuals[0].binds[0].bone_id: 5 is out of range", EXACT},
+    {"{'bones':[{}],'visuals':[],'animations':[{'keyframes':[{'element':'MimicTarget',"
+     "'value':1},{'element':'Mimic'}]}]}",
+     0, BADF, "armature.json: animations[0].keyframes[1].element: unknown element \"Mimic\"",
+     EXACT},
+};
+
 static const struct err_case anim_errors[] = {
     {"{'bones':[{'id':0},{'id':1}],'animations':[{'keyframes':["
      "{'bone_id':1},{'bone_id':2}]}]}",
@@ -993,10 +1049,18 @@ static const struct err_case atlas_errors[] = {
      EXACT},
     {"{'atlases':[{'filename':'atlas0.png'}],'styles':[{'textures':[{'offset':{'x':-1}}]}]}", 1,
      BADF, "armature.json: styles[0].textures[0]: negative offset or size", EXACT},
-    {"{'version':'0.7.0','bones':[{}]}", 0, ENG_EUNSUPPORTED,
-     "armature.json: unsupported format version 0.7.0 (skeld reads 0.5.x)", EXACT},
-    {"{'version':'0.4.2'}", 0, ENG_EUNSUPPORTED,
-     "armature.json: unsupported format version 0.4.2 (skeld reads 0.5.x)", EXACT},
+    /* A version skeld does not know is refused by name only when its keys do not read. */
+    {"{'version':'0.9.0','visuals':[],'bones':[{'visuals_id':3}]}", 0, ENG_EUNSUPPORTED,
+     "armature.json: unsupported format version 0.9.0 (skeld reads 0.5 to 0.7): "
+     "bones[0].visuals_id: 3 is out of range",
+     EXACT},
+    {"{'version':'1.0','bones':{}}", 0, ENG_EUNSUPPORTED,
+     "armature.json: unsupported format version 1.0 (skeld reads 0.5 to 0.7): bones: expected an "
+     "array",
+     EXACT},
+    /* A known version keeps the plain error. */
+    {"{'version':'0.7.0','visuals':[],'bones':[{'visuals_id':3}]}", 0, BADF,
+     "armature.json: bones[0].visuals_id: 3 is out of range", EXACT},
     {"{'img_format':'JPG'}", 0, ENG_EUNSUPPORTED,
      "armature.json: img_format: unsupported atlas format JPG", EXACT},
     {"{'img_format':'png'}", 0, ENG_EUNSUPPORTED,
@@ -1017,6 +1081,12 @@ END_TEST
 START_TEST(reference_error_case)
 {
     run_case(&reference_errors[_i]);
+}
+END_TEST
+
+START_TEST(layout_error_case)
+{
+    run_case(&layout_errors[_i]);
 }
 END_TEST
 
@@ -1498,6 +1568,10 @@ static Suite *load_suite(void)
 
     tc = tcase_create("reference errors");
     tcase_add_loop_test(tc, reference_error_case, 0, (int)N_ELEMS(reference_errors));
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("0.6/0.7 layout errors");
+    tcase_add_loop_test(tc, layout_error_case, 0, (int)N_ELEMS(layout_errors));
     suite_add_tcase(s, tc);
 
     tc = tcase_create("animation errors");

@@ -1413,7 +1413,7 @@ START_TEST(bounds_then_fit_centres_the_picture)
     int t = render_bone_texture(arm, &o, p->out[0].tex);
     ck_assert_int_ge(t, 0);
     struct vec2 c[4];
-    render_quad_corners(&p->out[0], &arm->textures[t], c);
+    render_quad_corners(&arm->bones[0], &p->out[0], &arm->textures[t], c);
     static const double want[4][2] = {{0, -15}, {0, 25}, {20, 25}, {20, -15}};
     for (int i = 0; i < 4; i++) {
         ck_assert_double_eq_tol(c[i].x, want[i][0], 1e-9);
