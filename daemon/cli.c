@@ -95,7 +95,7 @@ int cli_info(int argc, char **argv)
     FILE *out = stdout;
     fputs("{\"version\":", out);
     cli_write_json_string(out, arm->version);
-    fputs(",\"bones\":[", out);
+    fprintf(out, ",\"layout\":\"%s\",\"bones\":[", armature_layout_name(arm));
     for (uint32_t b = 0; b < arm->bone_count; b++) {
         fprintf(out, "%s\n{\"id\":%u,\"name\":", b ? "," : "", b);
         cli_write_json_string(out, arm->bones[b].name);

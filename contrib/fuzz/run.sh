@@ -5,7 +5,8 @@
 #
 # load: arbitrary bytes as a .skf file; json: arbitrary bytes as armature.json inside a
 # valid .skf. The corpus directory (default /tmp/skeld-fuzz-TARGET) is seeded with the
-# project's samples (load) or their armature.json (json). Needs clang and libclang-rt
+# project's samples, both layouts (load), or their armature.json (json, which also uses the
+# key dictionary contrib/fuzz/skf.dict so mutations reach the 0.6/0.7 arrays). Needs clang and libclang-rt
 # (Debian: clang), plus the project's build dependencies. Run from the source directory.
 set -eu
 target=${1:?usage: run.sh load|json [SECONDS] [CORPUS-DIR]}
@@ -31,4 +32,7 @@ if [ -z "$(ls -A "$corpus")" ] && [ -d samples ]; then
         fi
     done
 fi
-"$out" -max_total_time="$secs" -max_len=262144 -rss_limit_mb=4096 "$corpus"
+dict=
+[ "$target" = json ] && dict=-dict=contrib/fuzz/skf.dict
+# shellcheck disable=SC2086
+"$out" -max_total_time="$secs" -max_len=262144 -rss_limit_mb=4096 $dict "$corpus"

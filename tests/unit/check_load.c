@@ -1401,6 +1401,29 @@ static const char *const FUZZ_BASE =
     "'styles':[{'id':0,'name':'s','textures':[{'name':'t','offset':{'x':8,'y':8},"
     "'size':{'x':16,'y':16},'atlas_idx':0}]}]}";
 
+/* The same armature in the 0.6/0.7 layout, with pivots, tint, physics and mimic keys. */
+static const char *const FUZZ_BASE_07 =
+    "{'version':'0.7.0',"
+    "'atlases':[{'filename':'atlas0.png','size':{'x':64,'y':64}}],"
+    "'bones':[{'id':0,'name':'a','visuals_id':0,'ik_family_id':0,'physics_id':-1},"
+    "{'id':1,'parent_id':0,'pos':{'x':1,'y':2},'visuals_id':1,'ik_family_id':0,'physics_id':0},"
+    "{'id':2,'parent_id':-1,'visuals_id':2}],"
+    "'visuals':[{'tex':'t','pivot_pos':{'x':0.25,'y':-0.5},'pivot_rot':0.5},"
+    "{'tex':'t','vertices':[{'id':0,'pos':{'x':0,'y':0}},{'id':1,'uv':{'x':1,'y':0}},{'id':2}],"
+    "'indices':[0,1,2],'binds':[{'bone_id':0,'verts':[{'id':1,'weight':0.5}]}],"
+    "'pivot_scale':{'x':2,'y':0.5},'tint':{'r':1,'g':0.5,'b':0.25,'a':1}},{'zindex':3}],"
+    "'inverse_kinematics':[{'id':0,'target_id':2,'bone_ids':[0,1],'mode':'Arc',"
+    "'constraint':'Clockwise','mimic_target':false}],"
+    "'physics':[{'pos_damping':3,'pos_ratio':0.5,'sway':1,'rot_bounce':0.5}],"
+    "'animations':[{'name':'go','fps':24,'keyframes':["
+    "{'frame':0,'bone_id':1,'element':'Rotation','value':1,'next_kf':3},"
+    "{'frame':0,'bone_id':1,'element':'MimicTarget','value':1},"
+    "{'frame':0,'bone_id':0,'element':'Texture','value_str':'t','next_kf':-1},"
+    "{'frame':8,'bone_id':1,'element':'Rotation','value':2.5,'next_kf':-1},"
+    "{'frame':9,'bone_id':2,'element':'TintA','value':0.5}]}],"
+    "'styles':[{'id':0,'name':'s','textures':[{'name':'t','offset':{'x':8,'y':8},"
+    "'size':{'x':16,'y':16},'atlas_idx':0}]}]}";
+
 /* Start and length of the n-th number token outside strings (n modulo their count). */
 static bool nth_number(const char *s, unsigned n, size_t *start, size_t *len)
 {
@@ -1460,7 +1483,7 @@ static char *mutate(const char *base, unsigned i, uint32_t *seed)
 
 START_TEST(fuzz_mutations_never_crash)
 {
-    char *base = dq(FUZZ_BASE);
+    char *base = dq(_i ? FUZZ_BASE_07 : FUZZ_BASE);
     /* the unmutated file loads: mutations start from a valid armature */
     struct armature *arm;
     struct eng_error err;
@@ -1471,6 +1494,7 @@ START_TEST(fuzz_mutations_never_crash)
     free(buf);
     ck_assert_msg(rc == 0, "base does not load: %s", err.msg);
     ck_assert_uint_eq(arm->ik_root_count, 1);
+    ck_assert_int_eq(arm->layout, _i ? ARM_LAYOUT_ARRAYS : ARM_LAYOUT_BONES);
     armature_free(arm);
 
     uint32_t seed = 12345;
@@ -1592,7 +1616,7 @@ static Suite *load_suite(void)
 
     tc = tcase_create("fuzz");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, fuzz_mutations_never_crash);
+    tcase_add_loop_test(tc, fuzz_mutations_never_crash, 0, 2); /* 0.5 and 0.7 bases */
     suite_add_tcase(s, tc);
     return s;
 }
