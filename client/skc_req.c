@@ -5,10 +5,19 @@
 #include <string.h>
 
 #include "skc_int.h"
+#include "skp_msg.h"
 
 #define EVAL_FLAGS (SKC_EVAL_LOOP | SKC_EVAL_REVERSE | SKC_EVAL_MS | SKC_EVAL_Y_DOWN)
-#define FLAG_FROM 0x04u
-#define FLAG_RANGE 0x20u
+
+/* The public constants are the wire's (skc.h cannot include proto headers). */
+_Static_assert(SKC_EVAL_LOOP == SKP_EVAL_LOOP && SKC_EVAL_REVERSE == SKP_EVAL_REVERSE &&
+                   SKC_EVAL_MS == SKP_EVAL_MS && SKC_EVAL_Y_DOWN == SKP_EVAL_Y_DOWN,
+               "skc.h evaluation flags match the protocol's");
+_Static_assert(SKC_MAX_ANIMS == SKP_MAX_ANIMS && SKC_MAX_STYLES == SKP_MAX_STYLES &&
+                   SKC_PNG_FAST == SKP_PNG_FAST && (int)SKC_TARGET_INSTANCE == SKP_TARGET_INSTANCE &&
+                   (int)SKC_CAMERA_EXPLICIT == SKP_CAMERA_EXPLICIT &&
+                   (int)SKC_FORMAT_RGBA == SKP_FORMAT_RGBA,
+               "skc.h limits and enums match the protocol's");
 
 struct blob {
     const void *p;
@@ -60,64 +69,76 @@ static void enc_empty(struct skp_writer *w, const void *arg)
     (void)arg;
 }
 
-static void put_vec2(struct skp_writer *w, skc_vec2 v)
+static void vec2_to(double out[2], skc_vec2 v)
 {
-    skp_write_f64(w, v.x);
-    skp_write_f64(w, v.y);
+    out[0] = v.x;
+    out[1] = v.y;
 }
 
-static void put_eval(struct skp_writer *w, const skc_eval *ev, unsigned extra_flags)
+static struct skp_str str_of(const char *s)
 {
-    skp_write_u8(w, (uint8_t)ev->target);
-    if (ev->target == SKC_TARGET_ARMATURE)
-        skp_write_raw(w, ev->armature, SKP_ID_SIZE);
-    else
-        skp_write_u32(w, ev->instance);
-    skp_write_u16(w, (uint16_t)(ev->flags | extra_flags | (ev->has_from ? FLAG_FROM : 0)));
-    skp_write_u8(w, (uint8_t)ev->anim_count);
-    for (unsigned i = 0; i < ev->anim_count; i++) {
-        put_str(w, ev->anims[i].name);
-        skp_write_f64(w, ev->anims[i].frame);
-        skp_write_f64(w, ev->anims[i].smoothing);
-    }
-    skp_write_f64(w, ev->has_from ? ev->from : 0.0);
-    skp_write_u32(w, ev->warmup);
-    put_vec2(w, ev->position);
-    put_vec2(w, ev->scale);
-    put_vec2(w, ev->velocity);
+    return (struct skp_str){s, strlen(s)};
+}
+
+/* The public request as the wire's message (checked by check_eval first). */
+static void to_eval_req(const skc_eval *ev, struct skp_eval_req *m)
+{
+    skp_eval_req_init(m);
+    m->target = (uint8_t)ev->target;
+    memcpy(m->armature, ev->armature, SKP_ID_SIZE);
+    m->instance = ev->instance;
+    m->flags = (uint16_t)(ev->flags | (ev->has_from ? SKP_EVAL_FROM : 0));
+    m->anim_count = (uint8_t)ev->anim_count;
+    for (unsigned i = 0; i < ev->anim_count; i++)
+        m->anims[i] = (struct skp_anim_ref){str_of(ev->anims[i].name), ev->anims[i].frame,
+                                            ev->anims[i].smoothing};
+    m->from = ev->has_from ? ev->from : 0.0;
+    m->warmup = ev->warmup;
+    vec2_to(m->position, ev->position);
+    vec2_to(m->scale, ev->scale);
+    vec2_to(m->velocity, ev->velocity);
+}
+
+static void to_render_req(const skc_render_opts *ro, struct skp_render_req *m)
+{
+    skp_render_req_init(m);
+    m->width = ro->width;
+    m->height = ro->height;
+    memcpy(m->background, ro->background, 4);
+    m->camera = (uint8_t)ro->camera;
+    m->fit = ro->fit;
+    vec2_to(m->scale, ro->scale);
+    vec2_to(m->position, ro->position);
+    m->style_count = (uint8_t)ro->style_count;
+    for (unsigned i = 0; i < ro->style_count; i++)
+        m->styles[i] = str_of(ro->styles[i]);
+    m->samples = (uint8_t)ro->samples;
+    m->format = (uint8_t)ro->format;
+    m->png_level = (uint8_t)ro->png_level;
+    m->first = ro->has_range ? ro->first : 0;
+    m->last = ro->has_range ? ro->last : 0;
+    m->cols = (uint16_t)ro->sheet_cols;
+    m->rows = (uint16_t)ro->sheet_rows;
 }
 
 static void enc_eval(struct skp_writer *w, const void *arg)
 {
-    put_eval(w, arg, 0);
-}
-
-static void put_render(struct skp_writer *w, const skc_render_opts *ro)
-{
-    skp_write_u32(w, ro->width);
-    skp_write_u32(w, ro->height);
-    skp_write_raw(w, ro->background, 4);
-    skp_write_u8(w, (uint8_t)ro->camera);
-    skp_write_f64(w, ro->fit);
-    put_vec2(w, ro->scale);
-    put_vec2(w, ro->position);
-    skp_write_u8(w, (uint8_t)ro->style_count);
-    for (unsigned i = 0; i < ro->style_count; i++)
-        put_str(w, ro->styles[i]);
-    skp_write_u8(w, (uint8_t)ro->samples);
-    skp_write_u8(w, (uint8_t)ro->format);
-    skp_write_u8(w, (uint8_t)ro->png_level);
-    skp_write_u32(w, ro->has_range ? ro->first : 0);
-    skp_write_u32(w, ro->has_range ? ro->last : 0);
-    skp_write_u16(w, (uint16_t)ro->sheet_cols);
-    skp_write_u16(w, (uint16_t)ro->sheet_rows);
+    struct skp_eval_req m;
+    to_eval_req(arg, &m);
+    skp_encode_eval_req(w, &m);
 }
 
 static void enc_eval_render(struct skp_writer *w, const void *arg)
 {
     const struct eval_render *er = arg;
-    put_eval(w, er->ev, er->ro->has_range ? FLAG_RANGE : 0);
-    put_render(w, er->ro);
+    struct skp_eval_req m;
+    struct skp_render_req rm;
+    to_eval_req(er->ev, &m);
+    if (er->ro->has_range)
+        m.flags |= SKP_EVAL_RANGE;
+    to_render_req(er->ro, &rm);
+    skp_encode_eval_req(w, &m);
+    skp_encode_render_req(w, &rm);
 }
 
 /* ---- argument checks ------------------------------------------------------------------ */

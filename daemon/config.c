@@ -42,6 +42,8 @@ static const struct option options[] = {
      "largest picture a RENDER may ask for"},
     {"max-skf-mb", OPT_INT, F(max_skf_mb), 1, 4096, "64", "largest .skf file, MiB"},
     {"max-bones", OPT_INT, F(max_bones), 1, 1 << 20, "10000", "most bones an armature may have"},
+    {"max-bone-steps", OPT_INT, F(max_bone_steps), 1000, (int64_t)1 << 40, "100000000",
+     "work one request may ask for: (warm-up + steps) x bones"},
     {"idle-timeout", OPT_INT, F(idle_timeout), 0, 86400 * 7, "300",
      "seconds before an idle connection is closed (0: never)"},
 };

@@ -7,12 +7,15 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/sheet.h"
+#include "engine/png.h"
+#include "engine/request.h"
 #include "log.h"
+#include "skp_msg.h"
 #include "sha256.h"
 
 typedef void (*handler_fn)(struct conn *, const struct skp_frame *, struct skp_reader *);
@@ -44,7 +47,7 @@ static struct request *new_request(struct conn *c, const struct skp_frame *f)
     r->started_us = now_us();
     eval_request_init(&r->eval);
     construct_opts_default(&r->opts);
-    render_opts_default(&r->render.opts);
+    picture_request_init(&r->picture);
     return r;
 }
 
@@ -199,105 +202,147 @@ static struct instance *find_instance(struct conn *c, uint32_t id)
     return id >= 1 && id <= c->instance_cap ? c->instances[id - 1] : NULL;
 }
 
-/* Animations by name or decimal index, as skeld eval resolves them. */
-static int resolve_anim(const struct armature *arm, const char *name, size_t len, char *buf)
+static bool bad(struct conn *c, const struct skp_frame *f, const char *msg)
 {
-    memcpy(buf, name, len);
-    buf[len] = 0;
-    return armature_find_anim(arm, buf);
+    conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "%s", msg);
+    return false;
 }
 
-/* A worker is busy about 3 us a step: a million steps is a few seconds at most. */
-#define MAX_STEPS_PER_REQUEST 1000000
+uint16_t dispatch_status_of(int eng)
+{
+    switch (eng) {
+    case ENG_ENOMEM: return SKP_S_NO_MEMORY;
+    case ENG_ELIMIT: return SKP_S_LIMIT;
+    case ENG_EINVAL: return SKP_S_BAD_REQUEST;
+    case ENG_EIO: return SKP_S_NOT_FOUND;
+    default: return SKP_S_BAD_FILE;
+    }
+}
 
-enum { EF_LOOP = 1, EF_REVERSE = 2, EF_FROM = 4, EF_MS = 8, EF_YDOWN = 16, EF_RANGE = 32 };
+/* A wire string as a C string in buf (SKP_MAX_NAME + 1 bytes). */
+static const char *cstr(struct skp_str s, char *buf)
+{
+    memcpy(buf, s.p ? s.p : "", s.len);
+    buf[s.len] = 0;
+    return buf;
+}
 
-/* Decodes an evaluation request into r (target, animations, knobs, engine options). On error
+/* The message's target: the armature (referenced by the job later) or an instance. On error
  * replies and returns false. */
-/* The request is one the engine can play, within the steps a request may take. */
-static bool check_eval(struct conn *c, const struct skp_frame *f, struct request *r)
+static bool resolve_target(struct conn *c, const struct skp_frame *f, const struct skp_eval_req *m,
+                           struct request *r)
 {
-    struct eng_error err;
-    if (eval_check(r->entry->arm, &r->eval, &err)) {
-        conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "%s", err.msg);
-        return false;
-    }
-    if ((uint64_t)eval_steps(&r->eval) + r->eval.warmup > MAX_STEPS_PER_REQUEST) {
-        conn_error(c, f->h.opcode, f->h.id, SKP_S_LIMIT,
-                   "at most %d warm-up and animation steps per request", MAX_STEPS_PER_REQUEST);
-        return false;
-    }
-    return true;
-}
-
-static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_reader *rd,
-                      struct request *r, uint16_t *flags_out)
-{
-    uint8_t target = skp_read_u8(rd), id[32];
-    if (target == 0) {
-        if (!read_id(rd, id)) {
-            conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "body ends before the id");
-            return false;
-        }
-        if (!(r->entry = lookup(c, f, id)))
+    if (m->target == SKP_TARGET_ARMATURE) {
+        if (!(r->entry = lookup(c, f, m->armature)))
             return false;
         cache_unref(&c->srv->cache, r->entry); /* start_job takes the job's own reference */
-    } else if (target == 1) {
-        r->inst = find_instance(c, skp_read_u32(rd));
-        if (!r->inst || r->inst->doomed) {
-            conn_error(c, f->h.opcode, f->h.id, SKP_S_NOT_FOUND,
-                       "no such instance on this connection");
-            return false;
-        }
-        r->entry = r->inst->entry;
-    } else {
-        conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "target must be 0 or 1");
+        return true;
+    }
+    r->inst = find_instance(c, m->instance);
+    if (!r->inst || r->inst->doomed) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_NOT_FOUND, "no such instance on this connection");
         return false;
     }
-    const struct armature *arm = r->entry->arm;
-    uint16_t flags = skp_read_u16(rd);
-    unsigned count = skp_read_u8(rd);
-    if (count > SKP_MAX_ANIMS) {
-        conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "at most %d animations",
-                   SKP_MAX_ANIMS);
-        return false;
-    }
-    r->eval.count = count;
-    for (unsigned i = 0; i < count; i++) {
-        size_t len;
-        const char *name = skp_read_str(rd, &len);
-        char buf[SKP_MAX_NAME + 1];
-        r->eval.anims[i] = name ? resolve_anim(arm, name, len, buf) : -1;
-        r->eval.frames[i] = skp_read_f64(rd);
-        r->eval.smooth[i] = skp_read_f64(rd);
-        if (name && r->eval.anims[i] < 0) {
-            conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST,
-                       "no animation named or numbered \"%s\"", buf);
-            return false;
-        }
-    }
-    r->eval.from = skp_read_f64(rd);
-    r->eval.has_from = flags & EF_FROM;
-    r->eval.warmup = skp_read_u32(rd);
-    r->eval.loop = flags & EF_LOOP;
-    r->eval.reverse = flags & EF_REVERSE;
-    double o[6];
-    for (int i = 0; i < 6; i++)
-        o[i] = skp_read_f64(rd);
-    r->opts =
-        (struct construct_opts){{o[0], o[1]}, {o[2], o[3]}, {o[4], o[5]}, (flags & EF_YDOWN) != 0};
-    if (rd->err)
-        return true; /* finish_body reports it */
-    /* Times in ms become frames of each animation (TimeFrame). */
-    for (unsigned i = 0; (flags & EF_MS) && i < count; i++)
-        r->eval.frames[i] = anim_time_frame(arm, r->eval.anims[i], r->eval.frames[i],
-                                            r->eval.reverse, r->eval.loop);
-    /* A range's frames are its last frame (set_range), checked then. */
-    bool range = (flags & EF_RANGE) && f->h.opcode == SKP_OP_RENDER;
-    if (!range && !check_eval(c, f, r))
-        return false;
-    *flags_out = flags;
+    r->entry = r->inst->entry;
     return true;
+}
+
+/* The message's evaluation as the engine's request: names resolved, times made frames. */
+static int to_eval(const struct armature *arm, const struct skp_eval_req *m, struct request *r,
+                   struct eng_error *err)
+{
+    struct eval_request *e = &r->eval;
+    e->count = m->anim_count;
+    for (unsigned i = 0; i < m->anim_count; i++) {
+        char buf[SKP_MAX_NAME + 1];
+        int rc = request_find_anim(arm, cstr(m->anims[i].name, buf), &e->anims[i], err);
+        if (rc)
+            return rc;
+        e->frames[i] = m->anims[i].frame;
+        e->smooth[i] = m->anims[i].smooth;
+    }
+    e->from = m->from;
+    e->has_from = m->flags & SKP_EVAL_FROM;
+    e->warmup = m->warmup;
+    e->loop = m->flags & SKP_EVAL_LOOP;
+    e->reverse = m->flags & SKP_EVAL_REVERSE;
+    /* Times in ms become frames of each animation (TimeFrame). */
+    for (unsigned i = 0; (m->flags & SKP_EVAL_MS) && i < e->count; i++)
+        if (isfinite(e->frames[i]))
+            e->frames[i] = anim_time_frame(arm, e->anims[i], e->frames[i], e->reverse, e->loop);
+    r->opts = (struct construct_opts){{m->position[0], m->position[1]},
+                                      {m->scale[0], m->scale[1]},
+                                      {m->velocity[0], m->velocity[1]},
+                                      (m->flags & SKP_EVAL_Y_DOWN) != 0};
+    return 0;
+}
+
+/* The render message as the engine's picture request. */
+static int to_picture(const struct armature *arm, const struct skp_render_req *m, uint16_t flags,
+                      struct request *r, struct eng_error *err)
+{
+    struct picture_request *pr = &r->picture;
+    picture_request_init(pr);
+    pr->opts.width = m->width;
+    pr->opts.height = m->height;
+    memcpy(pr->opts.background, m->background, 4);
+    pr->fit = m->camera == SKP_CAMERA_FIT;
+    pr->fraction = m->fit;
+    pr->opts.scale = (struct vec2){m->scale[0], m->scale[1]};
+    pr->opts.position = (struct vec2){m->position[0], m->position[1]};
+    for (unsigned i = 0; i < m->style_count; i++) {
+        char buf[SKP_MAX_NAME + 1];
+        int rc = request_find_style(arm, cstr(m->styles[i], buf), &pr->opts.styles[i], err);
+        if (rc)
+            return rc;
+    }
+    pr->opts.style_count = m->style_count;
+    pr->opts.samples = m->samples;
+    pr->png_level = m->png_level == SKP_PNG_FAST ? PNG_LEVEL_FAST : m->png_level;
+    pr->range = flags & SKP_EVAL_RANGE;
+    pr->first = m->first;
+    pr->last = m->last;
+    pr->cols = m->cols;
+    pr->rows = m->rows;
+    r->format = m->format;
+    if (m->camera > SKP_CAMERA_EXPLICIT || m->format > SKP_FORMAT_RGBA)
+        return eng_seterr(err, ENG_EINVAL, "camera must be 0 (fit) or 1, format 0 (PNG) or 1");
+    return 0;
+}
+
+static void request_limits_of(const struct config *cfg, struct request_limits *l)
+{
+    l->max_image_pixels = (uint64_t)cfg->max_image_pixels;
+    l->max_reply_pixels = 16 * (uint64_t)cfg->max_image_pixels;
+    l->max_bone_steps = (uint64_t)cfg->max_bone_steps;
+}
+
+/* Decodes, resolves and checks an evaluation (and, for RENDER, its picture) into r. On error
+ * replies and returns false. */
+static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_reader *rd,
+                      struct request *r, bool render)
+{
+    struct skp_eval_req m;
+    struct skp_render_req rm;
+    int rc = skp_decode_eval_req(rd, &m);
+    if (rc == SKP_EOK && render)
+        rc = skp_decode_render_req(rd, &rm);
+    if (rc == SKP_ECOUNT)
+        return bad(c, f, "target must be 0 or 1, with at most 16 animations and 64 styles");
+    if (!finish_body(c, f, rd) || !resolve_target(c, f, &m, r))
+        return false;
+    const struct armature *arm = r->entry->arm;
+    struct request_limits lim;
+    struct eng_error err;
+    request_limits_of(c->srv->cfg, &lim);
+    rc = to_eval(arm, &m, r, &err);
+    if (!rc && render && !(rc = to_picture(arm, &rm, m.flags, r, &err)))
+        rc = request_check_picture(arm, &r->eval, &r->opts, &r->picture, &lim, &err);
+    else if (!rc && !render)
+        rc = request_check_eval(arm, &r->eval, &r->opts, &lim, &err);
+    if (rc)
+        conn_error(c, f->h.opcode, f->h.id, dispatch_status_of(rc), "%s", err.msg);
+    return rc == 0;
 }
 
 _Static_assert(SKP_MAX_ANIMS <= EVAL_MAX_ANIMS, "a request's animations fit the engine's");
@@ -652,120 +697,13 @@ static void h_instance_free(struct conn *c, const struct skp_frame *f, struct sk
     conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, NULL, 0);
 }
 
-static bool bad(struct conn *c, const struct skp_frame *f, const char *msg)
-{
-    conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST, "%s", msg);
-    return false;
-}
-
-static bool read_styles(struct conn *c, const struct skp_frame *f, struct skp_reader *rd,
-                        struct request *r)
-{
-    unsigned n = skp_read_u8(rd);
-    if (n > RENDER_MAX_STYLES)
-        return bad(c, f, "too many styles");
-    for (unsigned i = 0; i < n; i++) {
-        size_t len;
-        const char *name = skp_read_str(rd, &len);
-        char buf[SKP_MAX_NAME + 1];
-        if (!name)
-            return true; /* finish_body reports the short body */
-        memcpy(buf, name, len);
-        buf[len] = 0;
-        int st = armature_find_style(r->entry->arm, buf);
-        if (st < 0) {
-            conn_error(c, f->h.opcode, f->h.id, SKP_S_BAD_REQUEST,
-                       "no style named or numbered \"%s\"", buf);
-            return false;
-        }
-        r->render.opts.styles[i] = st;
-    }
-    r->render.opts.style_count = n;
-    return true;
-}
-
-/* A frame range renders every frame from first to last, stepping from --from (or first). */
-static bool set_range(struct conn *c, const struct skp_frame *f, struct request *r)
-{
-    if (r->render.first > r->render.last || !r->eval.count)
-        return bad(c, f, "a range needs animations and first <= last");
-    for (unsigned i = 0; i < r->eval.count; i++)
-        r->eval.frames[i] = r->render.last;
-    if (!r->eval.has_from || r->eval.from > r->render.first) {
-        r->eval.from = r->eval.has_from ? r->eval.from : r->render.first;
-        r->eval.has_from = true;
-    }
-    return check_eval(c, f, r);
-}
-
-/* A sheet has room for every frame and fits RENDER_MAX_SIDE a side. */
-static bool check_sheet(struct conn *c, const struct skp_frame *f, const struct render_params *rp,
-                        uint64_t frames)
-{
-    struct eng_error err;
-    if (sheet_check(rp->cols, rp->rows, rp->opts.width, rp->opts.height, frames, &err))
-        return bad(c, f, err.msg);
-    return true;
-}
-
-static bool read_render(struct conn *c, const struct skp_frame *f, struct skp_reader *rd,
-                        struct request *r, uint16_t flags)
-{
-    struct render_params *rp = &r->render;
-    rp->opts.width = skp_read_u32(rd);
-    rp->opts.height = skp_read_u32(rd);
-    for (int i = 0; i < 4; i++)
-        rp->opts.background[i] = skp_read_u8(rd);
-    uint8_t camera = skp_read_u8(rd);
-    rp->fraction = skp_read_f64(rd);
-    rp->opts.scale.x = skp_read_f64(rd);
-    rp->opts.scale.y = skp_read_f64(rd);
-    rp->opts.position.x = skp_read_f64(rd);
-    rp->opts.position.y = skp_read_f64(rd);
-    if (!read_styles(c, f, rd, r))
-        return false;
-    rp->opts.samples = skp_read_u8(rd);
-    rp->format = skp_read_u8(rd);
-    uint8_t level = skp_read_u8(rd);
-    rp->first = skp_read_u32(rd);
-    rp->last = skp_read_u32(rd);
-    uint16_t cols = skp_read_u16(rd), rows = skp_read_u16(rd);
-    if (rd->err)
-        return true;
-    uint64_t px = (uint64_t)rp->opts.width * rp->opts.height;
-    if (!rp->opts.width || !rp->opts.height || rp->opts.width > RENDER_MAX_SIDE ||
-        rp->opts.height > RENDER_MAX_SIDE || px > (uint64_t)c->srv->cfg->max_image_pixels)
-        return bad(c, f, "image size out of range (see --max-image-pixels)");
-    if (camera > 1 || (camera == 0 && !(rp->fraction > 0 && rp->fraction <= 10)))
-        return bad(c, f, "camera must be 0 (fit, with a fraction in (0, 10]) or 1");
-    if (rp->opts.samples != 1 && rp->opts.samples != 4)
-        return bad(c, f, "samples must be 1 or 4");
-    if (rp->format > 1 || (level != 255 && level > 9))
-        return bad(c, f, "format must be 0 or 1 and png level 255 or 0..9");
-    rp->fit = camera == 0;
-    rp->png_level = level == 255 ? -1 : level;
-    rp->range = flags & EF_RANGE;
-    rp->cols = cols;
-    rp->rows = rows;
-    /* One reply holds every picture of a range, or one sheet: bound its pixels. */
-    uint64_t frames = rp->range && rp->last >= rp->first ? (uint64_t)rp->last - rp->first + 1 : 1;
-    uint64_t cells = cols || rows ? (uint64_t)cols * rows : frames;
-    if ((frames > cells ? frames : cells) * px > 16 * (uint64_t)c->srv->cfg->max_image_pixels)
-        return bad(c, f, "reply too large: at most 16 x --max-image-pixels pixels");
-    if ((cols || rows) && !check_sheet(c, f, rp, frames))
-        return false;
-    return !rp->range || set_range(c, f, r);
-}
-
 static void h_eval(struct conn *c, const struct skp_frame *f, struct skp_reader *rd,
                    void (*run)(struct job *, struct worker *), bool render)
 {
     struct request *r = new_request(c, f);
-    uint16_t flags = 0;
     if (!r)
         return;
-    if (!read_eval(c, f, rd, r, &flags) || (render && !read_render(c, f, rd, r, flags)) ||
-        !finish_body(c, f, rd)) {
+    if (!read_eval(c, f, rd, r, render)) {
         free_request(r);
         return;
     }

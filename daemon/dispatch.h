@@ -2,6 +2,7 @@
 #ifndef SKELD_DISPATCH_H
 #define SKELD_DISPATCH_H
 
+#include "engine/request.h"
 #include "server.h"
 
 struct instance {
@@ -11,17 +12,6 @@ struct instance {
     bool busy;   /* a job is running on it: later requests wait in order */
     bool doomed; /* freed by its owner while busy: goes once its jobs are done */
     struct request *wait_head, *wait_tail;
-};
-
-struct render_params {
-    struct render_opts opts;
-    bool fit;
-    double fraction;
-    uint8_t format; /* 0 PNG, 1 raw */
-    int png_level;
-    bool range;
-    uint32_t first, last;
-    uint16_t cols, rows; /* spritesheet cells; 0 x 0: separate pictures */
 };
 
 /* One request between the loop and a worker. Inputs are copied out of the connection's
@@ -39,7 +29,8 @@ struct request {
     struct instance *inst;
     struct eval_request eval;
     struct construct_opts opts;
-    struct render_params render;
+    struct picture_request picture; /* RENDER */
+    uint8_t format;                 /* RENDER: enum skp_format */
     uint8_t *input; /* LOAD: file bytes (owned) */
     size_t input_len;
     char *path; /* LOAD by path: the resolved file (PATH_MAX bytes, owned); else NULL */
@@ -54,6 +45,9 @@ struct request {
     struct armature *loaded;
     uint8_t digest[32];
 };
+
+/* The wire status for an engine error. Any thread. */
+uint16_t dispatch_status_of(int eng);
 
 /* Worker-side job bodies (work.c). */
 /* LOAD in two steps, so content already cached is never parsed again: read (by path) and

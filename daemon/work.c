@@ -11,6 +11,7 @@
 #include "engine/png.h"
 #include "engine/sheet.h"
 #include "sha256.h"
+#include "skp_msg.h"
 
 static struct request *req_of(struct job *job)
 {
@@ -30,13 +31,7 @@ static void fail(struct request *r, uint16_t status, const char *fmt, ...)
 
 static uint16_t status_of(int eng)
 {
-    switch (eng) {
-    case ENG_ENOMEM: return SKP_S_NO_MEMORY;
-    case ENG_ELIMIT: return SKP_S_LIMIT;
-    case ENG_EINVAL: return SKP_S_BAD_REQUEST;
-    case ENG_EIO: return SKP_S_NOT_FOUND;
-    default: return SKP_S_BAD_FILE;
-    }
+    return dispatch_status_of(eng);
 }
 
 /* Allocates a writer of cap bytes for the reply body. */
@@ -276,11 +271,11 @@ void work_mesh(struct job *job, struct worker *w)
     }
     if (!begin(r, &wr, cap))
         return;
-    uint32_t count = render_draw_order(arm, p, &r->render.opts, img->order, img->keys, img->skip);
+    uint32_t count = render_draw_order(arm, p, &r->picture.opts, img->order, img->keys, img->skip);
     skp_write_u32(&wr, count);
     for (uint32_t i = 0; i < count; i++)
         mesh_item(&wr, p, img->order[i],
-                  render_bone_texture(arm, &r->render.opts, p->out[img->order[i]].tex));
+                  render_bone_texture(arm, &r->picture.opts, p->out[img->order[i]].tex));
     finish(r, &wr);
 }
 
@@ -299,7 +294,7 @@ static int put_picture(struct request *r, struct worker *w, const uint8_t *rgba,
 {
     if (append_u32(out, frame) || append_u32(out, width) || append_u32(out, height))
         return -1;
-    if (r->render.format == 1) {
+    if (r->format == SKP_FORMAT_RGBA) {
         size_t len = (size_t)width * height * 4;
         return append_u32(out, (uint32_t)len) || byte_buf_append(out, rgba, len) ? -1 : 0;
     }
@@ -308,8 +303,8 @@ static int put_picture(struct request *r, struct worker *w, const uint8_t *rgba,
         return -1;
     struct png_opts po;
     png_opts_default(&po);
-    if (r->render.png_level >= 0) {
-        po.level = r->render.png_level;
+    if (r->picture.png_level != PNG_LEVEL_FAST) {
+        po.level = r->picture.png_level;
         po.filter = PNG_FILTER_CHOICE_SUB;
     }
     if (png_encode(rgba, width, height, &po, out, &w->png_scratch))
@@ -320,40 +315,27 @@ static int put_picture(struct request *r, struct worker *w, const uint8_t *rgba,
 
 /* Where a RENDER's frames go: each into the reply as it is drawn, or into one sheet. */
 struct render_out {
+    struct request *r;
+    struct worker *w;
     struct byte_buf buf;
     struct sheet sheet; /* rgba NULL: no sheet */
     uint32_t count;     /* pictures in buf */
 };
 
-static int emit_frame(struct request *r, struct worker *w, const struct pose *p, uint32_t frame,
-                      struct render_out *out)
+/* request_play's callback: draws the frame into its cell or as the next picture. */
+static int emit_frame(void *ctx, const struct pose *p, uint32_t frame, uint32_t index)
 {
-    const struct render_opts *o = &r->render.opts;
-    if (render(p->arm, p, o, &w->image))
+    struct render_out *out = ctx;
+    const struct render_opts *o = &out->r->picture.opts;
+    if (render(p->arm, p, o, &out->w->image))
         return -1;
     if (out->sheet.rgba) {
-        out->sheet.first = r->render.range ? r->render.first : frame;
-        sheet_put(&out->sheet, &w->image, frame - out->sheet.first);
+        out->sheet.first = out->r->picture.range ? out->r->picture.first : frame;
+        sheet_put(&out->sheet, &out->w->image, index);
         return 0;
     }
     out->count++;
-    return put_picture(r, w, w->image.rgba, o->width, o->height, frame, &out->buf);
-}
-
-static int play_frames(struct request *r, struct worker *w, struct pose *p, struct render_out *out)
-{
-    eval_warmup(p, r->eval.warmup, &r->opts);
-    long steps = eval_steps(&r->eval);
-    for (long s = 0; s < steps; s++) {
-        eval_step(p, &r->eval, s, &r->opts);
-        long frame = (long)eval_step_frame(&r->eval, s);
-        bool want = r->render.range
-                        ? frame >= (long)r->render.first && frame <= (long)r->render.last
-                        : s == steps - 1;
-        if (want && emit_frame(r, w, p, (uint32_t)(frame < 0 ? 0 : frame), out))
-            return -1;
-    }
-    return 0;
+    return put_picture(out->r, out->w, out->w->image.rgba, o->width, o->height, frame, &out->buf);
 }
 
 /* The sheet as the one picture of the reply, then its JSON (sheet.h). */
@@ -364,24 +346,24 @@ static int put_sheet(struct request *r, struct worker *w, struct render_out *out
     if (put_picture(r, w, s->rgba, s->width, s->height, s->first, &out->buf))
         return -1;
     out->count = 1;
-    size_t len = sheet_json(NULL, 0, s, &r->render.opts, b);
+    size_t len = sheet_json(NULL, 0, s, &r->picture.opts, b);
     if (append_u32(&out->buf, (uint32_t)len) || byte_buf_reserve(&out->buf, len + 1))
         return -1; /* + 1: sheet_json terminates what it writes */
-    sheet_json((char *)out->buf.data + out->buf.len, len + 1, s, &r->render.opts, b);
+    sheet_json((char *)out->buf.data + out->buf.len, len + 1, s, &r->picture.opts, b);
     out->buf.len += len;
     return 0;
 }
 
 /* Bounds of the request's animation, for fit and for the sheet JSON. Framing plays the
  * animation through: on scratch, never on an instance's state. */
-static int anim_bounds(struct request *r, struct worker *w, struct pose *p, struct bounds *b)
+static int frame_picture(struct request *r, struct worker *w, struct pose *p, struct bounds *b)
 {
     struct pose *scratch = r->inst ? worker_pose(w, p->arm, r->entry->serial) : p;
     if (!scratch) {
         fail(r, SKP_S_NO_MEMORY, "out of memory");
         return -1;
     }
-    render_anim_bounds(p->arm, scratch, &r->eval, &r->render.opts, b);
+    request_frame(p->arm, scratch, &r->eval, &r->picture, b);
     if (!r->inst)
         pose_reset(p);
     return 0;
@@ -389,11 +371,11 @@ static int anim_bounds(struct request *r, struct worker *w, struct pose *p, stru
 
 static int start_sheet(struct request *r, struct render_out *out)
 {
-    const struct render_params *rp = &r->render;
+    const struct picture_request *pr = &r->picture;
     struct eng_error err;
-    uint32_t count = rp->range ? rp->last - rp->first + 1 : 1;
-    int rc = sheet_init(&out->sheet, rp->cols, rp->rows, rp->opts.width, rp->opts.height, rp->first,
-                        count, &err);
+    uint32_t count = pr->range ? pr->last - pr->first + 1 : 1;
+    int rc = sheet_init(&out->sheet, pr->cols, pr->rows, pr->opts.width, pr->opts.height,
+                        pr->first, count, &err);
     if (rc)
         fail(r, status_of(rc), "%s", err.msg);
     return rc;
@@ -404,16 +386,15 @@ void work_render(struct job *job, struct worker *w)
     struct request *r = req_of(job);
     struct pose *p = pose_for(r, w);
     struct bounds b = {0, 0, 0, 0, true};
-    bool sheet = r->render.cols != 0;
-    if (!p || ((r->render.fit || sheet) && anim_bounds(r, w, p, &b)))
+    bool sheet = r->picture.cols != 0;
+    if (!p || (request_needs_bounds(&r->picture) && frame_picture(r, w, p, &b)))
         return;
-    r->render.opts.straight_alpha = true;
-    if (r->render.fit)
-        render_fit(&b, r->render.fraction, &r->render.opts);
-    struct render_out out = {{0}, {0}, 0};
+    r->picture.opts.straight_alpha = true;
+    struct render_out out = {r, w, {0}, {0}, 0};
     if (sheet && start_sheet(r, &out))
         return;
-    if (append_u32(&out.buf, 0) || play_frames(r, w, p, &out) ||
+    if (append_u32(&out.buf, 0) ||
+        request_play(p, &r->eval, &r->opts, &r->picture, emit_frame, &out) ||
         (sheet ? put_sheet(r, w, &out, &b) : append_u32(&out.buf, 0))) {
         free(out.buf.data);
         sheet_close(&out.sheet);

@@ -69,6 +69,7 @@ enum skp_err {
     SKP_ETOOLONG = -2,   /* a string or blob longer than allowed */
     SKP_ENOSPACE = -3,   /* the output buffer is full */
     SKP_ETRAILING = -4,  /* bytes left after the last field */
+    SKP_ECOUNT = -5,     /* a count or enum field beyond what the protocol allows */
 };
 
 struct skp_header {

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "skp_msg.h"
 #include "skp_parser.h"
 
 #define MAX_CONNS 256
@@ -147,43 +148,27 @@ struct plan {
 
 static size_t eval_body(const struct plan *p, uint32_t frame, uint8_t *buf, size_t cap)
 {
+    struct skp_eval_req m;
+    skp_eval_req_init(&m);
+    memcpy(m.armature, p->id, sizeof m.armature);
+    m.flags = SKP_EVAL_LOOP;
+    m.anim_count = 1;
+    m.anims[0] = (struct skp_anim_ref){{p->anim, strlen(p->anim)}, frame, 0};
     struct skp_writer w;
     skp_writer_init(&w, buf, cap);
-    skp_write_u8(&w, 0);
-    skp_write_raw(&w, p->id, 32);
-    skp_write_u16(&w, 1); /* loop */
-    skp_write_u8(&w, 1);
-    skp_write_str(&w, p->anim, strlen(p->anim));
-    skp_write_f64(&w, frame);
-    skp_write_f64(&w, 0);
-    skp_write_f64(&w, 0);
-    skp_write_u32(&w, 0);
-    const double opts[6] = {0, 0, 1, 1, 0, 0};
-    for (int i = 0; i < 6; i++)
-        skp_write_f64(&w, opts[i]);
+    skp_encode_eval_req(&w, &m);
     return w.len;
 }
 
+/* A fit-camera render of the plan's size with the defaults of `skeld render`. */
 static size_t render_body(const struct plan *p, uint8_t *buf, size_t cap, size_t at)
 {
+    struct skp_render_req m;
+    skp_render_req_init(&m);
+    m.width = m.height = p->size;
     struct skp_writer w;
     skp_writer_init(&w, buf + at, cap - at);
-    skp_write_u32(&w, p->size);
-    skp_write_u32(&w, p->size);
-    for (int i = 0; i < 4; i++)
-        skp_write_u8(&w, 0);
-    skp_write_u8(&w, 0); /* fit */
-    skp_write_f64(&w, 0.9);
-    for (int i = 0; i < 4; i++)
-        skp_write_f64(&w, 0);
-    skp_write_u8(&w, 0);   /* default styles */
-    skp_write_u8(&w, 4);   /* samples */
-    skp_write_u8(&w, 0);   /* PNG */
-    skp_write_u8(&w, 255); /* fast encoder */
-    skp_write_u32(&w, 0);
-    skp_write_u32(&w, 0);
-    skp_write_u16(&w, 0);
-    skp_write_u16(&w, 0);
+    skp_encode_render_req(&w, &m);
     return at + w.len;
 }
 

@@ -25,6 +25,7 @@
 #include "skp.h"
 #include "skp_cli.h"
 #include "skp_json.h"
+#include "skp_msg.h"
 #include "skp_parser.h"
 
 #ifndef MAP_ANONYMOUS
@@ -2024,6 +2025,157 @@ START_TEST(sheet_json_gets_the_image_name_first)
 }
 END_TEST
 
+/* ====================================================================================== */
+/* Message codecs (skp_msg.h)                                                              */
+
+static struct skp_str sv(const char *s)
+{
+    return (struct skp_str){s, strlen(s)};
+}
+
+static bool str_is(struct skp_str s, const char *want)
+{
+    return s.len == strlen(want) && !memcmp(s.p, want, s.len);
+}
+
+START_TEST(eval_req_layout_and_roundtrip)
+{
+    struct skp_eval_req m, d;
+    skp_eval_req_init(&m);
+    for (int i = 0; i < SKP_ID_SIZE; i++)
+        m.armature[i] = (uint8_t)(i + 1);
+    m.flags = SKP_EVAL_LOOP | SKP_EVAL_FROM;
+    m.anim_count = 2;
+    m.anims[0] = (struct skp_anim_ref){sv("Walk"), 10.5, 2};
+    m.anims[1] = (struct skp_anim_ref){sv("3"), -1, 0};
+    m.from = 4;
+    m.warmup = 30;
+    m.position[0] = 7;
+    m.velocity[1] = -8;
+    uint8_t buf[512];
+    struct skp_writer w;
+    skp_writer_init(&w, buf, sizeof buf);
+    skp_encode_eval_req(&w, &m);
+    ck_assert_int_eq(w.err, 0);
+    ck_assert_uint_le(w.len, skp_eval_req_size(&m));
+    /* PROTOCOL.md's order: target, id, flags, count, then per animation a u16-length name,
+     * frame and smoothing; then from, warmup and six option doubles. */
+    ck_assert_uint_eq(w.len, 1 + 32 + 2 + 1 + (2 + 4 + 16) + (2 + 1 + 16) + 8 + 4 + 48);
+    ck_assert_uint_eq(buf[0], SKP_TARGET_ARMATURE);
+    ck_assert_uint_eq(buf[1], 1);
+    ck_assert_uint_eq(buf[32], 32);
+    ck_assert_uint_eq(skp_get_u16(buf + 33), SKP_EVAL_LOOP | SKP_EVAL_FROM);
+    ck_assert_uint_eq(buf[35], 2);
+    ck_assert_uint_eq(skp_get_u16(buf + 36), 4);
+    ck_assert(!memcmp(buf + 38, "Walk", 4));
+    struct skp_reader rd;
+    skp_reader_init(&rd, buf, w.len);
+    ck_assert_int_eq(skp_decode_eval_req(&rd, &d), SKP_EOK);
+    ck_assert_int_eq(skp_reader_finish(&rd), SKP_EOK);
+    ck_assert(!memcmp(d.armature, m.armature, SKP_ID_SIZE));
+    ck_assert_uint_eq(d.flags, m.flags);
+    ck_assert_uint_eq(d.anim_count, 2);
+    ck_assert(str_is(d.anims[0].name, "Walk") && str_is(d.anims[1].name, "3"));
+    ck_assert(d.anims[0].frame == 10.5 && d.anims[0].smooth == 2 && d.anims[1].frame == -1);
+    ck_assert(d.from == 4 && d.warmup == 30 && d.position[0] == 7 && d.velocity[1] == -8);
+    ck_assert(d.scale[0] == 1 && d.scale[1] == 1);
+    /* An instance target carries a u32 instead of the id. */
+    m.target = SKP_TARGET_INSTANCE;
+    m.instance = 77;
+    skp_writer_init(&w, buf, sizeof buf);
+    skp_encode_eval_req(&w, &m);
+    skp_reader_init(&rd, buf, w.len);
+    ck_assert_int_eq(skp_decode_eval_req(&rd, &d), SKP_EOK);
+    ck_assert_uint_eq(d.target, SKP_TARGET_INSTANCE);
+    ck_assert_uint_eq(d.instance, 77);
+    ck_assert_uint_eq(skp_get_u32(buf + 1), 77);
+}
+END_TEST
+
+START_TEST(render_req_roundtrip)
+{
+    struct skp_render_req m, d;
+    skp_render_req_init(&m);
+    ck_assert(m.width == 512 && m.fit == 0.9 && m.samples == 4 && m.png_level == SKP_PNG_FAST);
+    m.width = 64;
+    m.height = 32;
+    m.background[3] = 255;
+    m.camera = SKP_CAMERA_EXPLICIT;
+    m.scale[0] = 0.5;
+    m.position[1] = -16;
+    m.style_count = 2;
+    m.styles[0] = sv("Red");
+    m.styles[1] = sv("0");
+    m.first = 3;
+    m.last = 9;
+    m.cols = 4;
+    m.rows = 2;
+    uint8_t buf[512];
+    struct skp_writer w;
+    skp_writer_init(&w, buf, sizeof buf);
+    skp_encode_render_req(&w, &m);
+    ck_assert_int_eq(w.err, 0);
+    ck_assert_uint_le(w.len, skp_render_req_size(&m));
+    struct skp_reader rd;
+    skp_reader_init(&rd, buf, w.len);
+    ck_assert_int_eq(skp_decode_render_req(&rd, &d), SKP_EOK);
+    ck_assert_int_eq(skp_reader_finish(&rd), SKP_EOK);
+    ck_assert(d.width == 64 && d.height == 32 && d.background[3] == 255);
+    ck_assert(d.camera == SKP_CAMERA_EXPLICIT && d.scale[0] == 0.5 && d.position[1] == -16);
+    ck_assert(d.style_count == 2 && str_is(d.styles[0], "Red") && str_is(d.styles[1], "0"));
+    ck_assert(d.first == 3 && d.last == 9 && d.cols == 4 && d.rows == 2);
+}
+END_TEST
+
+START_TEST(msg_decode_errors)
+{
+    uint8_t buf[4096];
+    struct skp_writer w;
+    struct skp_reader rd;
+    struct skp_eval_req m;
+    struct skp_render_req rm;
+    /* an unknown target */
+    skp_writer_init(&w, buf, sizeof buf);
+    skp_write_u8(&w, 2);
+    skp_reader_init(&rd, buf, w.len);
+    ck_assert_int_eq(skp_decode_eval_req(&rd, &m), SKP_ECOUNT);
+    /* 17 animations */
+    skp_eval_req_init(&m);
+    skp_writer_init(&w, buf, sizeof buf);
+    skp_encode_eval_req(&w, &m);
+    buf[35] = SKP_MAX_ANIMS + 1;
+    skp_reader_init(&rd, buf, w.len);
+    ck_assert_int_eq(skp_decode_eval_req(&rd, &m), SKP_ECOUNT);
+    /* every truncation of a valid body is ETRUNCATED, never a crash or a success */
+    skp_eval_req_init(&m);
+    m.anim_count = 1;
+    m.anims[0].name = sv("Idle");
+    skp_writer_init(&w, buf, sizeof buf);
+    skp_encode_eval_req(&w, &m);
+    for (size_t cut = 0; cut < w.len; cut++) {
+        skp_reader_init(&rd, buf, cut);
+        ck_assert_int_eq(skp_decode_eval_req(&rd, &m), SKP_ETRUNCATED);
+    }
+    /* 65 styles */
+    skp_render_req_init(&rm);
+    skp_writer_init(&w, buf, sizeof buf);
+    skp_encode_render_req(&w, &rm);
+    buf[4 + 4 + 4 + 1 + 8 + 32] = SKP_MAX_STYLES + 1;
+    skp_reader_init(&rd, buf, w.len);
+    ck_assert_int_eq(skp_decode_render_req(&rd, &rm), SKP_ECOUNT);
+    /* a name longer than the protocol allows */
+    skp_writer_init(&w, buf, sizeof buf);
+    skp_write_u8(&w, SKP_TARGET_INSTANCE);
+    skp_write_u32(&w, 1);
+    skp_write_u16(&w, 0);
+    skp_write_u8(&w, 1);
+    skp_write_u16(&w, SKP_MAX_NAME + 1);
+    memset(buf + w.len, 'a', SKP_MAX_NAME + 1);
+    skp_reader_init(&rd, buf, w.len + SKP_MAX_NAME + 1);
+    ck_assert_int_eq(skp_decode_eval_req(&rd, &m), SKP_ETOOLONG);
+}
+END_TEST
+
 static Suite *proto_suite(void)
 {
     Suite *s = suite_create("proto");
@@ -2111,6 +2263,12 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, unknown_flag_bits);
     tcase_add_test(tc, reserved_partial_header);
     tcase_add_test(tc, reserved_and_oversize);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("message codecs");
+    tcase_add_test(tc, eval_req_layout_and_roundtrip);
+    tcase_add_test(tc, render_req_roundtrip);
+    tcase_add_test(tc, msg_decode_errors);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("json");

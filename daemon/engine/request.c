@@ -1,0 +1,245 @@
+/* The one request model (request.h): checks with messages, the range rule, framing and the
+ * frame player, shared by the command line, the daemon's workers and every protocol front. */
+#include "request.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "png.h"
+#include "sheet.h"
+
+/* Coordinates and scales beyond this are typing errors or attacks, never armatures. */
+#define MAX_COORD 1e12
+
+void request_limits_default(struct request_limits *l)
+{
+    l->max_image_pixels = (uint64_t)RENDER_MAX_SIDE * RENDER_MAX_SIDE;
+    l->max_reply_pixels = 16 * l->max_image_pixels;
+    l->max_bone_steps = 100000000;
+}
+
+void picture_request_init(struct picture_request *pr)
+{
+    memset(pr, 0, sizeof *pr);
+    render_opts_default(&pr->opts);
+    pr->fit = true;
+    pr->fraction = 0.9;
+    pr->png_level = PNG_LEVEL_FAST;
+}
+
+static const char *anim_name(const struct armature *arm, uint32_t i)
+{
+    return arm->anims[i].name;
+}
+
+static const char *style_name(const struct armature *arm, uint32_t i)
+{
+    return arm->styles[i].name;
+}
+
+/* "no animation named or numbered "x" (there are: a, b, c)", the list cut with "...". */
+static int not_found(const struct armature *arm, const char *what, const char *name,
+                     const char *(*name_at)(const struct armature *, uint32_t), uint32_t count,
+                     struct eng_error *err)
+{
+    char q[ENG_QUOTE_MAX], valid[160] = "";
+    size_t len = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        int w = snprintf(valid + len, sizeof valid - len, "%s%s", i ? ", " : "",
+                         eng_quote(name_at(arm, i), q));
+        if (w < 0 || (size_t)w >= sizeof valid - len) {
+            memcpy(valid + sizeof valid - 4, "...", 4);
+            break;
+        }
+        len += (size_t)w;
+    }
+    return eng_seterr(err, ENG_EINVAL, "no %s named or numbered \"%s\" (%s%s)", what,
+                      eng_quote(name, q), count ? "there are: " : "there are none", valid);
+}
+
+int request_find_anim(const struct armature *arm, const char *name, int *out,
+                      struct eng_error *err)
+{
+    *out = armature_find_anim(arm, name);
+    return *out >= 0 ? 0 : not_found(arm, "animation", name, anim_name, arm->anim_count, err);
+}
+
+int request_find_style(const struct armature *arm, const char *name, int *out,
+                       struct eng_error *err)
+{
+    *out = armature_find_style(arm, name);
+    return *out >= 0 ? 0 : not_found(arm, "style", name, style_name, arm->style_count, err);
+}
+
+static int check_vec(const char *what, struct vec2 v, struct eng_error *err)
+{
+    if (isfinite(v.x) && isfinite(v.y) && fabs(v.x) <= MAX_COORD && fabs(v.y) <= MAX_COORD)
+        return 0;
+    return eng_seterr(err, ENG_EINVAL, "%s (%g, %g) must be finite and within +-%g", what, v.x,
+                      v.y, MAX_COORD);
+}
+
+static int check_opts(const struct construct_opts *o, struct eng_error *err)
+{
+    int rc;
+    if (!o)
+        return 0;
+    if ((rc = check_vec("position", o->position, err)) ||
+        (rc = check_vec("scale", o->scale, err)) || (rc = check_vec("velocity", o->velocity, err)))
+        return rc;
+    return 0;
+}
+
+/* The work of extra_steps more steps than e's own, in bone-steps, against the limit. */
+static int check_budget(const struct armature *arm, const struct eval_request *e,
+                        uint64_t extra_steps, const struct request_limits *lim,
+                        struct eng_error *err)
+{
+    uint64_t steps = (uint64_t)e->warmup + (uint64_t)eval_steps(e) + extra_steps;
+    uint64_t bones = arm->bone_count ? arm->bone_count : 1;
+    if (!lim || !lim->max_bone_steps || steps <= lim->max_bone_steps / bones)
+        return 0;
+    return eng_seterr(err, ENG_ELIMIT,
+                      "%llu steps of %llu bones exceed the limit of %llu bone-steps a request",
+                      (unsigned long long)steps, (unsigned long long)bones,
+                      (unsigned long long)lim->max_bone_steps);
+}
+
+static int check_eval_budget(const struct armature *arm, const struct eval_request *e,
+                             const struct construct_opts *o, uint64_t extra_steps,
+                             const struct request_limits *lim, struct eng_error *err)
+{
+    int rc = eval_check(arm, e, err);
+    if (rc || (rc = check_opts(o, err)))
+        return rc;
+    return check_budget(arm, e, extra_steps, lim, err);
+}
+
+int request_check_eval(const struct armature *arm, const struct eval_request *e,
+                       const struct construct_opts *o, const struct request_limits *lim,
+                       struct eng_error *err)
+{
+    return check_eval_budget(arm, e, o, 0, lim, err);
+}
+
+static int check_canvas(const struct armature *arm, const struct picture_request *pr,
+                        const struct request_limits *lim, struct eng_error *err)
+{
+    const struct render_opts *o = &pr->opts;
+    uint64_t px = (uint64_t)o->width * o->height;
+    if (!o->width || !o->height || o->width > RENDER_MAX_SIDE || o->height > RENDER_MAX_SIDE ||
+        (lim && lim->max_image_pixels && px > lim->max_image_pixels))
+        return eng_seterr(err, ENG_EINVAL,
+                          "size %ux%u is out of range (1..%d a side, at most %llu pixels)",
+                          o->width, o->height, RENDER_MAX_SIDE,
+                          (unsigned long long)(lim && lim->max_image_pixels
+                                                   ? lim->max_image_pixels
+                                                   : (uint64_t)RENDER_MAX_SIDE * RENDER_MAX_SIDE));
+    if (o->samples != 1 && o->samples != 4)
+        return eng_seterr(err, ENG_EINVAL, "samples %u: must be 1 or 4", o->samples);
+    if (o->style_count > RENDER_MAX_STYLES)
+        return eng_seterr(err, ENG_EINVAL, "%u styles: at most %d", o->style_count,
+                          RENDER_MAX_STYLES);
+    for (uint32_t i = 0; i < o->style_count; i++)
+        if (o->styles[i] < 0 || (uint32_t)o->styles[i] >= arm->style_count)
+            return eng_seterr(err, ENG_EINVAL, "style %d is out of range (%u styles)",
+                              o->styles[i], arm->style_count);
+    if (pr->png_level != PNG_LEVEL_FAST && (pr->png_level < 0 || pr->png_level > 9))
+        return eng_seterr(err, ENG_EINVAL, "PNG level %d: must be fast or 0..9", pr->png_level);
+    return 0;
+}
+
+static int check_camera(const struct picture_request *pr, struct eng_error *err)
+{
+    if (pr->fit)
+        return pr->fraction > 0 && pr->fraction <= 10
+                   ? 0
+                   : eng_seterr(err, ENG_EINVAL, "fit %g: must be a fraction in (0, 10]",
+                                pr->fraction);
+    int rc = check_vec("camera scale", pr->opts.scale, err);
+    return rc ? rc : check_vec("camera position", pr->opts.position, err);
+}
+
+/* A range plays every frame from `from` (or `first`) to `last` on one instance. */
+static int apply_range(struct eval_request *e, const struct picture_request *pr,
+                       struct eng_error *err)
+{
+    if (pr->first > pr->last || !e->count)
+        return eng_seterr(err, ENG_EINVAL, "a frame range needs animations and first <= last");
+    for (unsigned i = 0; i < e->count; i++)
+        e->frames[i] = pr->last;
+    if (!e->has_from || e->from > pr->first) {
+        e->from = e->has_from ? e->from : pr->first;
+        e->has_from = true;
+    }
+    return 0;
+}
+
+/* One reply holds every picture of a range, or one sheet: bound its pixels. */
+static int check_output(const struct picture_request *pr, const struct request_limits *lim,
+                        struct eng_error *err)
+{
+    uint64_t frames = pr->range ? (uint64_t)pr->last - pr->first + 1 : 1;
+    int rc;
+    if ((pr->cols || pr->rows) &&
+        (rc = sheet_check(pr->cols, pr->rows, pr->opts.width, pr->opts.height, frames, err)))
+        return rc;
+    uint64_t pictures = pr->cols || pr->rows ? (uint64_t)pr->cols * pr->rows : frames;
+    uint64_t px = (uint64_t)pr->opts.width * pr->opts.height;
+    if (lim && lim->max_reply_pixels && pictures > lim->max_reply_pixels / px)
+        return eng_seterr(err, ENG_ELIMIT,
+                          "%llu pictures of %ux%u exceed the limit of %llu pixels a request",
+                          (unsigned long long)pictures, pr->opts.width, pr->opts.height,
+                          (unsigned long long)lim->max_reply_pixels);
+    return 0;
+}
+
+bool request_needs_bounds(const struct picture_request *pr)
+{
+    return pr->fit || pr->cols || pr->rows;
+}
+
+int request_check_picture(const struct armature *arm, struct eval_request *e,
+                          const struct construct_opts *o, struct picture_request *pr,
+                          const struct request_limits *lim, struct eng_error *err)
+{
+    int rc;
+    if ((rc = check_canvas(arm, pr, lim, err)) || (rc = check_camera(pr, err)) ||
+        (pr->range && (rc = apply_range(e, pr, err))) || (rc = check_output(pr, lim, err)))
+        return rc;
+    /* Framing plays the warm-up and then every frame of the first animation. */
+    uint64_t framing = 0;
+    if (request_needs_bounds(pr))
+        framing = (uint64_t)e->warmup + (e->count ? (uint64_t)arm->anims[e->anims[0]].last_frame + 1 : 1);
+    return check_eval_budget(arm, e, o, framing, lim, err);
+}
+
+void request_frame(const struct armature *arm, struct pose *scratch, const struct eval_request *e,
+                   struct picture_request *pr, struct bounds *b)
+{
+    *b = (struct bounds){0, 0, 0, 0, true};
+    render_anim_bounds(arm, scratch, e, &pr->opts, b);
+    if (pr->fit)
+        render_fit(b, pr->fraction, &pr->opts);
+}
+
+int request_play(struct pose *p, const struct eval_request *e, const struct construct_opts *o,
+                 const struct picture_request *pr, request_frame_fn fn, void *ctx)
+{
+    bool range = pr && pr->range;
+    eval_warmup(p, e->warmup, o);
+    long steps = eval_steps(e);
+    for (long s = 0; s < steps; s++) {
+        eval_step(p, e, s, o);
+        double f = eval_step_frame(e, s);
+        bool want = range ? f >= pr->first && f <= pr->last : s == steps - 1;
+        if (!want)
+            continue;
+        uint32_t frame = f < 0 ? 0 : f > UINT32_MAX ? UINT32_MAX : (uint32_t)f;
+        int rc = fn(ctx, p, frame, range ? frame - pr->first : 0);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
