@@ -179,7 +179,7 @@ static int make_eval(struct flags *f, skc_eval *ev, bool engine_opts)
     if (f->warmup) {
         char *end;
         long w = strtol(f->warmup, &end, 10);
-        if (end == f->warmup || *end || w < 0 || w > 100000000) {
+        if (end == f->warmup || *end || w < 0 || w > UINT32_MAX) {
             fprintf(stderr, "skelctl: --warmup: expected a whole number\n");
             return -1;
         }
@@ -424,6 +424,9 @@ static int bad(const char *msg, const char *arg)
     return 2;
 }
 
+/* skelctl checks only what it needs to encode a request: each value's syntax and that it fits
+ * its wire field. What the values mean (sizes, samples, levels, room in a sheet) is the
+ * daemon's one validator's to judge: its message is shown as it comes. */
 static int make_camera(struct flags *f, skc_render_opts *ro)
 {
     if (f->scale && f->fit)
@@ -441,28 +444,36 @@ static int make_camera(struct flags *f, skc_render_opts *ro)
         return bad("--position needs --scale", NULL);
     ro->camera = SKC_CAMERA_FIT;
     ro->fit = 0.9;
-    if (f->fit && (numbers(f->fit, &ro->fit, 1) != 1 || !(ro->fit > 0 && ro->fit <= 10)))
+    if (f->fit && numbers(f->fit, &ro->fit, 1) != 1)
         return bad("--fit: expected a fraction of the canvas such as 0.9", f->fit);
     return 0;
+}
+
+/* A whole number from 0 to max, or -1. */
+static long whole(const char *s, long max)
+{
+    char *end;
+    long v = *s ? strtol(s, &end, 10) : -1;
+    return *s && !*end && v >= 0 && v <= max ? v : -1;
 }
 
 static int make_render(struct flags *f, skc_render_opts *ro, const char **styles)
 {
     long a, b;
     if (f->size) {
-        if (skp_cli_pair(f->size, 'x', &a, &b) || a < 1 || b < 1 || a > 16384 || b > 16384)
-            return bad("--size: expected WxH, each 1..16384", f->size);
+        if (skp_cli_pair(f->size, 'x', &a, &b) || a < 0 || b < 0 || a > UINT32_MAX ||
+            b > UINT32_MAX)
+            return bad("--size: expected WxH", f->size);
         ro->width = (uint32_t)a;
         ro->height = (uint32_t)b;
     }
-    if (f->samples && strcmp(f->samples, "1") && strcmp(f->samples, "4"))
+    if (f->samples && whole(f->samples, 255) < 0)
         return bad("--samples: expected 1 or 4", f->samples);
-    ro->samples = f->samples ? (unsigned)atoi(f->samples) : 4;
+    ro->samples = f->samples ? (unsigned)whole(f->samples, 255) : 4;
     if (f->background && skp_cli_color(f->background, ro->background))
         return bad("--background: expected RRGGBBAA in hex", f->background);
     if (f->level && strcmp(f->level, "fast")) {
-        a = strtol(f->level, NULL, 10);
-        if (!*f->level || strspn(f->level, "0123456789") != strlen(f->level) || a > 9)
+        if ((a = whole(f->level, SKC_PNG_FAST - 1)) < 0)
             return bad("--png-level: expected fast or 0..9", f->level);
         ro->png_level = (unsigned)a;
     }
@@ -477,7 +488,8 @@ static int make_render(struct flags *f, skc_render_opts *ro, const char **styles
     if (f->frames) {
         if (f->frame)
             return bad("--frames and --frame exclude each other", NULL);
-        if (skp_cli_pair(f->frames, '-', &a, &b) || a < 0 || b < a)
+        /* The range is cut into requests here, so it must be one. */
+        if (skp_cli_pair(f->frames, '-', &a, &b) || a < 0 || b < a || b > UINT32_MAX)
             return bad("--frames: expected F0-F1 with 0 <= F0 <= F1", f->frames);
         ro->has_range = 1;
         ro->first = (uint32_t)a;
@@ -488,10 +500,8 @@ static int make_render(struct flags *f, skc_render_opts *ro, const char **styles
     if (f->sheet && !strcmp(f->output, "-"))
         return bad("--sheet writes OUT and OUT.json: -o needs a file name", NULL);
     if (f->sheet) {
-        uint64_t frames = ro->has_range ? (uint64_t)ro->last - ro->first + 1 : 1;
-        if (skp_cli_pair(f->sheet, 'x', &a, &b) || a < 1 || b < 1 || a > 65535 || b > 65535 ||
-            (uint64_t)a * (uint64_t)b < frames)
-            return bad("--sheet: expected COLSxROWS with room for every frame", f->sheet);
+        if (skp_cli_pair(f->sheet, 'x', &a, &b) || a < 0 || b < 0 || a > 65535 || b > 65535)
+            return bad("--sheet: expected COLSxROWS", f->sheet);
         ro->sheet_cols = (unsigned)a;
         ro->sheet_rows = (unsigned)b;
     } else if (ro->has_range && ro->last > ro->first && !skp_cli_frame_pattern(f->output))

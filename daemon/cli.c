@@ -14,21 +14,22 @@
 
 /* ---- shared helpers ------------------------------------------------------------------- */
 
-int cli_fail(const char *what, const struct eng_error *err)
+int cli_fail(const char *cmd, const struct eng_error *err)
 {
-    fprintf(stderr, "skeld: %s: %s\n", what, err->msg);
+    fprintf(stderr, "skeld %s: %s\n", cmd, err->msg);
     return err->code == ENG_EINVAL ? 2 : 1;
 }
 
-int cli_load(const char *path, bool pixels, struct armature **arm)
+int cli_load(const char *cmd, const char *path, bool pixels, struct armature **arm)
 {
     struct load_limits lim;
     struct eng_error err;
     load_limits_default(&lim);
     lim.skip_atlas_pixels = !pixels;
-    if (armature_load_file(path, &lim, arm, &err))
-        return cli_fail("load", &err);
-    return 0;
+    if (!armature_load_file(path, &lim, arm, &err))
+        return 0;
+    fprintf(stderr, "skeld %s: %s: %s\n", cmd, path, err.msg);
+    return 1;
 }
 
 /* ---- JSON output ---------------------------------------------------------------------- */
@@ -89,7 +90,7 @@ int cli_info(int argc, char **argv)
         return 2;
     }
     struct armature *arm;
-    int rc = cli_load(argv[1], false, &arm);
+    int rc = cli_load("info", argv[1], false, &arm);
     if (rc)
         return rc;
     FILE *out = stdout;
@@ -152,14 +153,14 @@ int cli_eval(int argc, char **argv)
         return 2;
     }
     struct armature *arm;
-    int rc = cli_load(file, false, &arm);
+    int rc = cli_load("eval", file, false, &arm);
     if (rc)
         return rc;
     struct eval_request req;
     struct construct_opts opts;
     struct eng_error err;
     struct pose *p = NULL;
-    if (cli_resolve_eval(arm, &flags, &req, &err) || cli_resolve_opts(&flags, &opts, &err)) {
+    if (cli_resolve_eval(arm, &flags, &req, &opts, &err)) {
         rc = cli_fail("eval", &err);
     } else if (!(p = pose_new(arm))) {
         fprintf(stderr, "skeld eval: out of memory\n");

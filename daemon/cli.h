@@ -12,12 +12,12 @@ int cli_render(int argc, char **argv);
 int cli_eval(int argc, char **argv);
 int cli_conform(int argc, char **argv);
 
-/* Loads path (decoding atlas pixels only if pixels); prints the error and returns the exit
- * status (1) on failure, 0 on success. */
-int cli_load(const char *path, bool pixels, struct armature **arm);
+/* Loads path for subcommand cmd (decoding atlas pixels only if pixels); prints "skeld CMD:
+ * PATH: message" and returns the exit status (1) on failure, 0 on success. */
+int cli_load(const char *cmd, const char *path, bool pixels, struct armature **arm);
 
-/* Prints "skeld: WHAT: message" and returns the exit status for err (2 usage, 1 other). */
-int cli_fail(const char *what, const struct eng_error *err);
+/* Prints "skeld CMD: message" and returns the exit status for err (2 usage, 1 other). */
+int cli_fail(const char *cmd, const struct eng_error *err);
 
 /* Writes s as a JSON string literal. */
 void cli_write_json_string(FILE *out, const char *s);

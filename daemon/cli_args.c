@@ -1,6 +1,8 @@
 /* Parsing of the evaluation flags shared by the offline subcommands. */
 #include "cli_args.h"
 
+#include "engine/request.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -110,10 +112,9 @@ static int resolve_anims(const struct armature *arm, char *list, struct eval_req
     if (n < 0)
         return eng_seterr(err, ENG_EINVAL, "--anim: at most %d animations", EVAL_MAX_ANIMS);
     for (int i = 0; i < n; i++) {
-        r->anims[i] = armature_find_anim(arm, items[i]);
-        if (r->anims[i] < 0)
-            return eng_seterr(err, ENG_EINVAL, "--anim: no animation named or numbered \"%s\"",
-                              items[i]);
+        struct eng_error why;
+        if (request_find_anim(arm, items[i], &r->anims[i], &why))
+            return eng_seterr(err, ENG_EINVAL, "--anim: %s", why.msg);
     }
     r->count = (unsigned)n;
     return 0;
@@ -146,10 +147,12 @@ static int parse_long(const char *s, long *out)
 }
 
 int cli_resolve_eval(const struct armature *arm, struct eval_flags *f, struct eval_request *r,
-                     struct eng_error *err)
+                     struct construct_opts *o, struct eng_error *err)
 {
     int rc = cli_parse_eval(arm, f, r, err);
-    return rc ? rc : eval_check(arm, r, err);
+    if (rc || (rc = cli_resolve_opts(f, o, err)))
+        return rc;
+    return request_check_eval(arm, r, o, NULL, err);
 }
 
 int cli_parse_eval(const struct armature *arm, struct eval_flags *f, struct eval_request *r,

@@ -24,11 +24,13 @@ int cli_take_eval_flag(struct eval_flags *f, int argc, char **argv, int *i);
 /* 1 if argv[*i] was an engine-option flag (--position, --scale, --velocity, --y-down). */
 int cli_take_opts_flag(struct eval_flags *f, int argc, char **argv, int *i);
 
-/* Resolves the flags against arm into an evaluation request (validated by eval_check). */
+/* Resolves the evaluation and engine-option flags against arm into a request and its
+ * options, checked by the request model (request_check_eval, no work limit offline). */
 int cli_resolve_eval(const struct armature *arm, struct eval_flags *f, struct eval_request *r,
-                     struct eng_error *err);
+                     struct construct_opts *o, struct eng_error *err);
 
-/* The same without eval_check, for callers that adjust the request first (render ranges). */
+/* The evaluation flags alone, unchecked: for callers whose request model check comes later
+ * (skeld render, whose ranges set the frames). */
 int cli_parse_eval(const struct armature *arm, struct eval_flags *f, struct eval_request *r,
                    struct eng_error *err);
 

@@ -13,6 +13,7 @@
 #include "cli_args.h"
 #include "engine/png.h"
 #include "engine/render.h"
+#include "engine/request.h"
 #include "engine/sheet.h"
 #include "skp_cli.h"
 #include "skp_json.h"
@@ -77,82 +78,109 @@ static int bad(const char *fmt, ...)
 static int resolve_styles(const struct armature *arm, char *list, struct render_opts *o)
 {
     char *items[RENDER_MAX_STYLES];
+    struct eng_error err;
     int n = cli_split_list(list, items, RENDER_MAX_STYLES);
     if (n <= 0)
-        return bad("--style: expected style names or indices separated by commas");
-    for (int i = 0; i < n; i++) {
-        o->styles[i] = armature_find_style(arm, items[i]);
-        if (o->styles[i] < 0)
-            return bad("--style: no style named or numbered \"%s\"", items[i]);
-    }
+        return bad("--style: expected at most %d style names or indices separated by commas",
+                   RENDER_MAX_STYLES);
+    for (int i = 0; i < n; i++)
+        if (request_find_style(arm, items[i], &o->styles[i], &err))
+            return bad("--style: %s", err.msg);
     o->style_count = (uint32_t)n;
     return 0;
 }
 
-/* Size, samples, background and styles (the camera comes later: fit needs the request). */
-static int resolve_canvas(const struct armature *arm, struct render_flags *f, struct render_opts *o)
+/* The flags' syntax into the picture request; the request model judges the values. */
+static int parse_canvas(const struct armature *arm, struct render_flags *f,
+                        struct picture_request *pr)
 {
-    render_opts_default(o);
+    struct render_opts *o = &pr->opts;
     long w, h;
     if (f->size) {
-        if (skp_cli_pair(f->size, 'x', &w, &h) || w < 1 || h < 1 || w > RENDER_MAX_SIDE ||
-            h > RENDER_MAX_SIDE)
-            return bad("--size: expected WxH, each 1..16384, got \"%s\"", f->size);
+        if (skp_cli_pair(f->size, 'x', &w, &h) || w < 0 || h < 0 || w > UINT32_MAX ||
+            h > UINT32_MAX)
+            return bad("--size: expected WxH, got \"%s\"", f->size);
         o->width = (uint32_t)w;
         o->height = (uint32_t)h;
     }
     if (f->samples) {
-        if (strcmp(f->samples, "1") && strcmp(f->samples, "4"))
+        char *end;
+        long v = strtol(f->samples, &end, 10);
+        if (end == f->samples || *end || v < 0 || v > 255)
             return bad("--samples: expected 1 or 4, got \"%s\"", f->samples);
-        o->samples = (uint32_t)atoi(f->samples);
+        o->samples = (uint32_t)v;
     }
     if (f->background && skp_cli_color(f->background, o->background))
         return bad("--background: expected RRGGBBAA in hex, got \"%s\"", f->background);
     if (f->styles && resolve_styles(arm, f->styles, o))
         return 2;
-    o->straight_alpha = true; /* PNG files hold straight alpha */
     return 0;
 }
 
-static int resolve_camera(const struct armature *arm, struct render_flags *f,
-                          const struct eval_request *req, struct pose *scratch,
-                          struct render_opts *o)
+/* --scale S[,SY] [--position X,Y] (centred without --position), or --fit F (default 0.9). */
+static int parse_camera(struct render_flags *f, struct picture_request *pr)
 {
     struct eng_error err;
     if (f->scale && f->fit)
         return bad("--scale and --fit exclude each other");
     if (f->scale) {
-        if (cli_parse_vec2("--scale", f->scale, &o->scale, &err))
+        pr->fit = false;
+        if (cli_parse_vec2("--scale", f->scale, &pr->opts.scale, &err))
             return cli_fail("render", &err);
-        o->position = (struct vec2){o->width / 2.0, -(o->height / 2.0)};
-        if (f->position && cli_parse_vec2("--position", f->position, &o->position, &err))
+        pr->opts.position = (struct vec2){pr->opts.width / 2.0, -(pr->opts.height / 2.0)};
+        if (f->position && cli_parse_vec2("--position", f->position, &pr->opts.position, &err))
             return cli_fail("render", &err);
         return 0;
     }
-    double fraction = 0.9;
-    if (f->fit) {
-        char *end;
-        fraction = strtod(f->fit, &end);
-        if (end == f->fit || *end || !(fraction > 0 && fraction <= 10))
-            return bad("--fit: expected a fraction of the canvas such as 0.9, got \"%s\"", f->fit);
-    }
     if (f->position)
         return bad("--position needs --scale");
-    struct bounds b = {0, 0, 0, 0, true};
-    render_anim_bounds(arm, scratch, req, o, &b);
-    render_fit(&b, fraction, o);
+    if (f->fit) {
+        char *end;
+        pr->fraction = strtod(f->fit, &end);
+        if (end == f->fit || *end)
+            return bad("--fit: expected a fraction of the canvas such as 0.9, got \"%s\"", f->fit);
+    }
     return 0;
 }
 
-struct job {
+/* --frames F0-F1 (the range rule is the request model's), --sheet and --png-level. */
+static int parse_output(struct render_flags *f, struct picture_request *pr)
+{
+    long a, b;
+    if (f->frames) {
+        if (f->eval.frame_list)
+            return bad("--frames and --frame exclude each other");
+        if (skp_cli_pair(f->frames, '-', &a, &b) || a < 0 || b < 0 || a > UINT32_MAX ||
+            b > UINT32_MAX)
+            return bad("--frames: expected F0-F1, got \"%s\"", f->frames);
+        pr->range = true;
+        pr->first = (uint32_t)a;
+        pr->last = (uint32_t)b;
+    }
+    if (f->sheet) {
+        if (skp_cli_pair(f->sheet, 'x', &a, &b) || a < 0 || b < 0 || a > UINT32_MAX ||
+            b > UINT32_MAX)
+            return bad("--sheet: expected COLSxROWS, got \"%s\"", f->sheet);
+        pr->cols = (uint32_t)a;
+        pr->rows = (uint32_t)b;
+    }
+    if (f->level && strcmp(f->level, "fast") != 0) {
+        char *end;
+        long v = strtol(f->level, &end, 10);
+        if (end == f->level || *end || v < INT32_MIN || v > INT32_MAX)
+            return bad("--png-level: expected fast or 0..9, got \"%s\"", f->level);
+        pr->png_level = (int)v;
+    }
+    return 0;
+}
+
+struct render_run {
     const struct armature *arm;
-    struct render_opts opts;
+    struct picture_request pr;
     struct png_opts png;
     struct eval_request req;
-    long first, last; /* frames to write (inclusive), on the first animation's count */
-    bool range;
-    long cols, rows; /* spritesheet, 0 for none */
     const char *output;
+    long total, done; /* frames to write, for the progress bar */
     struct image img;
     struct sheet sheet;
     struct byte_buf buf, scratch;
@@ -183,7 +211,7 @@ static void progress(long done, long total)
     fputs(line, stderr);
 }
 
-static int encode_and_write(struct job *j, const char *path, const struct image *img)
+static int encode_and_write(struct render_run *j, const char *path, const struct image *img)
 {
     j->buf.len = 0;
     if (png_encode(img->rgba, img->width, img->height, &j->png, &j->buf, &j->scratch)) {
@@ -193,18 +221,20 @@ static int encode_and_write(struct job *j, const char *path, const struct image 
     return write_file(path, &j->buf);
 }
 
-/* One finished frame: written alone, or copied into its sheet cell. */
-static int emit(struct job *j, const struct pose *p, long frame, long index)
+/* request_play's callback: one finished frame, written alone or copied into its cell. */
+static int emit(void *ctx, const struct pose *p, uint32_t frame, uint32_t index)
 {
-    if (render(j->arm, p, &j->opts, &j->img)) {
+    struct render_run *j = ctx;
+    if (render(j->arm, p, &j->pr.opts, &j->img)) {
         fprintf(stderr, "skeld render: out of memory\n");
         return 1;
     }
-    if (j->cols) {
-        sheet_put(&j->sheet, &j->img, (uint32_t)index);
+    progress(++j->done, j->total);
+    if (j->pr.cols) {
+        sheet_put(&j->sheet, &j->img, index);
         return 0;
     }
-    if (!j->range || !skp_cli_frame_pattern(j->output)) /* a one-frame range may name a file */
+    if (!j->pr.range || !skp_cli_frame_pattern(j->output)) /* a one-frame range may name a file */
         return encode_and_write(j, j->output, &j->img);
     char path[4096];
     if (skp_cli_out_path(path, sizeof path, j->output, true, frame, ""))
@@ -213,12 +243,12 @@ static int emit(struct job *j, const struct pose *p, long frame, long index)
 }
 
 /* OUT.json beside the sheet: the JSON a RENDER reply carries, named after OUT. */
-static int write_sheet_json(struct job *j, const struct bounds *b)
+static int write_sheet_json(struct render_run *j, const struct bounds *b)
 {
-    size_t len = sheet_json(NULL, 0, &j->sheet, &j->opts, b);
+    size_t len = sheet_json(NULL, 0, &j->sheet, &j->pr.opts, b);
     char *json = malloc(len + 1);
     if (json)
-        sheet_json(json, len + 1, &j->sheet, &j->opts, b);
+        sheet_json(json, len + 1, &j->sheet, &j->pr.opts, b);
     size_t named_len = json ? skp_sheet_json_named(NULL, 0, json, len, j->output) : 0;
     struct byte_buf named = {malloc(named_len + 1), 0, named_len + 1};
     int rc = 1;
@@ -236,107 +266,65 @@ static int write_sheet_json(struct job *j, const struct bounds *b)
     return rc;
 }
 
-static int play(struct job *j, struct pose *p)
-{
-    pose_reset(p);
-    eval_warmup(p, j->req.warmup, NULL);
-    long steps = eval_steps(&j->req), total = j->last - j->first + 1, done = 0;
-    for (long s = 0; s < steps; s++) {
-        eval_step(p, &j->req, s, NULL);
-        long frame = (long)eval_step_frame(&j->req, s);
-        if (frame < j->first || frame > j->last)
-            continue;
-        int rc = emit(j, p, frame, frame - j->first);
-        if (rc)
-            return rc;
-        progress(++done, total);
-    }
-    return 0;
-}
-
-/* Frames: --frames F0-F1 plays from --from (default F0) to F1; else the single --frame. */
-static int resolve_range(struct render_flags *f, struct job *j)
-{
-    struct eng_error err;
-    if (!f->frames) {
-        if (eval_check(j->arm, &j->req, &err))
-            return cli_fail("render", &err);
-        j->first = j->last = (long)eval_step_frame(&j->req, eval_steps(&j->req) - 1);
-        return 0;
-    }
-    if (f->eval.frame_list)
-        return bad("--frames and --frame exclude each other");
-    if (skp_cli_pair(f->frames, '-', &j->first, &j->last) || j->first < 0 || j->last < j->first)
-        return bad("--frames: expected F0-F1 with 0 <= F0 <= F1, got \"%s\"", f->frames);
-    if (!j->req.count)
-        return bad("--frames needs --anim");
-    for (unsigned i = 0; i < j->req.count; i++)
-        j->req.frames[i] = (double)j->last;
-    if (!j->req.has_from || j->req.from > j->first) {
-        j->req.from = j->req.has_from ? j->req.from : (double)j->first;
-        j->req.has_from = true;
-    }
-    j->range = true;
-    if (eval_check(j->arm, &j->req, &err))
-        return cli_fail("render", &err);
-    return 0;
-}
-
-static int resolve_output(struct render_flags *f, struct job *j)
+/* What the output name must be for the request: a file for a sheet, a pattern for a range. */
+static int check_output_name(struct render_flags *f, struct render_run *j)
 {
     if (!f->output)
         return bad("-o OUT.png is required");
     j->output = f->output;
-    png_opts_default(&j->png);
-    if (f->level && strcmp(f->level, "fast") != 0) {
-        char *end;
-        long v = strtol(f->level, &end, 10);
-        if (end == f->level || *end || v < 0 || v > 9)
-            return bad("--png-level: expected fast or 0..9, got \"%s\"", f->level);
-        j->png.level = (int)v;
-        j->png.filter = PNG_FILTER_CHOICE_SUB;
-    }
-    if (f->sheet && !strcmp(j->output, "-"))
+    if (j->pr.cols && !strcmp(j->output, "-"))
         return bad("--sheet writes OUT and OUT.json: -o needs a file name");
-    if (f->sheet) {
-        if (skp_cli_pair(f->sheet, 'x', &j->cols, &j->rows) || j->cols < 1 || j->rows < 1 ||
-            j->cols * j->rows < j->last - j->first + 1)
-            return bad("--sheet: expected COLSxROWS with room for every frame, got \"%s\"",
-                       f->sheet);
-        return 0;
-    }
-    if (j->range && j->last > j->first && !skp_cli_frame_pattern(j->output))
+    if (!j->pr.cols && j->pr.range && j->pr.last > j->pr.first &&
+        !skp_cli_frame_pattern(j->output))
         return bad("-o: a frame range needs a pattern with one %%d, such as out_%%04d.png");
     return 0;
 }
 
-static int make_sheet(struct job *j)
-{
-    struct eng_error err;
-    int rc =
-        sheet_init(&j->sheet, (uint32_t)j->cols, (uint32_t)j->rows, j->opts.width, j->opts.height,
-                   (uint32_t)j->first, (uint32_t)(j->last - j->first + 1), &err);
-    return rc ? cli_fail("render", &err) : 0;
-}
-
-static int run(struct render_flags *f, struct job *j, struct pose *p)
+static int resolve(struct render_flags *f, struct render_run *j)
 {
     struct eng_error err;
     int rc;
+    picture_request_init(&j->pr);
     if (cli_parse_eval(j->arm, &f->eval, &j->req, &err))
         return cli_fail("render", &err);
-    if ((rc = resolve_range(f, j)) || (rc = resolve_output(f, j)) ||
-        (rc = resolve_canvas(j->arm, f, &j->opts)) ||
-        (rc = resolve_camera(j->arm, f, &j->req, p, &j->opts)))
+    if ((rc = parse_canvas(j->arm, f, &j->pr)) || (rc = parse_camera(f, &j->pr)) ||
+        (rc = parse_output(f, &j->pr)))
         return rc;
-    if (j->cols && (rc = make_sheet(j)))
+    if (request_check_picture(j->arm, &j->req, NULL, &j->pr, NULL, &err))
+        return cli_fail("render", &err);
+    if ((rc = check_output_name(f, j)))
         return rc;
-    if ((rc = play(j, p)))
-        return rc;
-    if (!j->cols)
-        return 0;
+    png_opts_default(&j->png);
+    if (j->pr.png_level != PNG_LEVEL_FAST) {
+        j->png.level = j->pr.png_level;
+        j->png.filter = PNG_FILTER_CHOICE_SUB;
+    }
+    j->pr.opts.straight_alpha = true; /* PNG files hold straight alpha */
+    j->total = j->pr.range ? (long)j->pr.last - j->pr.first + 1 : 1;
+    return 0;
+}
+
+static int make_sheet(struct render_run *j)
+{
+    struct eng_error err;
+    int rc = sheet_init(&j->sheet, j->pr.cols, j->pr.rows, j->pr.opts.width, j->pr.opts.height,
+                        j->pr.first, (uint32_t)j->total, &err);
+    return rc ? cli_fail("render", &err) : 0;
+}
+
+static int run(struct render_flags *f, struct render_run *j, struct pose *p)
+{
+    int rc;
     struct bounds b = {0, 0, 0, 0, true};
-    render_anim_bounds(j->arm, p, &j->req, &j->opts, &b);
+    if ((rc = resolve(f, j)))
+        return rc;
+    if (request_needs_bounds(&j->pr))
+        request_frame(j->arm, p, &j->req, &j->pr, &b);
+    if (j->pr.cols && (rc = make_sheet(j)))
+        return rc;
+    pose_reset(p);
+    if ((rc = request_play(p, &j->req, NULL, &j->pr, emit, j)) || !j->pr.cols)
+        return rc;
     struct image whole = {
         .width = j->sheet.width, .height = j->sheet.height, .rgba = j->sheet.rgba};
     if ((rc = encode_and_write(j, j->output, &whole)))
@@ -363,10 +351,10 @@ int cli_render(int argc, char **argv)
         fputs(render_usage, stderr);
         return 2;
     }
-    struct job j;
+    struct render_run j;
     memset(&j, 0, sizeof j);
     struct armature *arm;
-    int rc = cli_load(file, true, &arm);
+    int rc = cli_load("render", file, true, &arm);
     if (rc)
         return rc;
     j.arm = arm;
