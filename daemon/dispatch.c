@@ -4,6 +4,7 @@
 #include "autoconfig.h"
 
 #include "dispatch.h"
+#include "work.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -16,7 +17,48 @@
 #include "engine/request.h"
 #include "log.h"
 #include "skp_msg.h"
-#include "sha256.h"
+
+/* A stateful instance: a pose that persists between requests on one connection. */
+struct instance {
+    uint32_t id;
+    struct cache_entry *entry; /* referenced while the instance lives */
+    struct pose *pose;
+    bool busy;   /* a job is running on it: later requests wait in order */
+    bool doomed; /* freed by its owner while busy: goes once its jobs are done */
+    struct request *wait_head, *wait_tail;
+};
+
+/* What dispatch keeps per connection (conn->session). */
+struct session {
+    bool authed;
+    struct instance **instances; /* index = instance id - 1 */
+    uint32_t instance_cap;
+};
+
+/* One request between the loop and a worker: the worker sees only work (work.h); the rest
+ * is the loop's. */
+struct request {
+    struct work work;           /* first: the pool hands back &work.job */
+    struct request *wait_next;  /* next on its instance's queue, or waiting on the same LOAD */
+    struct request *parse_next; /* on d->parsing */
+    struct dispatch *d;
+    struct conn *conn;
+    uint32_t id;
+    uint8_t opcode;
+    uint64_t started_us;
+    struct cache_entry *entry; /* referenced until done */
+    struct instance *inst;
+};
+
+static struct dispatch *disp(const struct conn *c)
+{
+    return c->set->owner;
+}
+
+static struct session *sess(const struct conn *c)
+{
+    return c->session;
+}
 
 typedef void (*handler_fn)(struct conn *, const struct skp_frame *, struct skp_reader *);
 
@@ -40,18 +82,18 @@ static struct request *new_request(struct conn *c, const struct skp_frame *f)
         conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
         return NULL;
     }
-    r->srv = c->srv;
+    r->d = disp(c);
     r->conn = c;
     r->id = f->h.id;
     r->opcode = f->h.opcode;
     r->started_us = now_us();
-    eval_request_init(&r->eval);
-    construct_opts_default(&r->opts);
-    picture_request_init(&r->picture);
+    eval_request_init(&r->work.eval);
+    construct_opts_default(&r->work.opts);
+    picture_request_init(&r->work.picture);
     return r;
 }
 
-static void record_latency(struct server *s, uint64_t us)
+static void record_latency(struct dispatch *s, uint64_t us)
 {
     int b = 0;
     while (b < 15 && us >= (64ull << b))
@@ -62,31 +104,28 @@ static void record_latency(struct server *s, uint64_t us)
 /* The pool's queue is full: the request ends with BUSY. */
 static void refuse_busy(struct request *r)
 {
-    r->srv->busy++;
-    r->status = SKP_S_BUSY;
-    snprintf(r->msg, sizeof r->msg, "queue full, retry");
+    r->d->busy++;
+    r->work.status = SKP_S_BUSY;
+    snprintf(r->work.msg, sizeof r->work.msg, "queue full, retry");
 }
 
 static void free_request(struct request *r)
 {
-    free(r->path);
-    free(r->input);
-    free(r->body);
-    armature_free(r->loaded);
+    work_release(&r->work);
     free(r);
 }
 
 static void submit(struct request *r);
 
-static void instance_free_now(struct server *s, struct instance *inst)
+static void instance_free_now(struct dispatch *s, struct instance *inst)
 {
-    cache_unref(&s->cache, inst->entry);
+    cache_unref(s->cache, inst->entry);
     pose_free(inst->pose);
     free(inst);
 }
 
 /* Frees inst, or dooms it until the jobs running or waiting on it are done. */
-static void instance_release(struct server *s, struct instance *inst)
+static void instance_release(struct dispatch *s, struct instance *inst)
 {
     if (inst->busy || inst->wait_head)
         inst->doomed = true;
@@ -95,7 +134,7 @@ static void instance_release(struct server *s, struct instance *inst)
 }
 
 /* An instance runs one request at a time, in arrival order. */
-static void instance_next(struct server *s, struct instance *inst)
+static void instance_next(struct dispatch *s, struct instance *inst)
 {
     inst->busy = false;
     struct request *next = inst->wait_head;
@@ -113,24 +152,24 @@ static void instance_next(struct server *s, struct instance *inst)
 static void reply_done(struct request *r)
 {
     struct conn *c = r->conn;
-    if (r->status)
-        conn_error(c, r->opcode, r->id, r->status, "%s", r->msg);
+    if (r->work.status)
+        conn_error(c, r->opcode, r->id, r->work.status, "%s", r->work.msg);
     else {
-        conn_reply(c, r->opcode, r->id, SKP_S_OK, r->body, r->body_len);
-        r->body = NULL;
+        conn_reply(c, r->opcode, r->id, SKP_S_OK, r->work.body, r->work.body_len);
+        r->work.body = NULL;
     }
 }
 
 static void on_job_done(struct job *job)
 {
     struct request *r = (struct request *)job;
-    struct server *s = r->srv;
+    struct dispatch *s = r->d;
     record_latency(s, now_us() - r->started_us);
     reply_done(r);
     if (r->inst)
         instance_next(s, r->inst);
     if (r->entry)
-        cache_unref(&s->cache, r->entry);
+        cache_unref(s->cache, r->entry);
     conn_job_done(r->conn);
     free_request(r);
 }
@@ -148,17 +187,20 @@ static void submit(struct request *r)
         }
         r->inst->busy = true;
     }
-    r->job.done = on_job_done;
-    if (pool_submit(&r->srv->pool, &r->job) == 0)
+    r->work.job.done = on_job_done;
+    if (pool_submit(r->d->pool, &r->work.job) == 0)
         return;
     refuse_busy(r);
-    on_job_done(&r->job);
+    on_job_done(&r->work.job);
 }
 
 /* Starts r's job: the connection and the armature stay referenced until done. */
 static void start_job(struct request *r, void (*run)(struct job *, struct worker *))
 {
-    r->job.run = run;
+    r->work.job.run = run;
+    r->work.arm = r->entry->arm;
+    r->work.arm_serial = r->entry->serial;
+    r->work.pose = r->inst ? r->inst->pose : NULL;
     conn_job_started(r->conn);
     if (r->entry)
         cache_ref(r->entry);
@@ -178,7 +220,7 @@ static bool read_id(struct skp_reader *rd, uint8_t id[32])
 /* The armature named by id, referenced; replies NOT_FOUND itself when absent. */
 static struct cache_entry *lookup(struct conn *c, const struct skp_frame *f, const uint8_t id[32])
 {
-    struct cache_entry *e = cache_get(&c->srv->cache, id);
+    struct cache_entry *e = cache_get(disp(c)->cache, id);
     if (!e)
         conn_error(c, f->h.opcode, f->h.id, SKP_S_NOT_FOUND, "no armature with that id is loaded");
     return e;
@@ -199,7 +241,7 @@ static bool finish_body(struct conn *c, const struct skp_frame *f, struct skp_re
 
 static struct instance *find_instance(struct conn *c, uint32_t id)
 {
-    return id >= 1 && id <= c->instance_cap ? c->instances[id - 1] : NULL;
+    return id >= 1 && id <= sess(c)->instance_cap ? sess(c)->instances[id - 1] : NULL;
 }
 
 static bool bad(struct conn *c, const struct skp_frame *f, const char *msg)
@@ -208,16 +250,6 @@ static bool bad(struct conn *c, const struct skp_frame *f, const char *msg)
     return false;
 }
 
-uint16_t dispatch_status_of(int eng)
-{
-    switch (eng) {
-    case ENG_ENOMEM: return SKP_S_NO_MEMORY;
-    case ENG_ELIMIT: return SKP_S_LIMIT;
-    case ENG_EINVAL: return SKP_S_BAD_REQUEST;
-    case ENG_EIO: return SKP_S_NOT_FOUND;
-    default: return SKP_S_BAD_FILE;
-    }
-}
 
 /* A wire string as a C string in buf (SKP_MAX_NAME + 1 bytes). */
 static const char *cstr(struct skp_str s, char *buf)
@@ -235,7 +267,7 @@ static bool resolve_target(struct conn *c, const struct skp_frame *f, const stru
     if (m->target == SKP_TARGET_ARMATURE) {
         if (!(r->entry = lookup(c, f, m->armature)))
             return false;
-        cache_unref(&c->srv->cache, r->entry); /* start_job takes the job's own reference */
+        cache_unref(disp(c)->cache, r->entry); /* start_job takes the job's own reference */
         return true;
     }
     r->inst = find_instance(c, m->instance);
@@ -251,7 +283,7 @@ static bool resolve_target(struct conn *c, const struct skp_frame *f, const stru
 static int to_eval(const struct armature *arm, const struct skp_eval_req *m, struct request *r,
                    struct eng_error *err)
 {
-    struct eval_request *e = &r->eval;
+    struct eval_request *e = &r->work.eval;
     e->count = m->anim_count;
     for (unsigned i = 0; i < m->anim_count; i++) {
         char buf[SKP_MAX_NAME + 1];
@@ -270,7 +302,7 @@ static int to_eval(const struct armature *arm, const struct skp_eval_req *m, str
     for (unsigned i = 0; (m->flags & SKP_EVAL_MS) && i < e->count; i++)
         if (isfinite(e->frames[i]))
             e->frames[i] = anim_time_frame(arm, e->anims[i], e->frames[i], e->reverse, e->loop);
-    r->opts = (struct construct_opts){{m->position[0], m->position[1]},
+    r->work.opts = (struct construct_opts){{m->position[0], m->position[1]},
                                       {m->scale[0], m->scale[1]},
                                       {m->velocity[0], m->velocity[1]},
                                       (m->flags & SKP_EVAL_Y_DOWN) != 0};
@@ -281,7 +313,7 @@ static int to_eval(const struct armature *arm, const struct skp_eval_req *m, str
 static int to_picture(const struct armature *arm, const struct skp_render_req *m, uint16_t flags,
                       struct request *r, struct eng_error *err)
 {
-    struct picture_request *pr = &r->picture;
+    struct picture_request *pr = &r->work.picture;
     picture_request_init(pr);
     pr->opts.width = m->width;
     pr->opts.height = m->height;
@@ -304,7 +336,7 @@ static int to_picture(const struct armature *arm, const struct skp_render_req *m
     pr->last = m->last;
     pr->cols = m->cols;
     pr->rows = m->rows;
-    r->format = m->format;
+    r->work.format = m->format;
     if (m->camera > SKP_CAMERA_EXPLICIT || m->format > SKP_FORMAT_RGBA)
         return eng_seterr(err, ENG_EINVAL, "camera must be 0 (fit) or 1, format 0 (PNG) or 1");
     return 0;
@@ -334,14 +366,14 @@ static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_read
     const struct armature *arm = r->entry->arm;
     struct request_limits lim;
     struct eng_error err;
-    request_limits_of(c->srv->cfg, &lim);
+    request_limits_of(disp(c)->cfg, &lim);
     rc = to_eval(arm, &m, r, &err);
     if (!rc && render && !(rc = to_picture(arm, &rm, m.flags, r, &err)))
-        rc = request_check_picture(arm, &r->eval, &r->opts, &r->picture, &lim, &err);
+        rc = request_check_picture(arm, &r->work.eval, &r->work.opts, &r->work.picture, &lim, &err);
     else if (!rc && !render)
-        rc = request_check_eval(arm, &r->eval, &r->opts, &lim, &err);
+        rc = request_check_eval(arm, &r->work.eval, &r->work.opts, &lim, &err);
     if (rc)
-        conn_error(c, f->h.opcode, f->h.id, dispatch_status_of(rc), "%s", err.msg);
+        conn_error(c, f->h.opcode, f->h.id, work_status_of(rc), "%s", err.msg);
     return rc == 0;
 }
 
@@ -366,7 +398,7 @@ static void h_hello(struct conn *c, const struct skp_frame *f, struct skp_reader
     const char *token = skp_read_str(rd, &len);
     if (!finish_body(c, f, rd))
         return;
-    const char *want = c->srv->cfg->auth_token;
+    const char *want = disp(c)->cfg->auth_token;
     if (want && *want && !tokens_equal(want, token ? token : "", len)) {
         conn_error(c, f->h.opcode, f->h.id, SKP_S_AUTH, "wrong auth token");
         return;
@@ -376,7 +408,7 @@ static void h_hello(struct conn *c, const struct skp_frame *f, struct skp_reader
                    SKP_VERSION);
         return;
     }
-    c->authed = true;
+    sess(c)->authed = true;
     static const char name[] = PACKAGE_STRING;
     uint8_t *body = malloc(2 + 2 + sizeof name + 4);
     if (!body) {
@@ -387,7 +419,7 @@ static void h_hello(struct conn *c, const struct skp_frame *f, struct skp_reader
     skp_writer_init(&w, body, 2 + 2 + sizeof name + 4);
     skp_write_u16(&w, SKP_VERSION);
     skp_write_str(&w, name, sizeof name - 1);
-    skp_write_u32(&w, (uint32_t)c->srv->cfg->max_frame);
+    skp_write_u32(&w, (uint32_t)disp(c)->cfg->max_frame);
     conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, body, w.len);
 }
 
@@ -411,25 +443,25 @@ static void h_ping(struct conn *c, const struct skp_frame *f, struct skp_reader 
 /* A LOAD's reply body: the entry's id and summary. Drops the caller's reference to e. */
 static void summary_reply(struct request *r, struct cache_entry *e)
 {
-    r->body = work_summary(e->arm, e->id, false, &r->body_len);
-    if (!r->body) {
-        r->status = SKP_S_NO_MEMORY;
-        snprintf(r->msg, sizeof r->msg, "out of memory");
+    r->work.body = work_summary(e->arm, e->id, false, &r->work.body_len);
+    if (!r->work.body) {
+        r->work.status = SKP_S_NO_MEMORY;
+        snprintf(r->work.msg, sizeof r->work.msg, "out of memory");
     }
-    cache_unref(&r->srv->cache, e);
+    cache_unref(r->d->cache, e);
 }
 
 /* A parsed armature goes into the cache (which dedups by content id) and r's reply is the
  * summary. */
 static void settle_load(struct request *r)
 {
-    if (r->status || !r->loaded)
+    if (r->work.status || !r->work.loaded)
         return;
-    struct cache_entry *e = cache_add(&r->srv->cache, r->digest, r->loaded);
-    r->loaded = NULL;
+    struct cache_entry *e = cache_add(r->d->cache, r->work.digest, r->work.loaded);
+    r->work.loaded = NULL;
     if (!e) {
-        r->status = SKP_S_NO_MEMORY;
-        snprintf(r->msg, sizeof r->msg, "out of memory");
+        r->work.status = SKP_S_NO_MEMORY;
+        snprintf(r->work.msg, sizeof r->work.msg, "out of memory");
     } else {
         summary_reply(r, e);
     }
@@ -439,7 +471,7 @@ static void settle_load(struct request *r)
 static void finish_load(struct request *r)
 {
     settle_load(r);
-    record_latency(r->srv, now_us() - r->started_us);
+    record_latency(r->d, now_us() - r->started_us);
     reply_done(r);
     conn_job_done(r->conn);
     free_request(r);
@@ -448,7 +480,7 @@ static void finish_load(struct request *r)
 /* Takes r off the list of parses in progress; returns the LOADs that waited on it. */
 static struct request *end_parse(struct request *r)
 {
-    for (struct request **pp = &r->srv->parsing; *pp; pp = &(*pp)->parse_next) {
+    for (struct request **pp = &r->d->parsing; *pp; pp = &(*pp)->parse_next) {
         if (*pp == r) {
             *pp = r->parse_next;
             struct request *waiters = r->wait_next;
@@ -463,12 +495,12 @@ static struct request *end_parse(struct request *r)
  * parse failed and this one fails the same way. */
 static void finish_waiter(struct request *w, const struct request *leader)
 {
-    struct cache_entry *e = leader->status ? NULL : cache_get(&w->srv->cache, w->digest);
+    struct cache_entry *e = leader->work.status ? NULL : cache_get(w->d->cache, w->work.digest);
     if (e) {
         summary_reply(w, e);
     } else {
-        w->status = leader->status ? leader->status : SKP_S_INTERNAL;
-        snprintf(w->msg, sizeof w->msg, "%s", leader->status ? leader->msg : "armature evicted");
+        w->work.status = leader->work.status ? leader->work.status : SKP_S_INTERNAL;
+        snprintf(w->work.msg, sizeof w->work.msg, "%s", leader->work.status ? leader->work.msg : "armature evicted");
     }
     finish_load(w);
 }
@@ -477,8 +509,8 @@ static void on_load_done(struct job *job)
 {
     struct request *r = (struct request *)job;
     struct request *waiters = end_parse(r);
-    if (r->job.run == work_load_parse && r->status != SKP_S_BUSY)
-        r->srv->parses++;
+    if (r->work.job.run == work_load_parse && r->work.status != SKP_S_BUSY)
+        r->d->parses++;
     settle_load(r);
     for (struct request *w = waiters, *n; w; w = n) {
         n = w->wait_next;
@@ -493,12 +525,12 @@ static void on_load_done(struct job *job)
 static void submit_load_step(struct request *r, void (*run)(struct job *, struct worker *),
                              void (*done)(struct job *))
 {
-    r->job.run = run;
-    r->job.done = done;
-    if (pool_submit(&r->srv->pool, &r->job) == 0)
+    r->work.job.run = run;
+    r->work.job.done = done;
+    if (pool_submit(r->d->pool, &r->work.job) == 0)
         return;
     refuse_busy(r);
-    on_load_done(&r->job);
+    on_load_done(&r->work.job);
 }
 
 /* The content is hashed: a cached id answers at once; content another LOAD is parsing waits
@@ -506,30 +538,30 @@ static void submit_load_step(struct request *r, void (*run)(struct job *, struct
 static void on_load_hashed(struct job *job)
 {
     struct request *r = (struct request *)job;
-    struct cache_entry *e = r->status ? NULL : cache_get(&r->srv->cache, r->digest);
-    if (r->status || e) {
+    struct cache_entry *e = r->work.status ? NULL : cache_get(r->d->cache, r->work.digest);
+    if (r->work.status || e) {
         if (e)
             summary_reply(r, e);
         finish_load(r);
         return;
     }
-    for (struct request *p = r->srv->parsing; p; p = p->parse_next) {
-        if (!memcmp(p->digest, r->digest, sizeof r->digest)) {
+    for (struct request *p = r->d->parsing; p; p = p->parse_next) {
+        if (!memcmp(p->work.digest, r->work.digest, sizeof r->work.digest)) {
             r->wait_next = p->wait_next;
             p->wait_next = r;
             return;
         }
     }
-    r->parse_next = r->srv->parsing;
-    r->srv->parsing = r;
+    r->parse_next = r->d->parsing;
+    r->d->parsing = r;
     submit_load_step(r, work_load_parse, on_load_done);
 }
 
 static void start_load(struct request *r)
 {
-    r->max_skf = (uint64_t)r->srv->cfg->max_skf_mb << 20;
-    r->max_bones = (uint32_t)r->srv->cfg->max_bones;
-    r->max_arm_bytes = r->srv->cache.budget;
+    r->work.max_skf = (uint64_t)r->d->cfg->max_skf_mb << 20;
+    r->work.max_bones = (uint32_t)r->d->cfg->max_bones;
+    r->work.max_arm_bytes = r->d->cache->budget;
     conn_job_started(r->conn);
     submit_load_step(r, work_load_hash, on_load_hashed);
 }
@@ -537,7 +569,7 @@ static void start_load(struct request *r)
 /* Joins a relative path to the root and refuses anything that leaves it, by ".." or by a
  * symlink: the resolved path must still lie under the resolved root. Returns SKP_S_OK, or
  * FORBIDDEN_PATH / NOT_FOUND with why filled. */
-static uint16_t confine(struct server *s, const char *rel, size_t len, char *out, char *why,
+static uint16_t confine(struct dispatch *s, const char *rel, size_t len, char *out, char *why,
                         size_t whylen)
 {
     char joined[PATH_MAX];
@@ -579,8 +611,8 @@ static void h_load_path(struct conn *c, const struct skp_frame *f, struct skp_re
         return;
     char why[256] = "out of memory";
     uint16_t st = SKP_S_NO_MEMORY;
-    if ((r->path = malloc(PATH_MAX))) /* only LOAD by path needs room for a resolved path */
-        st = confine(c->srv, path, len, r->path, why, sizeof why);
+    if ((r->work.path = malloc(PATH_MAX))) /* only LOAD by path needs room for a resolved path */
+        st = confine(disp(c), path, len, r->work.path, why, sizeof why);
     if (st != SKP_S_OK) {
         conn_error(c, f->h.opcode, f->h.id, st, "%s", why);
         free_request(r);
@@ -598,14 +630,14 @@ static void h_load_bytes(struct conn *c, const struct skp_frame *f, struct skp_r
     struct request *r = new_request(c, f);
     if (!r)
         return;
-    r->input = malloc(len ? len : 1);
-    if (!r->input) {
+    r->work.input = malloc(len ? len : 1);
+    if (!r->work.input) {
         conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
         free_request(r);
         return;
     }
-    memcpy(r->input, p, len);
-    r->input_len = len;
+    memcpy(r->work.input, p, len);
+    r->work.input_len = len;
     start_load(r);
 }
 
@@ -615,7 +647,7 @@ static void h_unload(struct conn *c, const struct skp_frame *f, struct skp_reade
     read_id(rd, id);
     if (!finish_body(c, f, rd))
         return;
-    if (!cache_remove(&c->srv->cache, id))
+    if (!cache_remove(disp(c)->cache, id))
         conn_error(c, f->h.opcode, f->h.id, SKP_S_NOT_FOUND, "no armature with that id is loaded");
     else
         conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, NULL, 0);
@@ -632,7 +664,7 @@ static void h_info(struct conn *c, const struct skp_frame *f, struct skp_reader 
         return;
     size_t len;
     uint8_t *body = work_summary(e->arm, e->id, true, &len);
-    cache_unref(&c->srv->cache, e);
+    cache_unref(disp(c)->cache, e);
     if (!body)
         conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
     else
@@ -649,33 +681,33 @@ static void h_instance_new(struct conn *c, const struct skp_frame *f, struct skp
     if (!e)
         return;
     uint32_t slot = 0;
-    while (slot < c->instance_cap && c->instances[slot])
+    while (slot < sess(c)->instance_cap && sess(c)->instances[slot])
         slot++;
-    if (slot == c->instance_cap) {
-        uint32_t cap = c->instance_cap ? c->instance_cap * 2 : 8;
-        struct instance **n = cap <= 65536 ? realloc(c->instances, cap * sizeof *n) : NULL;
+    if (slot == sess(c)->instance_cap) {
+        uint32_t cap = sess(c)->instance_cap ? sess(c)->instance_cap * 2 : 8;
+        struct instance **n = cap <= 65536 ? realloc(sess(c)->instances, cap * sizeof *n) : NULL;
         if (!n) {
-            cache_unref(&c->srv->cache, e);
+            cache_unref(disp(c)->cache, e);
             conn_error(c, f->h.opcode, f->h.id, SKP_S_LIMIT,
                        "too many instances on this connection");
             return;
         }
-        memset(n + c->instance_cap, 0, (cap - c->instance_cap) * sizeof *n);
-        c->instances = n;
-        c->instance_cap = cap;
+        memset(n + sess(c)->instance_cap, 0, (cap - sess(c)->instance_cap) * sizeof *n);
+        sess(c)->instances = n;
+        sess(c)->instance_cap = cap;
     }
     struct instance *inst = calloc(1, sizeof *inst);
     struct pose *p = inst ? pose_new(e->arm) : NULL;
     if (!p) {
         free(inst);
-        cache_unref(&c->srv->cache, e);
+        cache_unref(disp(c)->cache, e);
         conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
         return;
     }
     inst->id = slot + 1;
     inst->entry = e; /* keeps the reference lookup took */
     inst->pose = p;
-    c->instances[slot] = inst;
+    sess(c)->instances[slot] = inst;
     uint8_t *body = malloc(4);
     if (body)
         skp_put_u32(body, inst->id);
@@ -692,8 +724,8 @@ static void h_instance_free(struct conn *c, const struct skp_frame *f, struct sk
         conn_error(c, f->h.opcode, f->h.id, SKP_S_NOT_FOUND, "no such instance on this connection");
         return;
     }
-    c->instances[id - 1] = NULL;
-    instance_release(c->srv, inst);
+    sess(c)->instances[id - 1] = NULL;
+    instance_release(disp(c), inst);
     conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, NULL, 0);
 }
 
@@ -736,7 +768,7 @@ static void h_stats(struct conn *c, const struct skp_frame *f, struct skp_reader
 {
     if (!finish_body(c, f, rd))
         return;
-    struct server *s = c->srv;
+    struct dispatch *s = disp(c);
     size_t cap = 64 * 48;
     uint8_t *body = malloc(cap);
     if (!body) {
@@ -756,19 +788,19 @@ static void h_stats(struct conn *c, const struct skp_frame *f, struct skp_reader
         const char *name;
         uint64_t v;
     } plain[] = {
-        {"errors", s->errors},
+        {"errors", s->conns->error_replies},
         {"busy", s->busy},
         {"loads.parsed", s->parses},
-        {"cache.hits", s->cache.stats.hits},
-        {"cache.misses", s->cache.stats.misses},
-        {"cache.evictions", s->cache.stats.evictions},
-        {"cache.loads", s->cache.stats.loads},
-        {"cache.bytes", s->cache.bytes},
-        {"cache.entries", s->cache.count},
-        {"queue.depth", pool_depth(&s->pool)},
-        {"connections", s->conn_count},
-        {"connections.total", s->connections_total},
-        {"uptime.ms", server_now_ms(s) - s->started_ms},
+        {"cache.hits", s->cache->stats.hits},
+        {"cache.misses", s->cache->stats.misses},
+        {"cache.evictions", s->cache->stats.evictions},
+        {"cache.loads", s->cache->stats.loads},
+        {"cache.bytes", s->cache->bytes},
+        {"cache.entries", s->cache->count},
+        {"queue.depth", pool_depth(s->pool)},
+        {"connections", s->conns->count},
+        {"connections.total", s->conns->total},
+        {"uptime.ms", uv_now(s->loop) - s->started_ms},
     };
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++, n++)
         put_counter(&w, plain[i].name, plain[i].v);
@@ -801,8 +833,9 @@ static const struct command commands[SKP_OP_MAX] = {
     [SKP_OP_STATS] = {h_stats, 0, 0, false},
 };
 
-void dispatch_frame(struct conn *c, const struct skp_frame *f)
+static void on_frame(void *owner, struct conn *c, const struct skp_frame *f)
 {
+    (void)owner; /* disp(c) */
     uint8_t op = f->h.opcode;
     const struct command *cmd = op < SKP_OP_MAX ? &commands[op] : NULL;
     if (f->h.flags & SKP_F_REPLY) {
@@ -813,12 +846,12 @@ void dispatch_frame(struct conn *c, const struct skp_frame *f)
         conn_error(c, op, f->h.id, SKP_S_UNKNOWN_OPCODE, "unknown opcode %u", op);
         return;
     }
-    c->srv->requests[op]++;
-    if (c->srv->stopping) {
+    disp(c)->requests[op]++;
+    if (disp(c)->conns->stopping) {
         conn_error(c, op, f->h.id, SKP_S_SHUTDOWN, "shutting down");
         return;
     }
-    if (!c->authed && !cmd->open) {
+    if (!sess(c)->authed && !cmd->open) {
         conn_error(c, op, f->h.id, SKP_S_AUTH, "send HELLO with the auth token first");
         return;
     }
@@ -832,18 +865,50 @@ void dispatch_frame(struct conn *c, const struct skp_frame *f)
     cmd->fn(c, f, &rd);
 }
 
-void dispatch_conn_closed(struct conn *c)
+static int on_open(void *owner, struct conn *c)
 {
-    for (uint32_t i = 0; i < c->instance_cap; i++)
-        if (c->instances[i])
-            instance_release(c->srv, c->instances[i]);
-    free(c->instances);
-    c->instances = NULL;
-    c->instance_cap = 0;
+    const struct dispatch *d = owner;
+    struct session *s = calloc(1, sizeof *s);
+    if (!s)
+        return -1;
+    s->authed = !d->cfg->auth_token || !*d->cfg->auth_token;
+    c->session = s;
+    return 0;
+}
+
+/* Instances go with their connection (once the jobs running on them are done). */
+static void on_close(void *owner, struct conn *c)
+{
+    struct session *s = sess(c);
+    for (uint32_t i = 0; i < s->instance_cap; i++)
+        if (s->instances[i])
+            instance_release(owner, s->instances[i]);
+    free(s->instances);
+    free(s);
+    c->session = NULL;
+}
+
+const struct conn_hooks dispatch_conn_hooks = {on_open, on_frame, on_close};
+
+int dispatch_init(struct dispatch *d, uv_loop_t *loop, const struct config *cfg,
+                  struct cache *cache, struct pool *pool, struct conn_set *conns)
+{
+    memset(d, 0, sizeof *d);
+    d->loop = loop;
+    d->cfg = cfg;
+    d->cache = cache;
+    d->pool = pool;
+    d->conns = conns;
+    d->started_ms = uv_now(loop);
+    if (!realpath(cfg->root, d->root)) {
+        log_msg(LOG_ERROR, "--root %s: no such directory", cfg->root);
+        return -1;
+    }
+    return 0;
 }
 
 /* Startup only: loads on the calling thread, before any client connects. */
-int dispatch_preload(struct server *s, const char *dir)
+int dispatch_preload(struct dispatch *s, const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d) {
@@ -855,34 +920,33 @@ int dispatch_preload(struct server *s, const char *dir)
         size_t n = strlen(e->d_name);
         if (n < 4 || strcmp(e->d_name + n - 4, ".skf"))
             continue;
-        struct request r;
-        char path[PATH_MAX];
-        memset(&r, 0, sizeof r);
-        r.path = path;
-        r.max_skf = (uint64_t)s->cfg->max_skf_mb << 20;
-        r.max_bones = (uint32_t)s->cfg->max_bones;
-        r.max_arm_bytes = s->cache.budget;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        work_load(&r.job, NULL);
+        struct work w;
+        memset(&w, 0, sizeof w);
+        if (!(w.path = malloc(PATH_MAX)))
+            return -1;
+        w.max_skf = (uint64_t)s->cfg->max_skf_mb << 20;
+        w.max_bones = (uint32_t)s->cfg->max_bones;
+        w.max_arm_bytes = s->cache->budget;
+        snprintf(w.path, PATH_MAX, "%s/%s", dir, e->d_name);
+        work_load(&w.job, NULL);
         s->parses++;
-        if (r.status) {
-            log_msg(LOG_WARN, "preload %s: %s", r.path, r.msg);
+        if (w.status) {
+            log_msg(LOG_WARN, "preload %s: %s", w.path, w.msg);
         } else {
-            struct cache_entry *ce = cache_add(&s->cache, r.digest, r.loaded);
-            r.loaded = NULL;
+            struct cache_entry *ce = cache_add(s->cache, w.digest, w.loaded);
+            w.loaded = NULL;
             if (ce) {
                 char hex[65];
                 for (int i = 0; i < 32; i++)
                     snprintf(hex + 2 * i, 3, "%02x", ce->id[i]);
-                log_msg(LOG_INFO, "preloaded %s as %s", r.path, hex);
-                cache_unref(&s->cache, ce);
+                log_msg(LOG_INFO, "preloaded %s as %s", w.path, hex);
+                cache_unref(s->cache, ce);
                 loaded++;
             } else {
                 rc = -1;
             }
         }
-        free(r.input);
-        armature_free(r.loaded);
+        work_release(&w);
     }
     closedir(d);
     log_msg(LOG_INFO, "preloaded %d armatures from %s", loaded, dir);

@@ -1,66 +1,46 @@
-/* Requests: decoding, the opcode table, and the jobs workers run (work.c). */
+/* The request layer of the binary protocol: the opcode table, per-connection sessions
+ * (authentication, stateful instances), the loop-thread half of every request (decode
+ * through proto/, check through the engine's request model, submit to the pool, reply when
+ * done), the LOAD pipeline, and the daemon's counters. It sits on the connection layer
+ * through struct conn_hooks and hands workers a struct work (work.h). Loop thread only. */
 #ifndef SKELD_DISPATCH_H
 #define SKELD_DISPATCH_H
 
-#include "engine/request.h"
-#include "server.h"
+#include <limits.h>
+#include <stdint.h>
+#include <uv.h>
 
-struct instance {
-    uint32_t id;
-    struct cache_entry *entry; /* referenced while the instance lives */
-    struct pose *pose;
-    bool busy;   /* a job is running on it: later requests wait in order */
-    bool doomed; /* freed by its owner while busy: goes once its jobs are done */
-    struct request *wait_head, *wait_tail;
+#include "cache.h"
+#include "config.h"
+#include "conn.h"
+#include "pool.h"
+#include "skp.h"
+
+struct request;
+
+struct dispatch {
+    uv_loop_t *loop;
+    const struct config *cfg;
+    struct cache *cache;
+    struct pool *pool;
+    struct conn_set *conns; /* for STATS and the shutdown flag */
+    char root[PATH_MAX];    /* realpath of --root */
+    uint64_t started_ms;
+    struct request *parsing; /* LOADs whose content is being parsed, one per content id */
+    /* counters (STATS) */
+    uint64_t requests[SKP_OP_MAX], busy, parses;
+    uint64_t latency_us[16]; /* histogram: bucket i counts latencies below 2^i * 64 us */
 };
 
-/* One request between the loop and a worker. Inputs are copied out of the connection's
- * buffer at dispatch; outputs (status, message, body) are filled by the worker. */
-struct request {
-    struct job job;
-    struct request *wait_next;  /* next on its instance's queue, or waiting on the same LOAD */
-    struct request *parse_next; /* on srv->parsing */
-    struct server *srv;
-    struct conn *conn;
-    uint32_t id;
-    uint8_t opcode;
-    uint64_t started_us;
-    struct cache_entry *entry; /* referenced until done */
-    struct instance *inst;
-    struct eval_request eval;
-    struct construct_opts opts;
-    struct picture_request picture; /* RENDER */
-    uint8_t format;                 /* RENDER: enum skp_format */
-    uint8_t *input; /* LOAD: file bytes (owned) */
-    size_t input_len;
-    char *path; /* LOAD by path: the resolved file (PATH_MAX bytes, owned); else NULL */
-    uint64_t max_skf;
-    uint32_t max_bones;
-    size_t max_arm_bytes; /* the cache budget: a bigger armature would be evicted at once */
-    /* results */
-    uint16_t status;
-    char msg[256];
-    uint8_t *body;
-    size_t body_len;
-    struct armature *loaded;
-    uint8_t digest[32];
-};
+/* The hooks that make dispatch the owner of a struct conn_set (owner: the struct dispatch). */
+extern const struct conn_hooks dispatch_conn_hooks;
 
-/* The wire status for an engine error. Any thread. */
-uint16_t dispatch_status_of(int eng);
+/* Sets d up over the daemon's cache, pool and connections. 0, or -1 with the problem logged
+ * (--root is not a directory). */
+int dispatch_init(struct dispatch *d, uv_loop_t *loop, const struct config *cfg,
+                  struct cache *cache, struct pool *pool, struct conn_set *conns);
 
-/* Worker-side job bodies (work.c). */
-/* LOAD in two steps, so content already cached is never parsed again: read (by path) and
- * hash; then, if the id is not cached, parse. work_load does both (preload). */
-void work_load_hash(struct job *job, struct worker *w);
-void work_load_parse(struct job *job, struct worker *w);
-void work_load(struct job *job, struct worker *w);
-void work_pose(struct job *job, struct worker *w);
-void work_mesh(struct job *job, struct worker *w);
-void work_render(struct job *job, struct worker *w);
-
-/* Encodes the reply of LOAD (id and summary) or, with bones, of INFO (summary and bone list).
- * NULL on allocation failure. */
-uint8_t *work_summary(const struct armature *arm, const uint8_t *id, bool bones, size_t *len);
+/* Loads every .skf in dir into the cache on the calling thread. Startup only. */
+int dispatch_preload(struct dispatch *d, const char *dir);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <uv.h>
 
 #include "cli.h"
 #include "config.h"

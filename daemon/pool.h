@@ -8,28 +8,7 @@
 #include <stdbool.h>
 #include <uv.h>
 
-#include "engine/png.h"
-#include "engine/pose.h"
-#include "engine/render.h"
-
-struct worker;
-
-struct job {
-    struct job *next;
-    void (*run)(struct job *, struct worker *); /* worker thread */
-    void (*done)(struct job *);                 /* loop thread, exactly once */
-};
-
-/* Per-thread scratch, reused from job to job so steady-state evaluation allocates nothing
- * but reply bodies. */
-struct worker {
-    struct pool *pool;
-    pthread_t thread;
-    uint64_t pose_serial; /* cache serial of the armature scratch_pose was made for */
-    struct pose *scratch_pose;
-    struct image image;
-    struct byte_buf png_scratch;
-};
+#include "job.h"
 
 struct pool {
     pthread_mutex_t lock;
@@ -59,8 +38,5 @@ size_t pool_depth(struct pool *p);
  * Loop thread; run the loop afterwards to finish closing. */
 void pool_shutdown(struct pool *p);
 
-/* The worker's scratch pose for arm, reset (made anew only when the armature changes; serial
- * tells armatures apart even if one is freed and another lands at the same address). */
-struct pose *worker_pose(struct worker *w, const struct armature *arm, uint64_t serial);
 
 #endif

@@ -6,21 +6,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dispatch.h"
+#include "work.h"
 #include "engine/load.h"
 #include "engine/png.h"
 #include "engine/sheet.h"
 #include "sha256.h"
 #include "skp_msg.h"
 
-static struct request *req_of(struct job *job)
+static struct work *req_of(struct job *job)
 {
-    return (struct request *)job; /* job is the first member */
+    return (struct work *)job; /* job is the first member */
 }
 
-static void fail(struct request *r, uint16_t status, const char *fmt, ...)
+static void fail(struct work *r, uint16_t status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-static void fail(struct request *r, uint16_t status, const char *fmt, ...)
+static void fail(struct work *r, uint16_t status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -29,13 +29,36 @@ static void fail(struct request *r, uint16_t status, const char *fmt, ...)
     va_end(ap);
 }
 
+uint16_t work_status_of(int eng)
+{
+    switch (eng) {
+    case ENG_ENOMEM: return SKP_S_NO_MEMORY;
+    case ENG_ELIMIT: return SKP_S_LIMIT;
+    case ENG_EINVAL: return SKP_S_BAD_REQUEST;
+    case ENG_EIO: return SKP_S_NOT_FOUND;
+    default: return SKP_S_BAD_FILE;
+    }
+}
+
 static uint16_t status_of(int eng)
 {
-    return dispatch_status_of(eng);
+    return work_status_of(eng);
+}
+
+void work_release(struct work *w)
+{
+    free(w->path);
+    free(w->input);
+    free(w->body);
+    armature_free(w->loaded);
+    w->path = NULL;
+    w->input = NULL;
+    w->body = NULL;
+    w->loaded = NULL;
 }
 
 /* Allocates a writer of cap bytes for the reply body. */
-static bool begin(struct request *r, struct skp_writer *w, size_t cap)
+static bool begin(struct work *r, struct skp_writer *w, size_t cap)
 {
     r->body = malloc(cap ? cap : 1);
     if (!r->body) {
@@ -46,7 +69,7 @@ static bool begin(struct request *r, struct skp_writer *w, size_t cap)
     return true;
 }
 
-static void finish(struct request *r, struct skp_writer *w)
+static void finish(struct work *r, struct skp_writer *w)
 {
     if (w->err) {
         free(r->body);
@@ -59,7 +82,7 @@ static void finish(struct request *r, struct skp_writer *w)
 
 /* ---- LOAD --------------------------------------------------------------------------------- */
 
-static int read_file(struct request *r)
+static int read_file(struct work *r)
 {
     struct eng_error err;
     void *buf;
@@ -75,7 +98,7 @@ static int read_file(struct request *r)
 void work_load_hash(struct job *job, struct worker *w)
 {
     (void)w;
-    struct request *r = req_of(job);
+    struct work *r = req_of(job);
     if (!r->input && read_file(r))
         return;
     sha256(r->input, r->input_len, r->digest);
@@ -84,7 +107,7 @@ void work_load_hash(struct job *job, struct worker *w)
 void work_load_parse(struct job *job, struct worker *w)
 {
     (void)w;
-    struct request *r = req_of(job);
+    struct work *r = req_of(job);
     struct load_limits lim;
     struct eng_error err;
     load_limits_default(&lim);
@@ -164,16 +187,15 @@ uint8_t *work_summary(const struct armature *arm, const uint8_t *id, bool bones,
 _Static_assert(sizeof(struct vec2) == 2 * sizeof(double), "vertices are written as doubles");
 
 /* The pose the request evaluates on: the instance's, or the worker's scratch reset. */
-static struct pose *pose_for(struct request *r, struct worker *w)
+static struct pose *pose_for(struct work *r, struct worker *w)
 {
-    const struct armature *arm = r->entry->arm;
-    struct pose *p = r->inst ? r->inst->pose : worker_pose(w, arm, r->entry->serial);
+    struct pose *p = r->pose ? r->pose : worker_pose(w, r->arm, r->arm_serial);
     if (!p)
         fail(r, SKP_S_NO_MEMORY, "out of memory");
     return p;
 }
 
-static struct pose *evaluate(struct request *r, struct worker *w)
+static struct pose *evaluate(struct work *r, struct worker *w)
 {
     struct pose *p = pose_for(r, w);
     if (p)
@@ -183,7 +205,7 @@ static struct pose *evaluate(struct request *r, struct worker *w)
 
 void work_pose(struct job *job, struct worker *w)
 {
-    struct request *r = req_of(job);
+    struct work *r = req_of(job);
     struct pose *p = evaluate(r, w);
     if (!p)
         return;
@@ -255,7 +277,7 @@ static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, i
 
 void work_mesh(struct job *job, struct worker *w)
 {
-    struct request *r = req_of(job);
+    struct work *r = req_of(job);
     struct pose *p = evaluate(r, w);
     if (!p)
         return;
@@ -289,7 +311,7 @@ static int append_u32(struct byte_buf *b, uint32_t v)
 }
 
 /* Appends one picture record (frame, size, PNG or raw bytes) to out. */
-static int put_picture(struct request *r, struct worker *w, const uint8_t *rgba, uint32_t width,
+static int put_picture(struct work *r, struct worker *w, const uint8_t *rgba, uint32_t width,
                        uint32_t height, uint32_t frame, struct byte_buf *out)
 {
     if (append_u32(out, frame) || append_u32(out, width) || append_u32(out, height))
@@ -315,7 +337,7 @@ static int put_picture(struct request *r, struct worker *w, const uint8_t *rgba,
 
 /* Where a RENDER's frames go: each into the reply as it is drawn, or into one sheet. */
 struct render_out {
-    struct request *r;
+    struct work *r;
     struct worker *w;
     struct byte_buf buf;
     struct sheet sheet; /* rgba NULL: no sheet */
@@ -339,7 +361,7 @@ static int emit_frame(void *ctx, const struct pose *p, uint32_t frame, uint32_t 
 }
 
 /* The sheet as the one picture of the reply, then its JSON (sheet.h). */
-static int put_sheet(struct request *r, struct worker *w, struct render_out *out,
+static int put_sheet(struct work *r, struct worker *w, struct render_out *out,
                      const struct bounds *b)
 {
     struct sheet *s = &out->sheet;
@@ -356,20 +378,20 @@ static int put_sheet(struct request *r, struct worker *w, struct render_out *out
 
 /* Bounds of the request's animation, for fit and for the sheet JSON. Framing plays the
  * animation through: on scratch, never on an instance's state. */
-static int frame_picture(struct request *r, struct worker *w, struct pose *p, struct bounds *b)
+static int frame_picture(struct work *r, struct worker *w, struct pose *p, struct bounds *b)
 {
-    struct pose *scratch = r->inst ? worker_pose(w, p->arm, r->entry->serial) : p;
+    struct pose *scratch = r->pose ? worker_pose(w, p->arm, r->arm_serial) : p;
     if (!scratch) {
         fail(r, SKP_S_NO_MEMORY, "out of memory");
         return -1;
     }
     request_frame(p->arm, scratch, &r->eval, &r->picture, b);
-    if (!r->inst)
+    if (!r->pose)
         pose_reset(p);
     return 0;
 }
 
-static int start_sheet(struct request *r, struct render_out *out)
+static int start_sheet(struct work *r, struct render_out *out)
 {
     const struct picture_request *pr = &r->picture;
     struct eng_error err;
@@ -383,7 +405,7 @@ static int start_sheet(struct request *r, struct render_out *out)
 
 void work_render(struct job *job, struct worker *w)
 {
-    struct request *r = req_of(job);
+    struct work *r = req_of(job);
     struct pose *p = pose_for(r, w);
     struct bounds b = {0, 0, 0, 0, true};
     bool sheet = r->picture.cols != 0;

@@ -1,0 +1,400 @@
+/* Connections of the binary protocol (conn.h): reading frames, queuing replies with
+ * backpressure, and ending without resets (STYLE.md section 6). */
+#include "conn.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#include "log.h"
+
+struct write_req {
+    uv_write_t req;
+    uv_buf_t bufs[2];
+    uint8_t header[SKP_HEADER_SIZE];
+    uint8_t *body; /* owned until write_cb */
+    struct conn *c;
+};
+
+static uint64_t now_ms(const struct conn *c)
+{
+    return uv_now(c->set->loop);
+}
+
+/* ---- connection lifetime ----------------------------------------------------------------- */
+
+static void free_conn(struct conn *c)
+{
+    struct conn_set *set = c->set;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        set->head = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    set->count--;
+    free(c->in);
+    free(c);
+}
+
+static void on_conn_closed(uv_handle_t *h)
+{
+    struct conn *c = h->data;
+    c->closed = true;
+    if (c->session)
+        c->set->hooks->on_close(c->set->owner, c);
+    if (c->inflight == 0)
+        free_conn(c);
+}
+
+void conn_close(struct conn *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    uv_read_stop(&c->h.stream);
+    uv_close(&c->h.handle, on_conn_closed);
+}
+
+/* ---- lingering close --------------------------------------------------------------------- */
+/* Closing a socket with unread input makes the kernel send a reset, which can destroy
+ * replies still on their way to the peer. So a connection we end ourselves (after a framing
+ * error, or at shutdown) is half-closed once its replies are written, and read to the peer's
+ * end, discarding, for at most LINGER_MS. */
+#define LINGER_MS 2000
+#define SHUTDOWN_MS 10000 /* at shutdown: from the last job done to closing what is left */
+
+static void on_discard_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    static char sink[65536]; /* loop thread only, never read */
+    (void)h;
+    (void)suggested;
+    *buf = uv_buf_init(sink, sizeof sink);
+}
+
+static void on_discard_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    (void)buf;
+    if (nread < 0)
+        conn_close(st->data);
+}
+
+static void on_half_closed(uv_shutdown_t *req, int status)
+{
+    struct conn *c = req->data;
+    c->inflight--; /* the shutdown request held the connection */
+    if (c->closed && c->inflight == 0) {
+        free_conn(c);
+        return;
+    }
+    if (c->closing)
+        return;
+    if (status < 0 || uv_read_start(&c->h.stream, on_discard_alloc, on_discard_read))
+        conn_close(c);
+}
+
+static void conn_finish(struct conn *c)
+{
+    if (c->closing || c->lingering)
+        return;
+    c->lingering = true;
+    c->linger_until = now_ms(c) + LINGER_MS;
+    uv_read_stop(&c->h.stream);
+    c->reading = false;
+    c->shutdown.data = c;
+    if (uv_shutdown(&c->shutdown, &c->h.stream, on_half_closed) == 0)
+        c->inflight++;
+    else
+        conn_close(c);
+}
+
+/* Bytes the peer sent that we have not read yet. */
+static bool input_pending(struct conn *c)
+{
+    uv_os_fd_t fd;
+    int n = 0;
+    return uv_fileno(&c->h.handle, &fd) == 0 && ioctl(fd, FIONREAD, &n) == 0 && n > 0;
+}
+
+static void update_reading(struct conn *c);
+
+/* Ends a connection we mean to end once nothing is in flight and its replies are written.
+ * At shutdown, requests already sent are read and answered (SHUTDOWN) first. */
+static void finish_if_done(struct conn *c)
+{
+    bool ending = c->close_after_write || c->set->stopping;
+    if (!ending || c->inflight != 0 || uv_stream_get_write_queue_size(&c->h.stream) != 0)
+        return;
+    if (!c->close_after_write && input_pending(c)) {
+        update_reading(c);
+        return;
+    }
+    conn_finish(c);
+}
+
+void conn_job_started(struct conn *c)
+{
+    c->inflight++;
+    c->jobs++;
+}
+
+static void update_reading(struct conn *c);
+
+void conn_job_done(struct conn *c)
+{
+    c->inflight--;
+    c->jobs--;
+    if (c->set->stopping) /* the shutdown deadline counts from the last job done */
+        c->set->stop_deadline = now_ms(c) + SHUTDOWN_MS;
+    if (c->closed && c->inflight == 0) {
+        free_conn(c);
+        return;
+    }
+    update_reading(c);
+    finish_if_done(c);
+}
+
+/* ---- writing ----------------------------------------------------------------------------- */
+
+static void on_written(uv_write_t *req, int status)
+{
+    struct write_req *w = (struct write_req *)req;
+    struct conn *c = w->c;
+    free(w->body);
+    free(w);
+    c->inflight--; /* the write held the connection too */
+    if (c->closed && c->inflight == 0) {
+        free_conn(c);
+        return;
+    }
+    c->last_active = now_ms(c); /* a reply went out: the peer is reading */
+    if (status < 0) {
+        conn_close(c);
+        return;
+    }
+    update_reading(c);
+    finish_if_done(c);
+}
+
+void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, uint8_t *body,
+                size_t len)
+{
+    struct write_req *w = c->closing || c->lingering ? NULL : malloc(sizeof *w);
+    if (!w) {
+        free(body);
+        if (!c->closing && !c->lingering)
+            conn_close(c);
+        return;
+    }
+    struct skp_header h = {SKP_VERSION, opcode, SKP_F_REPLY, status, id, (uint32_t)len};
+    skp_encode_header(&h, w->header);
+    w->bufs[0] = uv_buf_init((char *)w->header, SKP_HEADER_SIZE);
+    w->bufs[1] = uv_buf_init((char *)body, (unsigned)len);
+    w->body = body;
+    w->c = c;
+    c->inflight++;
+    if (status != SKP_S_OK)
+        c->set->error_replies++;
+    int rc = uv_write(&w->req, &c->h.stream, w->bufs, len ? 2 : 1, on_written);
+    if (rc < 0) {
+        c->inflight--;
+        free(body);
+        free(w);
+        conn_close(c);
+    }
+}
+
+void conn_error(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t n = strlen(msg);
+    uint8_t *body = malloc(n + 2);
+    if (body) {
+        skp_put_u16(body, (uint16_t)n);
+        memcpy(body + 2, msg, n);
+    }
+    log_msg(LOG_DEBUG, "reply %s #%u: %s: %s", skp_opcode_name(opcode), id, skp_strerror(status),
+            msg);
+    conn_reply(c, opcode, id, status, body, body ? n + 2 : 0);
+}
+
+/* ---- reading ----------------------------------------------------------------------------- */
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    struct conn *c = h->data;
+    size_t limit = (size_t)c->set->cfg->max_frame + SKP_HEADER_SIZE;
+    if (c->in_cap - c->in_len < 65536 && c->in_cap < limit) {
+        size_t cap = c->in_cap ? c->in_cap * 2 : 65536;
+        cap = cap > limit ? limit : cap;
+        uint8_t *n = realloc(c->in, cap);
+        if (n) {
+            c->in = n;
+            c->in_cap = cap;
+        }
+    }
+    /* A full buffer is reported by libuv as UV_ENOBUFS, and we close. */
+    *buf = c->in_cap > c->in_len
+               ? uv_buf_init((char *)c->in + c->in_len, (unsigned)(c->in_cap - c->in_len))
+               : uv_buf_init(NULL, 0);
+}
+
+static bool over_limits(struct conn *c)
+{
+    return c->inflight >= c->set->cfg->max_inflight ||
+           uv_stream_get_write_queue_size(&c->h.stream) > (size_t)c->set->cfg->out_high_water;
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
+
+static void update_reading(struct conn *c)
+{
+    if (c->closing || c->lingering || c->close_after_write)
+        return;
+    bool pause = over_limits(c);
+    bool resume =
+        c->inflight < c->set->cfg->max_inflight &&
+        uv_stream_get_write_queue_size(&c->h.stream) <= (size_t)c->set->cfg->out_low_water;
+    if (c->reading && pause) {
+        uv_read_stop(&c->h.stream);
+        c->reading = false;
+    } else if (!c->reading && resume) {
+        c->reading = uv_read_start(&c->h.stream, on_alloc, on_read) == 0;
+    }
+}
+
+static void parse_input(struct conn *c)
+{
+    size_t off = 0;
+    while (!c->closing && !c->close_after_write) {
+        struct skp_frame f;
+        size_t used;
+        int rc = skp_parser_feed(c->in + off, c->in_len - off, (uint32_t)c->set->cfg->max_frame, &f,
+                                 &used);
+        if (rc == SKP_NEED_MORE)
+            break;
+        if (rc < 0) {
+            conn_error(c, 0, 0, (uint16_t)skp_parse_status(rc), "%s (this daemon speaks %d)",
+                       rc == SKP_EOVERSIZE     ? "frame larger than the limit"
+                       : rc == SKP_EBADVERSION ? "protocol version not supported"
+                                               : "not a skeld frame",
+                       SKP_VERSION);
+            c->close_after_write = true;
+            uv_read_stop(&c->h.stream);
+            c->reading = false;
+            break;
+        }
+        off += used;
+        c->set->hooks->on_frame(c->set->owner, c, &f);
+    }
+    memmove(c->in, c->in + off, c->in_len - off);
+    c->in_len -= off;
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    struct conn *c = st->data;
+    if (nread == UV_EOF) {
+        /* The client is done sending; what it asked for is still answered. */
+        c->close_after_write = true;
+        uv_read_stop(&c->h.stream);
+        c->reading = false;
+        finish_if_done(c);
+        return;
+    }
+    if (nread < 0) {
+        log_msg(LOG_DEBUG, "connection read: %s", uv_strerror((int)nread));
+        conn_close(c);
+        return;
+    }
+    c->last_active = now_ms(c);
+    c->in_len += (size_t)nread;
+    parse_input(c);
+    update_reading(c);
+    finish_if_done(c); /* at shutdown, a trailing partial frame must not hold the connection */
+}
+
+/* ---- the set ------------------------------------------------------------------------------- */
+
+void conn_set_init(struct conn_set *set, uv_loop_t *loop, const struct config *cfg,
+                   const struct conn_hooks *hooks, void *owner)
+{
+    memset(set, 0, sizeof *set);
+    set->loop = loop;
+    set->cfg = cfg;
+    set->hooks = hooks;
+    set->owner = owner;
+}
+
+void conn_accept(struct conn_set *set, uv_stream_t *listener)
+{
+    struct conn *c = calloc(1, sizeof *c);
+    bool tcp = listener->type == UV_TCP;
+    int rc = !c    ? UV_ENOMEM
+             : tcp ? uv_tcp_init(set->loop, &c->h.tcp)
+                   : uv_pipe_init(set->loop, &c->h.pipe, 0);
+    if (rc) {
+        free(c);
+        return;
+    }
+    c->h.handle.data = c;
+    c->set = set;
+    c->last_active = uv_now(set->loop);
+    c->next = set->head;
+    if (set->head)
+        set->head->prev = c;
+    set->head = c;
+    set->count++;
+    set->total++;
+    if (uv_accept(listener, &c->h.stream) || set->stopping ||
+        set->count > (uint32_t)set->cfg->max_connections ||
+        set->hooks->on_open(set->owner, c)) {
+        conn_close(c);
+        return;
+    }
+    if (tcp)
+        uv_tcp_nodelay(&c->h.tcp, 1);
+    c->reading = uv_read_start(&c->h.stream, on_alloc, on_read) == 0;
+}
+
+void conn_set_drain(struct conn_set *set)
+{
+    set->stop_deadline = uv_now(set->loop) + SHUTDOWN_MS;
+    for (struct conn *c = set->head, *n; c; c = n) {
+        n = c->next;
+        finish_if_done(c);
+    }
+}
+
+void conn_set_sweep(struct conn_set *set, uint64_t now, uint64_t idle_ms)
+{
+    for (struct conn *c = set->head, *n; c; c = n) {
+        n = c->next;
+        if (c->closing)
+            continue;
+        bool overdue = set->stopping && c->jobs == 0 && now > set->stop_deadline;
+        if ((c->lingering && now > c->linger_until) || overdue) {
+            log_msg(LOG_DEBUG, "closing a connection that did not end in time");
+            conn_close(c); /* the peer never closed its side, or shutdown took too long */
+            continue;
+        }
+        /* Idle: no job running and nothing read or written for the timeout, which also ends
+         * a peer that stopped reading its replies. */
+        if (idle_ms && c->jobs == 0 && now - c->last_active > idle_ms) {
+            log_msg(LOG_DEBUG, "closing an idle connection");
+            conn_close(c);
+        }
+    }
+}
+
+void conn_set_close_all(struct conn_set *set)
+{
+    for (struct conn *c = set->head; c; c = c->next)
+        conn_close(c);
+}

@@ -1,0 +1,99 @@
+/* Connections of the binary protocol: one per accepted stream. A connection reads bytes,
+ * cuts them into frames with the I/O-free parser and hands each whole frame to its owner's
+ * on_frame hook; it queues replies, pauses reading under backpressure, and ends without
+ * resetting replies in flight (half-close, then read to the peer's end). It knows nothing of
+ * what a frame means: the owner (dispatch.c) keeps its per-connection state in c->session.
+ *
+ * Loop thread only. */
+#ifndef SKELD_CONN_H
+#define SKELD_CONN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <uv.h>
+
+#include "config.h"
+#include "skp_parser.h"
+
+struct conn;
+
+/* What the owner of the connections is told. Every hook runs on the loop thread. */
+struct conn_hooks {
+    /* A new connection: set c->session. Nonzero refuses it (it is closed). */
+    int (*on_open)(void *owner, struct conn *c);
+    /* A whole frame; its body is valid only during the call. */
+    void (*on_frame)(void *owner, struct conn *c, const struct skp_frame *f);
+    /* c is closed: no more frames will come; release c->session's state. Jobs may still be
+     * running for c (conn_job_done comes later), so c itself stays valid until they end. */
+    void (*on_close)(void *owner, struct conn *c);
+};
+
+/* Every connection of the daemon. */
+struct conn_set {
+    uv_loop_t *loop;
+    const struct config *cfg; /* max_frame, max_inflight, water marks, max_connections */
+    const struct conn_hooks *hooks;
+    void *owner;
+    struct conn *head;
+    uint32_t count;
+    uint64_t total;         /* accepted since start */
+    uint64_t error_replies; /* replies sent with a status other than OK */
+    bool stopping;          /* shutdown: every connection ends once its work is done */
+    uint64_t stop_deadline; /* ms: at shutdown, connections with no job left are closed then */
+};
+
+struct conn {
+    union {
+        uv_handle_t handle;
+        uv_stream_t stream;
+        uv_tcp_t tcp;
+        uv_pipe_t pipe;
+    } h;
+    struct conn_set *set;
+    void *session; /* the owner's */
+    struct conn *prev, *next;
+    uint8_t *in;
+    size_t in_len, in_cap;
+    int inflight; /* jobs, queued writes and the half-close: the conn lives while > 0 */
+    int jobs;     /* of which the owner's jobs */
+    bool reading, closing, closed, close_after_write;
+    bool lingering;         /* half-closed, reading only to see the peer's end (conn_finish) */
+    uv_shutdown_t shutdown; /* the half-close */
+    uint64_t last_active, linger_until;
+};
+
+void conn_set_init(struct conn_set *set, uv_loop_t *loop, const struct config *cfg,
+                   const struct conn_hooks *hooks, void *owner);
+
+/* Accepts a connection from listener and starts reading it. Over --max-connections, or while
+ * stopping, it is closed at once. */
+void conn_accept(struct conn_set *set, uv_stream_t *listener);
+
+/* Queues a reply (takes ownership of body, malloc'd or NULL). */
+void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, uint8_t *body,
+                size_t len);
+
+/* Queues an error reply whose body is the message. */
+void conn_error(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Starts closing c; it is freed once closed and no job refers to it. */
+void conn_close(struct conn *c);
+
+/* The owner started a job for c / a job for c finished: c stays alive meanwhile; a finished
+ * job may resume reading, end a connection that was ending, or free a closed one. */
+void conn_job_started(struct conn *c);
+void conn_job_done(struct conn *c);
+
+/* Shutdown began (set->stopping): every connection keeps reading, so requests already sent
+ * are answered rather than reset, and ends once nothing is in flight; idle ones end now. */
+void conn_set_drain(struct conn_set *set);
+
+/* Periodic sweep at now (ms): ends connections idle past idle_ms (0: never), lingering past
+ * their time, or left at the shutdown deadline. */
+void conn_set_sweep(struct conn_set *set, uint64_t now, uint64_t idle_ms);
+
+/* Closes every connection now (startup failure). */
+void conn_set_close_all(struct conn_set *set);
+
+#endif

@@ -1,0 +1,37 @@
+/* A job as the evaluation pool runs it, and the scratch each worker thread keeps: what
+ * worker-side code (work.c) needs, without libuv or anything of the server. */
+#ifndef SKELD_JOB_H
+#define SKELD_JOB_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include "engine/png.h"
+#include "engine/pose.h"
+#include "engine/render.h"
+
+struct pool;
+struct worker;
+
+struct job {
+    struct job *next;
+    void (*run)(struct job *, struct worker *); /* worker thread */
+    void (*done)(struct job *);                 /* loop thread, exactly once */
+};
+
+/* Per-thread scratch, reused from job to job so steady-state evaluation allocates nothing
+ * but reply bodies. */
+struct worker {
+    struct pool *pool;
+    pthread_t thread;
+    uint64_t pose_serial; /* cache serial of the armature scratch_pose was made for */
+    struct pose *scratch_pose;
+    struct image image;
+    struct byte_buf png_scratch;
+};
+
+/* The worker's scratch pose for arm, reset (made anew only when the armature changes; serial
+ * tells armatures apart even if one is freed and another lands at the same address). */
+struct pose *worker_pose(struct worker *w, const struct armature *arm, uint64_t serial);
+
+#endif

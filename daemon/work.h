@@ -1,0 +1,59 @@
+/* What a worker runs for one request (work.c): load, evaluate, draw and encode. A struct work
+ * holds everything a job reads and writes; it knows no connection, server or libuv, so
+ * worker code cannot reach them. The loop side (dispatch.c) embeds it in its request. */
+#ifndef SKELD_WORK_H
+#define SKELD_WORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/request.h"
+#include "job.h"
+
+struct work {
+    struct job job; /* first: the pool hands this back */
+    /* inputs, set on the loop thread before submission */
+    const struct armature *arm; /* evaluations: shared, immutable, referenced by the loop */
+    uint64_t arm_serial;        /* tells armatures apart for the worker's scratch pose */
+    struct pose *pose;          /* an instance's state, or NULL for a fresh (scratch) pose */
+    struct eval_request eval;
+    struct construct_opts opts;
+    struct picture_request picture; /* RENDER */
+    uint8_t format;                 /* RENDER: enum skp_format */
+    uint8_t *input;                 /* LOAD: file bytes (owned) */
+    size_t input_len;
+    char *path; /* LOAD by path: the file to read (owned); else NULL */
+    uint64_t max_skf;
+    uint32_t max_bones;
+    size_t max_arm_bytes; /* the cache budget: a bigger armature would be evicted at once */
+    /* outputs, set by the worker */
+    uint16_t status; /* a wire status, SKP_S_OK (0) on success */
+    char msg[256];
+    uint8_t *body; /* the reply body (owned) */
+    size_t body_len;
+    struct armature *loaded; /* LOAD: the parsed armature (owned) */
+    uint8_t digest[32];      /* LOAD: SHA-256 of the bytes, the armature id */
+};
+
+/* Frees what w owns (not w itself). */
+void work_release(struct work *w);
+
+/* The wire status for an engine error. Any thread. */
+uint16_t work_status_of(int eng);
+
+/* Job bodies, worker thread. LOAD runs in two steps, so content already cached is never
+ * parsed again: read (by path) and hash; then, if the id is not cached, parse. work_load
+ * does both (preload). */
+void work_load_hash(struct job *job, struct worker *w);
+void work_load_parse(struct job *job, struct worker *w);
+void work_load(struct job *job, struct worker *w);
+void work_pose(struct job *job, struct worker *w);
+void work_mesh(struct job *job, struct worker *w);
+void work_render(struct job *job, struct worker *w);
+
+/* Encodes the reply of LOAD (id and summary) or, with bones, of INFO (summary and bone list).
+ * NULL on allocation failure. Any thread. */
+uint8_t *work_summary(const struct armature *arm, const uint8_t *id, bool bones, size_t *len);
+
+#endif
