@@ -674,6 +674,142 @@ START_TEST(tint_interpolates)
 END_TEST
 
 /* ====================================================================================== */
+/* 0.6/0.7: family state keyed on any chain bone, tint in 0..1 (SPEC.md section 4)       */
+
+/* Chain [a, b, c] of family 0, every bone naming it. The family starts (start values) at
+ * CounterClockwise, Arc, mimic on; its init_ values are None, FABRIK, mimic off. "keys"
+ * keys the family state on the non-root bones only: at frame 0 Clockwise (on b), mimic on
+ * (c), Arc (c); at frame 10 CounterClockwise (c), mimic off (b), FABRIK (b). After the
+ * loader's redirect each element is one track on the root, a, holding keys from both bones.
+ * "other" keys only a position. */
+static const char *FAMILY_ARM =
+    "{'version':'0.7.0',"
+    " 'inverse_kinematics':[{'target_id':3,'bone_ids':[0,1,2],'constraint':'CounterClockwise',"
+    "   'init_constraint':'None','mode':'Arc','init_mode':'FABRIK','mimic_target':true,"
+    "   'init_mimic_target':false}],"
+    " 'bones':[{'id':0,'name':'a','ik_family_id':0},"
+    "  {'id':1,'name':'b','parent_id':0,'pos':{'x':10,'y':0},'ik_family_id':0},"
+    "  {'id':2,'name':'c','parent_id':1,'pos':{'x':10,'y':0},'ik_family_id':0},"
+    "  {'id':3,'name':'target','pos':{'x':0,'y':15}}],"
+    " 'animations':["
+    "  {'name':'keys','keyframes':["
+    "   {'frame':0,'bone_id':1,'element':'IkConstraint','value_str':'Clockwise'},"
+    "   {'frame':0,'bone_id':2,'element':'MimicTarget','value':1},"
+    "   {'frame':0,'bone_id':2,'element':'IkMode','value_str':'Arc'},"
+    "   {'frame':10,'bone_id':2,'element':'IkConstraint','value_str':'CounterClockwise'},"
+    "   {'frame':10,'bone_id':1,'element':'MimicTarget','value':0},"
+    "   {'frame':10,'bone_id':1,'element':'IkMode','value_str':'FABRIK'}]},"
+    "  {'name':'other','keyframes':[{'frame':0,'bone_id':3,'element':'PositionX','value':1}]}]}";
+
+/* The non-root chain bones keep their own (unused) IK fields: the keys never land there. */
+static void assert_chain_bones_untouched(const struct pose *p)
+{
+    for (uint32_t b = 1; b <= 2; b++) {
+        ck_assert_int_eq(p->local[b].ik_constraint, IKC_NONE);
+        ck_assert_int_eq(p->local[b].ik_mode, IK_FABRIK);
+        ck_assert(!p->local[b].ik_mimic);
+    }
+}
+
+START_TEST(ik_constraint_key_on_chain_bone_sets_family)
+{
+    struct armature *arm = load_q(FAMILY_ARM);
+    struct pose *p = pose_new(arm);
+    ck_assert_int_eq(p->local[0].ik_constraint, IKC_COUNTER_CLOCKWISE); /* start value */
+    play1(p, 0, 5, 0);                                                  /* b's frame-0 key */
+    ck_assert_int_eq(p->local[0].ik_constraint, IKC_CLOCKWISE);
+    assert_chain_bones_untouched(p);
+    play1(p, 0, 10, 0); /* c's frame-10 key, the later one of the merged track */
+    ck_assert_int_eq(p->local[0].ik_constraint, IKC_COUNTER_CLOCKWISE);
+    assert_chain_bones_untouched(p);
+    /* Unkeyed: back to init_constraint None, both with another animation playing and with
+     * none, and keyed again afterwards. */
+    play1(p, 1, 0, 0);
+    ck_assert_int_eq(p->local[0].ik_constraint, IKC_NONE);
+    play1(p, 0, 3, 0);
+    ck_assert_int_eq(p->local[0].ik_constraint, IKC_CLOCKWISE);
+    animate(p, NULL, 0);
+    ck_assert_int_eq(p->local[0].ik_constraint, IKC_NONE);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(mimic_target_key_on_chain_bone_sets_family)
+{
+    struct armature *arm = load_q(FAMILY_ARM);
+    struct pose *p = pose_new(arm);
+    ck_assert(p->local[0].ik_mimic); /* start value */
+    animate(p, NULL, 0);
+    ck_assert(!p->local[0].ik_mimic); /* init_mimic_target */
+    play1(p, 0, 0, 0);                /* c's frame-0 key: on */
+    ck_assert(p->local[0].ik_mimic);
+    assert_chain_bones_untouched(p);
+    play1(p, 0, 9.5, 0); /* a step element: still the frame-0 value */
+    ck_assert(p->local[0].ik_mimic);
+    play1(p, 0, 10, 0); /* b's frame-10 key: off */
+    ck_assert(!p->local[0].ik_mimic);
+    play1(p, 0, 0, 5); /* smoothing does not apply to it: on at once */
+    ck_assert(p->local[0].ik_mimic);
+    play1(p, 1, 0, 0);
+    ck_assert(!p->local[0].ik_mimic);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(ik_mode_key_on_chain_bone_sets_family)
+{
+    struct armature *arm = load_q(FAMILY_ARM);
+    struct pose *p = pose_new(arm);
+    ck_assert_int_eq(p->local[0].ik_mode, IK_ARC); /* start value */
+    animate(p, NULL, 0);
+    ck_assert_int_eq(p->local[0].ik_mode, IK_FABRIK); /* init_mode */
+    play1(p, 0, 4, 0);
+    ck_assert_int_eq(p->local[0].ik_mode, IK_ARC);
+    assert_chain_bones_untouched(p);
+    play1(p, 0, 12, 0);
+    ck_assert_int_eq(p->local[0].ik_mode, IK_FABRIK);
+    play1(p, 0, 4, 0);
+    ck_assert_int_eq(p->local[0].ik_mode, IK_ARC);
+    play1(p, 1, 0, 0);
+    ck_assert_int_eq(p->local[0].ik_mode, IK_FABRIK);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(tint_keys_0_1_land_0_255)
+{
+    /* visuals tint white (1,1,1,1 -> 255), init_tint g 0.4 (-> 102; the others default to
+     * the tint: 255). TintR runs 0.2 -> 1 over frames 0..10, TintA holds 0.5. At frame 5:
+     * r = 255 (0.2 + 0.8 E(5/10)) = 51 + 204 E, a = 127.5, g (unkeyed) = init 102, b = 255. */
+    struct armature *arm = load_q(
+        "{'version':'0.7.0','visuals':[{'tint':{'r':1,'g':1,'b':1,'a':1},'init_tint':{'g':0.4}}],"
+        " 'bones':[{'id':0,'name':'b','visuals_id':0}],"
+        " 'animations':[{'name':'fade','keyframes':["
+        "  {'frame':0,'bone_id':0,'element':'TintR','value':0.2},"
+        "  {'frame':0,'bone_id':0,'element':'TintA','value':0.5},"
+        "  {'frame':10,'bone_id':0,'element':'TintR','value':1}]}]}");
+    struct pose *p = pose_new(arm);
+    play1(p, 0, 5, 0);
+    ck_assert_double_eq_tol(p->local[0].tint[0], 51.0 + 204.0 * E(5, 10), TOL);
+    ck_assert_double_eq_tol(p->local[0].tint[1], 102.0, TOL);
+    ck_assert_double_eq_tol(p->local[0].tint[2], 255.0, TOL);
+    ck_assert_double_eq_tol(p->local[0].tint[3], 127.5, TOL);
+    play1(p, 0, 10, 0);
+    ck_assert_double_eq_tol(p->local[0].tint[0], 255.0, TOL);
+    /* Unkeyed, every channel returns to its init_ value in 0..255. */
+    animate(p, NULL, 0);
+    ck_assert_double_eq_tol(p->local[0].tint[0], 255.0, TOL);
+    ck_assert_double_eq_tol(p->local[0].tint[1], 102.0, TOL);
+    ck_assert_double_eq_tol(p->local[0].tint[3], 255.0, TOL);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
+/* ====================================================================================== */
 /* next_kf                                                                                 */
 
 /* No next_kf anywhere: derived as the first later keyframe of the same bone and element
@@ -1010,6 +1146,13 @@ static Suite *animate_suite(void)
     tc = tcase_create("discrete and tint");
     tcase_add_test(tc, discrete_elements_take_previous_keyframe);
     tcase_add_test(tc, tint_interpolates);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("0.6/0.7 family state and tint");
+    tcase_add_test(tc, ik_constraint_key_on_chain_bone_sets_family);
+    tcase_add_test(tc, mimic_target_key_on_chain_bone_sets_family);
+    tcase_add_test(tc, ik_mode_key_on_chain_bone_sets_family);
+    tcase_add_test(tc, tint_keys_0_1_land_0_255);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("next_kf");

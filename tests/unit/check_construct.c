@@ -1050,6 +1050,337 @@ START_TEST(two_poses_give_identical_results)
 END_TEST
 
 /* ====================================================================================== */
+/* 0.6/0.7: mimic_target (SPEC.md section 4)                                               */
+
+/* The chain of three_bone (two 10-long links a, b, c, the elbow starting right or left) in
+ * the 0.7 layout, family 0 with the given constraint and mimic_target. The target is turned
+ * by its parent: holder at (0, 15) rot 0.5, target on it with rot 0.3, so its world rotation
+ * from the first inheritance is 0.8 (its local rotation alone would be 0.3). d hangs 3 along
+ * c with rot 0.1. physics[] and the physics_id of c and of the target are parameters. */
+static struct armature *mimic_arm(const char *constraint, const char *mimic, const char *a_rot,
+                                  const char *b_rot, const char *physics, int c_phys,
+                                  int target_phys, const char *anims)
+{
+    return load_q("{'version':'0.7.0','physics':[%s],"
+                  " 'inverse_kinematics':[{'target_id':4,'bone_ids':[0,1,2],"
+                  "   'constraint':'%s','mimic_target':%s}],"
+                  " 'bones':["
+                  "  {'id':0,'name':'a','rot':%s,'ik_family_id':0},"
+                  "  {'id':1,'name':'b','parent_id':0,'pos':{'x':10,'y':0},'rot':%s,"
+                  "   'ik_family_id':0},"
+                  "  {'id':2,'name':'c','parent_id':1,'pos':{'x':10,'y':0},'rot':0.2,"
+                  "   'ik_family_id':0,'physics_id':%d},"
+                  "  {'id':3,'name':'holder','pos':{'x':0,'y':15},'rot':0.5},"
+                  "  {'id':4,'name':'target','parent_id':3,'rot':0.3,'physics_id':%d},"
+                  "  {'id':5,'name':'d','parent_id':2,'pos':{'x':3,'y':0},'rot':0.1}],"
+                  " 'animations':[%s]}",
+                  physics, constraint, mimic, a_rot, b_rot, c_phys, target_phys, anims);
+}
+
+/* a and b as the two-link solution with the elbow on side (+1 right, -1 left); c on the
+ * target (0, 15) with world rotation c_rot, and d, its child, carried along. */
+static void assert_mimic_chain(const struct pose *p, double side, double c_rot, double tol)
+{
+    double r = sqrt(100.0 - 7.5 * 7.5);
+    assert_pos(p, 1, side * r, 7.5, tol);
+    ck_assert_double_eq_tol(p->out[0].rot, atan2(7.5, side * r), tol);
+    ck_assert_double_eq_tol(p->out[1].rot, atan2(7.5, -side * r), tol);
+    assert_pos(p, 2, 0, 15, tol);
+    ck_assert_double_eq_tol(p->out[2].rot, c_rot, tol);
+    assert_pos(p, 5, 3 * cos(c_rot), 15 + 3 * sin(c_rot), tol);
+    ck_assert_double_eq_tol(p->out[5].rot, c_rot + 0.1, tol);
+}
+
+START_TEST(mimic_target_on)
+{
+    /* With the elbow starting right, Clockwise mirrors the chain to the left (see
+     * constraint_clockwise), None and CounterClockwise keep it right. In every case c takes
+     * the target's world rotation 0.8: not its own b.rot + 0.2, not the target's local 0.3,
+     * and not the mirrored 2 * (pi/2) - 0.8 = pi - 0.8 the constraint would make of it. c's
+     * position still follows b (on the target), and d inherits 0.8: d at (0, 15) +
+     * 3 (cos 0.8, sin 0.8), rot 0.9. */
+    static const struct {
+        const char *constraint;
+        double side;
+    } cases[] = {{"Clockwise", -1}, {"None", +1}, {"CounterClockwise", +1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct armature *arm = mimic_arm(cases[i].constraint, "true", RIGHT, "", -1, -1, "");
+        struct pose *p = pose_new(arm);
+        rest_step(p, NULL);
+        assert_mimic_chain(p, cases[i].side, 0.8, 1e-6);
+        ck_assert_double_gt(fabs(p->out[2].rot - (PI - 0.8)), 0.5);
+        rest_step(p, NULL); /* the same again on the next step */
+        assert_mimic_chain(p, cases[i].side, 0.8, 1e-6);
+        pose_free(p);
+        armature_free(arm);
+    }
+}
+END_TEST
+
+START_TEST(mimic_target_off)
+{
+    /* Without mimic c keeps its own rotation on top of b's IK rotation: b.rot + 0.2, with b
+     * as in assert_two_link (Clockwise: left elbow, b.rot = atan2(7.5, r)). */
+    double r = sqrt(100.0 - 7.5 * 7.5);
+    struct armature *arm = mimic_arm("Clockwise", "false", RIGHT, "", -1, -1, "");
+    struct pose *p = pose_new(arm);
+    rest_step(p, NULL);
+    assert_mimic_chain(p, -1, atan2(7.5, r) + 0.2, 1e-6);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(mimic_target_toggles_over_steps)
+{
+    /* mimic_target false in the file; "m" keys MimicTarget on c (a non-root chain bone): on
+     * at frame 0, off at frame 10. Each step uses the state of that step only. */
+    double r = sqrt(100.0 - 7.5 * 7.5), own = atan2(7.5, r) + 0.2;
+    struct armature *arm = mimic_arm(
+        "Clockwise", "false", RIGHT, "", -1, -1,
+        "{'name':'m','keyframes':[{'frame':0,'bone_id':2,'element':'MimicTarget','value':1},"
+        " {'frame':10,'bone_id':2,'element':'MimicTarget','value':0}]}");
+    struct pose *p = pose_new(arm);
+    struct anim_play on = {0, 0, 0}, off = {0, 10, 0};
+    rest_step(p, NULL);
+    assert_mimic_chain(p, -1, own, 1e-6);
+    animate(p, &on, 1);
+    construct(p, NULL);
+    assert_mimic_chain(p, -1, 0.8, 1e-6);
+    animate(p, &off, 1);
+    construct(p, NULL);
+    assert_mimic_chain(p, -1, own, 1e-6);
+    animate(p, &on, 1);
+    construct(p, NULL);
+    assert_mimic_chain(p, -1, 0.8, 1e-6);
+    rest_step(p, NULL);
+    assert_mimic_chain(p, -1, own, 1e-6);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(mimic_target_first_inheritance_and_physics)
+{
+    /* The target has rotation damping 4 (physics[0]); its state starts at 0, so after the
+     * first step its final rotation is 0 + (0.8 - 0) / 4 = 0.2. c mimics the rotation of
+     * the first inheritance, 0.8, not the final 0.2. c itself has position damping 1
+     * (physics[1]: at most 2 frames reaches the target at once), so the physics pass
+     * re-inherits c and d: the override must survive it, and c stays on (0, 15). */
+    struct armature *arm =
+        mimic_arm("Clockwise", "true", RIGHT, "{'rot_damping':4},{'pos_damping':1}", 1, 0, "");
+    struct pose *p = pose_new(arm);
+    rest_step(p, NULL);
+    ck_assert_double_eq_tol(p->out[4].rot, 0.2, TOL);
+    assert_mimic_chain(p, -1, 0.8, 1e-6);
+    /* Second step: the target's damped rotation is 0.2 + 0.6 / 4 = 0.35; c still 0.8. */
+    rest_step(p, NULL);
+    ck_assert_double_eq_tol(p->out[4].rot, 0.35, TOL);
+    assert_mimic_chain(p, -1, 0.8, 1e-6);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
+/* ====================================================================================== */
+/* 0.6/0.7: independent IK families (SPEC.md section 4)                                    */
+
+/* Family A: a (origin) -> a2 (10 along), target ta at (6, 8): exactly in reach, so a2 is
+ * solved onto (6, 8). Family B: b (20, 10) -> b2 (5 along), its target is a2, A's chain tip,
+ * whose first-inheritance position is (10, 0). */
+#define FAMILY_BONES                                                                               \
+    " {'id':0,'name':'a'%s},"                                                                      \
+    " {'id':1,'name':'a2','parent_id':0,'pos':{'x':10,'y':0}%s},"                                  \
+    " {'id':2,'name':'ta','pos':{'x':6,'y':8}},"                                                   \
+    " {'id':3,'name':'b','pos':{'x':20,'y':10}%s},"                                                \
+    " {'id':4,'name':'b2','parent_id':3,'pos':{'x':5,'y':0}%s}"
+
+/* B's root points at its target t from (20, 10) (out of reach: 5 < |t - b|), b2 5 along. */
+static void assert_family_b(const struct pose *p, double tx, double ty)
+{
+    double dx = tx - 20, dy = ty - 10, d = hypot(dx, dy);
+    ck_assert_double_gt(d, 5.0);
+    ck_assert_double_eq_tol(p->out[3].rot, atan2(dy, dx), 1e-9);
+    assert_pos(p, 4, 20 + 5 * dx / d, 10 + 5 * dy / d, 1e-9);
+}
+
+START_TEST(arrays_families_solve_independently)
+{
+    /* 0.7 layout: B aims at a2's first-inheritance position (10, 0): direction (-10, -10),
+     * b rot -3pi/4, b2 at (20, 10) + 5 (-1, -1)/sqrt(2). */
+    struct armature *arm =
+        load_q("{'version':'0.7.0','inverse_kinematics':[{'target_id':2,'bone_ids':[0,1]},"
+               "  {'target_id':1,'bone_ids':[3,4]}],"
+               " 'bones':[" FAMILY_BONES "]}",
+               ",'ik_family_id':0", ",'ik_family_id':0", ",'ik_family_id':1", ",'ik_family_id':1");
+    struct pose *p = pose_new(arm);
+    rest_step(p, NULL);
+    assert_pos(p, 1, 6, 8, 1e-9); /* A itself is solved as usual */
+    assert_family_b(p, 10, 0);
+    ck_assert_double_eq_tol(p->out[3].rot, -3 * PI / 4, 1e-9);
+    struct vec2 arrays_b2 = p->out[4].pos;
+    pose_free(p);
+    armature_free(arm);
+
+    /* The same with A's family removed: B is unchanged. */
+    arm = load_q("{'version':'0.7.0','inverse_kinematics':[{'target_id':1,'bone_ids':[3,4]}],"
+                 " 'bones':[" FAMILY_BONES "]}",
+                 "", "", ",'ik_family_id':0", ",'ik_family_id':0");
+    p = pose_new(arm);
+    rest_step(p, NULL);
+    assert_pos(p, 1, 10, 0, TOL); /* no IK on A now */
+    ck_assert_double_eq_tol(p->out[4].pos.x, arrays_b2.x, 1e-12);
+    ck_assert_double_eq_tol(p->out[4].pos.y, arrays_b2.y, 1e-12);
+    pose_free(p);
+    armature_free(arm);
+
+    /* 0.5 layout, the same armature with ik_root_ids: B, solved after A, sees a2 where A
+     * moved it, (6, 8): direction (-14, -2), b2 at (20, 10) + 5 (-14, -2)/sqrt(200). */
+    arm = load_q("{'ik_root_ids':[0,3],'bones':[" FAMILY_BONES "]}",
+                 ",'ik_target_id':2,'ik_bone_ids':[0,1]", "",
+                 ",'ik_target_id':1,'ik_bone_ids':[3,4]", "");
+    p = pose_new(arm);
+    rest_step(p, NULL);
+    assert_pos(p, 1, 6, 8, 1e-9);
+    assert_family_b(p, 6, 8);
+    ck_assert_double_gt(dist(p->out[4].pos, arrays_b2), 1.0); /* the layouts really differ */
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
+/* ====================================================================================== */
+/* 0.6/0.7: mesh vertices with pivot_rot and pivot_scale (SPEC.md section 4)               */
+
+START_TEST(mesh_pivot_unbound_vertex)
+{
+    /* Bone at (5, 1), rot 0.3, scale (2, 3); its visuals: pivot_rot 0.4, pivot_scale
+     * (0.5, 2), and a pivot_pos that must not matter. A vertex goes to
+     * pos + R(0.3 + 0.4)(init * scale * pivot_scale):
+     *   v0 (4, 1):  (4 * 2 * 0.5, 1 * 3 * 2) = (4, 6)   -> (4c - 6s + 5, 4s + 6c + 1)
+     *   v1 (-2, 3): (-2 * 2 * 0.5, 3 * 3 * 2) = (-2, 18) -> (-2c - 18s + 5, -2s + 18c + 1)
+     * with c, s = cos 0.7, sin 0.7. */
+    struct armature *arm =
+        load_q("{'version':'0.7.0','visuals':[{'pivot_rot':0.4,'pivot_scale':{'x':0.5,'y':2},"
+               "  'pivot_pos':{'x':0.25,'y':-0.5},"
+               "  'vertices':[{'id':0,'pos':{'x':4,'y':1}},{'id':1,'pos':{'x':-2,'y':3}}]}],"
+               " 'bones':[{'id':0,'name':'mesh','pos':{'x':5,'y':1},'rot':0.3,"
+               "  'scale':{'x':2,'y':3},'visuals_id':0}]}");
+    struct pose *p = pose_new(arm);
+    rest_step(p, NULL);
+    double c = cos(0.7), s = sin(0.7);
+    assert_vert(p, 0, 4 * c - 6 * s + 5, 4 * s + 6 * c + 1, TOL);
+    assert_vert(p, 1, -2 * c - 18 * s + 5, -2 * s + 18 * c + 1, TOL);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(mesh_pivot_weighted_bind)
+{
+    /* As weighted_binds, with the mesh's pivot_rot pi/2 and pivot_scale (0.5, 2). mesh at
+     * (5, 0) scale (2, 1): own v -> (5, 0) + R(pi/2)(v.x, 2 v.y) = (5 - 2 v.y, v.x).
+     * handle at (100, 0), rot pi/2, scale (3, 1): v -> (100, 0) + R(pi)(1.5 v.x, 2 v.y) =
+     * (100 - 1.5 v.x, -2 v.y); the handle's own pivots (visuals[1]) do not enter.
+     *   v0 (10, 0)  weight 0:   own (5, 10)
+     *   v1 (0, 10)  weight 1:   handle's (100, -20)
+     *   v2 (10, 10) weight 0.5: own (-15, 10), handle's (85, -20): halfway (35, -5) */
+    struct armature *arm =
+        load_q("{'version':'0.7.0','visuals':["
+               "  {'pivot_rot':" HALF_PI_JSON ",'pivot_scale':{'x':0.5,'y':2},"
+               "   'vertices':[{'id':0,'pos':{'x':10,'y':0}},{'id':1,'pos':{'x':0,'y':10}},"
+               "               {'id':2,'pos':{'x':10,'y':10}}],"
+               "   'indices':[0,1,2],"
+               "   'binds':[{'bone_id':1,'is_path':false,'verts':[{'id':0,'weight':0},"
+               "             {'id':1,'weight':1},{'id':2,'weight':0.5}]}]},"
+               "  {'pivot_rot':1,'pivot_scale':{'x':7,'y':7}}],"
+               " 'bones':["
+               "  {'id':0,'name':'mesh','pos':{'x':5,'y':0},'scale':{'x':2,'y':1},'visuals_id':0},"
+               "  {'id':1,'name':'handle','pos':{'x':100,'y':0},'rot':" HALF_PI_JSON ","
+               "   'scale':{'x':3,'y':1},'visuals_id':1}]}");
+    struct pose *p = pose_new(arm);
+    rest_step(p, NULL);
+    assert_vert(p, 0, 5, 10, TOL);
+    assert_vert(p, 1, 100, -20, TOL);
+    assert_vert(p, 2, 35, -5, TOL);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(mesh_pivot_path_bind_ignores_pivots)
+{
+    /* path_binds in the 0.7 layout, the mesh turned, scaled and with every pivot set: the
+     * path-bound vertices are exactly those of path_binds, (0, 2), (10 - r2, r2), (9, 9.5). */
+    struct armature *arm =
+        load_q("{'version':'0.7.0','visuals':[{'pivot_rot':1,'pivot_scale':{'x':3,'y':3},"
+               "  'pivot_pos':{'x':0.5,'y':0.5},"
+               "  'vertices':[{'id':0,'pos':{'x':2,'y':0}},{'id':1,'pos':{'x':2,'y':0}},"
+               "              {'id':2,'pos':{'x':2,'y':1}}],"
+               "  'binds':[{'bone_id':1,'is_path':true,'verts':[{'id':0,'weight':1}]},"
+               "           {'bone_id':2,'is_path':true,'verts':[{'id':1,'weight':1}]},"
+               "           {'bone_id':3,'is_path':true,'verts':[{'id':2,'weight':0.5}]}]}],"
+               " 'bones':["
+               "  {'id':0,'name':'mesh','pos':{'x':7,'y':-3},'rot':0.4,'scale':{'x':2,'y':2},"
+               "   'visuals_id':0},"
+               "  {'id':1,'name':'p1'},"
+               "  {'id':2,'name':'p2','pos':{'x':10,'y':0}},"
+               "  {'id':3,'name':'p3','pos':{'x':10,'y':10}}]}");
+    struct pose *p = pose_new(arm);
+    rest_step(p, NULL);
+    double r2 = sqrt(2.0);
+    assert_vert(p, 0, 0, 2, TOL);
+    assert_vert(p, 1, 10 - r2, r2, TOL);
+    assert_vert(p, 2, 9, 9.5, TOL);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
+/* A turned child mesh with a weighted bind, pivot_rot and pivot_scale, and the given
+ * pivot_pos. */
+static struct armature *pivot_pos_mesh(const char *pivot_pos)
+{
+    return load_q("{'version':'0.7.0','visuals':[{'pivot_pos':%s,'pivot_rot':0.6,"
+                  "  'pivot_scale':{'x':1.5,'y':0.5},"
+                  "  'vertices':[{'id':0,'pos':{'x':3,'y':1}},{'id':1,'pos':{'x':-2,'y':4}},"
+                  "              {'id':2,'pos':{'x':0,'y':-5}}],"
+                  "  'indices':[0,1,2],"
+                  "  'binds':[{'bone_id':0,'verts':[{'id':1,'weight':0.25}]}]}],"
+                  " 'bones':[{'id':0,'name':'root','pos':{'x':2,'y':3},'rot':0.2},"
+                  "  {'id':1,'name':'mesh','parent_id':0,'pos':{'x':4,'y':0},'rot':0.5,"
+                  "   'scale':{'x':2,'y':1},'visuals_id':0}]}",
+                  pivot_pos);
+}
+
+START_TEST(mesh_pivot_pos_never_moves_vertices)
+{
+    /* pivot_pos is a draw-time offset only: the constructed vertices (and bones) of a mesh
+     * with pivot_pos (0.25, -0.5) or (3, 7) are exactly those with (0, 0). */
+    struct armature *ref = pivot_pos_mesh("{'x':0,'y':0}");
+    struct pose *pr = pose_new(ref);
+    rest_step(pr, NULL);
+    static const char *const pivots[] = {"{'x':0.25,'y':-0.5}", "{'x':3,'y':7}"};
+    for (size_t i = 0; i < sizeof pivots / sizeof pivots[0]; i++) {
+        struct armature *arm = pivot_pos_mesh(pivots[i]);
+        struct pose *p = pose_new(arm);
+        rest_step(p, NULL);
+        ck_assert_msg(same_output(p, pr), "pivot_pos %s moved the construct", pivots[i]);
+        pose_free(p);
+        armature_free(arm);
+    }
+    /* and the vertices are not where the 0.5 rule would put them: the pivots did apply */
+    double m[6];
+    pose_bone_matrix(pr, 1, m);
+    ck_assert_double_gt(fabs(pr->verts[0].x - (m[0] * 3 + m[2] * 1 + m[4])) +
+                            fabs(pr->verts[0].y - (m[1] * 3 + m[3] * 1 + m[5])),
+                        0.1);
+    pose_free(pr);
+    armature_free(ref);
+}
+END_TEST
+
+/* ====================================================================================== */
 
 static Suite *construct_suite(void)
 {
@@ -1090,6 +1421,21 @@ static Suite *construct_suite(void)
     tc = tcase_create("mesh binds");
     tcase_add_test(tc, weighted_binds);
     tcase_add_test(tc, path_binds);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("0.6/0.7 mimic_target and families");
+    tcase_add_test(tc, mimic_target_on);
+    tcase_add_test(tc, mimic_target_off);
+    tcase_add_test(tc, mimic_target_toggles_over_steps);
+    tcase_add_test(tc, mimic_target_first_inheritance_and_physics);
+    tcase_add_test(tc, arrays_families_solve_independently);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("0.6/0.7 mesh pivots");
+    tcase_add_test(tc, mesh_pivot_unbound_vertex);
+    tcase_add_test(tc, mesh_pivot_weighted_bind);
+    tcase_add_test(tc, mesh_pivot_path_bind_ignores_pivots);
+    tcase_add_test(tc, mesh_pivot_pos_never_moves_vertices);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("options");

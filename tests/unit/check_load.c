@@ -757,6 +757,310 @@ START_TEST(version_variants_accepted)
 }
 END_TEST
 
+/* ---- the 0.6/0.7 layout (SPEC.md section 4) ------------------------------------------------ */
+
+static void assert_identity_pivots(const struct arm_bone *b)
+{
+    ck_assert(b->pivot_pos.x == 0 && b->pivot_pos.y == 0);
+    ck_assert(b->pivot_rot == 0);
+    ck_assert(b->pivot_scale.x == 1 && b->pivot_scale.y == 1);
+    ck_assert(!b->pivot_xform);
+}
+
+static void assert_no_phys(const struct arm_bone *b)
+{
+    const struct bone_phys *ph = &b->phys;
+    ck_assert(!b->has_phys);
+    ck_assert(ph->pos_damping == 0 && ph->pos_ratio == 0 && ph->scale_damping == 0 &&
+              ph->scale_ratio == 0 && ph->rot_damping == 0 && ph->sway == 0 && ph->rot_bounce == 0);
+    ck_assert(ph->global_pos.x == 0 && ph->global_pos.y == 0 && ph->global_scale.x == 0 &&
+              ph->global_scale.y == 0 && ph->global_rot == 0 && ph->global_orbit == 0 &&
+              ph->global_orbit_vel == 0 && ph->global_orbit_diff == 0);
+}
+
+/* A bone without visuals (or with an empty entry) has no texture, zindex 0, white tint, and
+ * so nothing to draw: the texture lookup finds nothing even though a style has textures. */
+static void assert_default_looks(const struct armature *arm, const struct arm_bone *b)
+{
+    ck_assert_int_eq(b->start.tex, -1);
+    ck_assert_int_eq(b->init.tex, -1);
+    ck_assert_int_eq(armature_resolve_texture(arm, b->start.tex, NULL, 0), -1);
+    ck_assert_int_eq(b->start.zindex, 0);
+    ck_assert_int_eq(b->init.zindex, 0);
+    /* white is 1,1,1,1 in these files, 255 once loaded (not 1) */
+    for (int i = 0; i < 4; i++)
+        ck_assert(b->start.tint[i] == 255.0 && b->init.tint[i] == 255.0);
+    ck_assert_uint_eq(b->vert_len, 0);
+    ck_assert_uint_eq(b->index_len, 0);
+    ck_assert_uint_eq(b->bind_len, 0);
+    assert_identity_pivots(b);
+}
+
+START_TEST(arrays_defaults_when_keys_absent)
+{
+    /* bone 0 has no visuals_id or physics_id at all, bone 1 points at empty entries; family
+     * 0 (bones 2, 3) has a target and nothing else; family 1 (4, 5) no target key; family 2
+     * (6, 7) target -1. */
+    struct armature *arm =
+        must_load("{'version':'0.7.0','atlases':[{'filename':'atlas0.png'}],"
+                  "'styles':[{'name':'Default','textures':[{'name':'x','size':{'x':4,'y':4}}]}],"
+                  "'visuals':[{}],'physics':[{}],"
+                  "'inverse_kinematics':[{'target_id':0,'bone_ids':[2,3]},{'bone_ids':[4,5]},"
+                  " {'target_id':-1,'bone_ids':[6,7]}],"
+                  "'bones':[{'id':0},{'id':1,'visuals_id':0,'physics_id':0},"
+                  " {'id':2,'ik_family_id':0},{'id':3,'parent_id':2,'ik_family_id':0},"
+                  " {'id':4,'ik_family_id':1},{'id':5,'parent_id':4,'ik_family_id':1},"
+                  " {'id':6,'ik_family_id':2},{'id':7,'parent_id':6,'ik_family_id':2}]}",
+                  1);
+    ck_assert_int_eq(arm->layout, ARM_LAYOUT_ARRAYS);
+    ck_assert_str_eq(armature_layout_name(arm), "arrays");
+    for (uint32_t b = 0; b < arm->bone_count; b++) {
+        assert_default_looks(arm, &arm->bones[b]);
+        assert_no_phys(&arm->bones[b]);
+    }
+    ck_assert(!arm->any_phys);
+    /* family 0: FABRIK, None, no mimic, both as start and init, held by its root (bone 2) */
+    const struct arm_bone *r = &arm->bones[2];
+    ck_assert_int_eq(r->ik_target, 0);
+    ck_assert_uint_eq(r->ik_len, 2);
+    ck_assert_int_eq(r->start.ik_mode, IK_FABRIK);
+    ck_assert_int_eq(r->start.ik_constraint, IKC_NONE);
+    ck_assert(!r->start.ik_mimic);
+    ck_assert_int_eq(r->init.ik_mode, IK_FABRIK);
+    ck_assert_int_eq(r->init.ik_constraint, IKC_NONE);
+    ck_assert(!r->init.ik_mimic);
+    /* families 1 and 2 have no target: skipped, only family 0 is solved */
+    ck_assert_uint_eq(arm->ik_root_count, 1);
+    ck_assert_int_eq(arm->ik_roots[0], 2);
+    ck_assert_int_eq(arm->bones[4].ik_target, -1);
+    ck_assert_int_eq(arm->bones[6].ik_target, -1);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(arrays_tint_scaled_to_255)
+{
+    /* 0..1 in the file, x 255 on load: 0.5 -> 127.5, 0.25 -> 63.75, 0.2 -> 51. init_tint's
+     * missing channels default to the start tint (already scaled: stays 255 and 63.75), a
+     * partial tint's missing channels to white. Keyframes: TintR 0.5 -> 127.5, TintA 1 ->
+     * 255; other elements keep their values (PositionX 0.5 stays 0.5). */
+    struct armature *arm =
+        must_load("{'version':'0.7.0',"
+                  "'visuals':[{'tint':{'r':0.5,'g':0,'b':1,'a':0.25},'init_tint':{'r':1,'g':0.2}},"
+                  "           {'tint':{'g':0.5}}],"
+                  "'bones':[{'id':0,'visuals_id':0},{'id':1,'visuals_id':1}],"
+                  "'animations':[{'keyframes':["
+                  " {'frame':0,'bone_id':0,'element':'TintR','value':0.5},"
+                  " {'frame':0,'bone_id':1,'element':'TintA','value':1},"
+                  " {'frame':0,'bone_id':1,'element':'PositionX','value':0.5}]}]}",
+                  0);
+    const struct bone_fields *s = &arm->bones[0].start, *i = &arm->bones[0].init;
+    ck_assert_double_eq_tol(s->tint[0], 127.5, 1e-9);
+    ck_assert_double_eq_tol(s->tint[1], 0.0, 1e-9);
+    ck_assert_double_eq_tol(s->tint[2], 255.0, 1e-9);
+    ck_assert_double_eq_tol(s->tint[3], 63.75, 1e-9);
+    ck_assert_double_eq_tol(i->tint[0], 255.0, 1e-9);
+    ck_assert_double_eq_tol(i->tint[1], 51.0, 1e-9);
+    ck_assert_double_eq_tol(i->tint[2], 255.0, 1e-9);
+    ck_assert_double_eq_tol(i->tint[3], 63.75, 1e-9);
+    const struct bone_fields *s1 = &arm->bones[1].start;
+    ck_assert_double_eq_tol(s1->tint[0], 255.0, 1e-9);
+    ck_assert_double_eq_tol(s1->tint[1], 127.5, 1e-9);
+    ck_assert_double_eq_tol(s1->tint[3], 255.0, 1e-9);
+    const struct arm_track *t = track_of(arm, 0, 0, EL_TINT_R);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_double_eq_tol(arm->keyframes[t->kf_off].value, 127.5, 1e-9);
+    t = track_of(arm, 0, 1, EL_TINT_A);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_double_eq_tol(arm->keyframes[t->kf_off].value, 255.0, 1e-9);
+    t = track_of(arm, 0, 1, EL_POS_X);
+    ck_assert_ptr_nonnull(t);
+    ck_assert(arm->keyframes[t->kf_off].value == 0.5);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(layout_decided_by_keys_not_version)
+{
+    /* "0.5.0" with physics[]: the new layout. The bone's own tex, tint and phys_* are 0.5
+     * keys, ignored: no texture, white, and the damping of physics[0] (3, not 9). */
+    struct armature *arm = must_load(
+        "{'version':'0.5.0','physics':[{'pos_damping':3}],"
+        "'bones':[{'id':0,'physics_id':0,'tex':'a','tint':{'r':0.5},'phys_pos_damping':9}]}",
+        0);
+    ck_assert_int_eq(arm->layout, ARM_LAYOUT_ARRAYS);
+    const struct arm_bone *b = &arm->bones[0];
+    ck_assert_int_eq(b->start.tex, -1);
+    ck_assert(b->start.tint[0] == 255.0);
+    ck_assert(b->phys.pos_damping == 3);
+    ck_assert(b->has_phys);
+    armature_free(arm);
+
+    /* "0.7.0" with none of the three arrays: the 0.5 layout, everything on the bone, tint
+     * 0..255 as written (0.5 stays 0.5, not 127.5). */
+    arm = must_load("{'version':'0.7.0','bones':[{'id':0,'tex':'a','tint':{'r':0.5,'g':10},"
+                    "'zindex':3,'phys_pos_damping':2}]}",
+                    0);
+    ck_assert_int_eq(arm->layout, ARM_LAYOUT_BONES);
+    ck_assert_str_eq(armature_layout_name(arm), "bones");
+    b = &arm->bones[0];
+    ck_assert_str_eq(armature_tex_name(arm, b->start.tex), "a");
+    ck_assert(b->start.tint[0] == 0.5 && b->start.tint[1] == 10 && b->start.tint[2] == 255);
+    ck_assert_int_eq(b->start.zindex, 3);
+    ck_assert(b->phys.pos_damping == 2);
+    armature_free(arm);
+
+    /* Any one of the three keys is enough, even as an empty array, whatever the version says
+     * (nightly "0.5.3", none at all): the bone's tex is then ignored. */
+    static const char *const arrays[] = {
+        "{'version':'0.5.3','visuals':[],'bones':[{'tex':'a'}]}",
+        "{'version':'0.6.0','inverse_kinematics':[],'bones':[{'tex':'a'}]}",
+        "{'physics':[],'bones':[{'tex':'a'}]}",
+    };
+    for (size_t k = 0; k < N_ELEMS(arrays); k++) {
+        arm = must_load(arrays[k], 0);
+        ck_assert_msg(arm->layout == ARM_LAYOUT_ARRAYS, "case %zu", k);
+        ck_assert_int_eq(arm->bones[0].start.tex, -1);
+        armature_free(arm);
+    }
+}
+END_TEST
+
+START_TEST(arrays_ignore_copies_on_bones)
+{
+    /* Bone 0 carries 0.5-style copies that disagree with the arrays (tex, zindex, tint,
+     * pivots, physics, IK, a mesh) and the file has an ik_root_ids naming it: all ignored.
+     * What counts is visuals[0], physics[0] and inverse_kinematics[0]. */
+    struct armature *arm = must_load(
+        "{'version':'0.6.0','ik_root_ids':[0],"
+        "'visuals':[{'tex':'right','zindex':2,'pivot_pos':{'x':0.25,'y':0.5},'pivot_rot':0.5,"
+        "            'pivot_scale':{'x':2,'y':0.5}}],"
+        "'physics':[{'rot_damping':3}],"
+        "'inverse_kinematics':[{'target_id':2,'bone_ids':[0,1],'constraint':'CounterClockwise'}],"
+        "'bones':["
+        " {'id':0,'visuals_id':0,'physics_id':0,'ik_family_id':0,"
+        "  'tex':'wrong','zindex':9,'tint':{'r':0,'g':0,'b':0,'a':0},"
+        "  'pivot_pos':{'x':5,'y':5},'pivot_rot':2,'pivot_scale':{'x':3,'y':3},"
+        "  'phys_pos_damping':4,'phys_sway':1,"
+        "  'ik_target_id':1,'ik_bone_ids':[0,1,2],'ik_mode':'Arc','ik_constraint':'Clockwise',"
+        "  'vertices':[{},{},{}],'indices':[0,1,2]},"
+        " {'id':1,'parent_id':0,'ik_family_id':0},{'id':2}]}",
+        0);
+    const struct arm_bone *b = &arm->bones[0];
+    ck_assert_str_eq(armature_tex_name(arm, b->start.tex), "right");
+    ck_assert_int_eq(b->start.zindex, 2);
+    for (int i = 0; i < 4; i++)
+        ck_assert(b->start.tint[i] == 255.0);
+    ck_assert(b->pivot_pos.x == 0.25 && b->pivot_pos.y == 0.5);
+    ck_assert(b->pivot_rot == 0.5);
+    ck_assert(b->pivot_scale.x == 2 && b->pivot_scale.y == 0.5);
+    ck_assert(b->pivot_xform);
+    ck_assert(b->phys.rot_damping == 3);
+    ck_assert(b->phys.pos_damping == 0 && b->phys.sway == 0);
+    ck_assert_uint_eq(arm->ik_root_count, 1);
+    ck_assert_int_eq(arm->ik_roots[0], 0);
+    ck_assert_int_eq(b->ik_target, 2);
+    ck_assert_uint_eq(b->ik_len, 2);
+    ck_assert_int_eq(b->start.ik_mode, IK_FABRIK);
+    ck_assert_int_eq(b->start.ik_constraint, IKC_COUNTER_CLOCKWISE);
+    ck_assert_uint_eq(b->vert_len, 0);
+    ck_assert_uint_eq(arm->vert_count, 0);
+    ck_assert_uint_eq(arm->index_count, 0);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(arrays_shared_visuals_entry)
+{
+    /* Two bones name visuals[0]: each gets its texture, zindex, tint, pivots and its own
+     * copy of the mesh (so the vertices are counted twice). */
+    struct armature *arm =
+        must_load("{'version':'0.7.0','visuals':[{'tex':'t','zindex':4,'tint':{'r':0.5},"
+                  " 'pivot_pos':{'x':0.1,'y':0.2},'pivot_rot':0.3,"
+                  " 'vertices':[{'pos':{'x':1,'y':2}},{'pos':{'x':3,'y':4}},{'pos':{'x':5,'y':6}}],"
+                  " 'indices':[0,1,2],'binds':[{'bone_id':0,'verts':[{'id':1,'weight':0.5}]}]}],"
+                  "'bones':[{'id':0,'visuals_id':0},{'id':1,'visuals_id':0,'pos':{'x':7,'y':0}}]}",
+                  0);
+    ck_assert_uint_eq(arm->vert_count, 6);
+    ck_assert_uint_eq(arm->index_count, 6);
+    ck_assert_uint_eq(arm->bind_count, 2);
+    const struct arm_bone *a = &arm->bones[0], *b = &arm->bones[1];
+    ck_assert_int_ge(a->start.tex, 0);
+    ck_assert_int_eq(a->start.tex, b->start.tex);
+    ck_assert_str_eq(armature_tex_name(arm, b->start.tex), "t");
+    ck_assert_int_eq(b->start.zindex, 4);
+    ck_assert_double_eq_tol(b->start.tint[0], 127.5, 1e-9);
+    ck_assert(b->pivot_pos.x == 0.1 && b->pivot_pos.y == 0.2 && b->pivot_rot == 0.3);
+    ck_assert_uint_eq(a->vert_len, 3);
+    ck_assert_uint_eq(b->vert_len, 3);
+    ck_assert_uint_ne(a->vert_off, b->vert_off);
+    for (uint32_t v = 0; v < 3; v++) {
+        ck_assert(arm->vert_init[a->vert_off + v].x == 2 * v + 1);
+        ck_assert(arm->vert_init[b->vert_off + v].x == 2 * v + 1);
+        ck_assert(arm->vert_init[b->vert_off + v].y == 2 * v + 2);
+    }
+    ck_assert_uint_eq(b->index_len, 3);
+    ck_assert_uint_eq(b->bind_len, 1);
+    ck_assert_int_eq(arm->binds[b->bind_off].bone, 0);
+    ck_assert(arm->bind_verts[arm->binds[b->bind_off].vert_off].weight == 0.5);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(arrays_family_on_every_chain_bone)
+{
+    /* Every chain bone names its family; the chain [0, 2] skips bone 1 (which lies between
+     * them in the hierarchy and names no family) and still loads. The family's state (with
+     * init_ values different from the start) goes on the root, bone 0; IK keyframes on bone 2
+     * land on the root too, while a Rotation key on bone 2 stays on bone 2. */
+    struct armature *arm = must_load(
+        "{'version':'0.7.0',"
+        "'inverse_kinematics':[{'target_id':3,'bone_ids':[0,2],'mode':'Arc','init_mode':'FABRIK',"
+        " 'constraint':'Clockwise','mimic_target':true,'init_mimic_target':false}],"
+        "'bones':[{'id':0,'ik_family_id':0},{'id':1,'parent_id':0,'pos':{'x':5,'y':0}},"
+        " {'id':2,'parent_id':1,'pos':{'x':5,'y':0},'ik_family_id':0},"
+        " {'id':3,'pos':{'x':0,'y':10}}],"
+        "'animations':[{'keyframes':["
+        " {'frame':0,'bone_id':2,'element':'IkConstraint','value_str':'CounterClockwise'},"
+        " {'frame':0,'bone_id':2,'element':'MimicTarget','value':0},"
+        " {'frame':0,'bone_id':2,'element':'IkMode','value_str':'FABRIK'},"
+        " {'frame':0,'bone_id':2,'element':'Rotation','value':1}]}]}",
+        0);
+    ck_assert_uint_eq(arm->ik_root_count, 1);
+    ck_assert_int_eq(arm->ik_roots[0], 0);
+    const struct arm_bone *r = &arm->bones[0];
+    ck_assert_int_eq(r->ik_target, 3);
+    ck_assert_uint_eq(r->ik_len, 2);
+    ck_assert_int_eq(arm->ik_chain[r->ik_off], 0);
+    ck_assert_int_eq(arm->ik_chain[r->ik_off + 1], 2);
+    ck_assert_int_eq(r->start.ik_mode, IK_ARC);
+    ck_assert_int_eq(r->init.ik_mode, IK_FABRIK);
+    ck_assert_int_eq(r->start.ik_constraint, IKC_CLOCKWISE);
+    ck_assert_int_eq(r->init.ik_constraint, IKC_CLOCKWISE); /* init_ defaults to the start */
+    ck_assert(r->start.ik_mimic && !r->init.ik_mimic);
+    /* the non-root chain bone holds no family state and no family of its own */
+    ck_assert_uint_eq(arm->bones[2].ik_len, 0);
+    ck_assert_int_eq(arm->bones[2].ik_target, -1);
+    ck_assert(!arm->bones[2].start.ik_mimic);
+    ck_assert_int_eq(arm->bones[2].start.ik_mode, IK_FABRIK);
+    ck_assert_ptr_null(track_of(arm, 0, 2, EL_IK_CONSTRAINT));
+    ck_assert_ptr_null(track_of(arm, 0, 2, EL_MIMIC_TARGET));
+    ck_assert_ptr_null(track_of(arm, 0, 2, EL_IK_MODE));
+    const struct arm_track *t = track_of(arm, 0, 0, EL_IK_CONSTRAINT);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(arm->keyframes[t->kf_off].ivalue, IKC_COUNTER_CLOCKWISE);
+    t = track_of(arm, 0, 0, EL_MIMIC_TARGET);
+    ck_assert_ptr_nonnull(t);
+    ck_assert(arm->keyframes[t->kf_off].value == 0);
+    t = track_of(arm, 0, 0, EL_IK_MODE);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(arm->keyframes[t->kf_off].ivalue, IK_FABRIK);
+    ck_assert_ptr_nonnull(track_of(arm, 0, 2, EL_ROT));
+    ck_assert_ptr_null(track_of(arm, 0, 0, EL_ROT));
+    armature_free(arm);
+}
+END_TEST
+
 /* ---- errors: table-driven ------------------------------------------------------------------ */
 
 struct err_case {
@@ -1552,6 +1856,15 @@ static Suite *load_suite(void)
     tcase_add_test(tc, parent_listed_after_child);
     tcase_add_test(tc, version_variants_accepted);
     tcase_add_test(tc, load_file_roundtrip);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("0.6/0.7 layout");
+    tcase_add_test(tc, arrays_defaults_when_keys_absent);
+    tcase_add_test(tc, arrays_tint_scaled_to_255);
+    tcase_add_test(tc, layout_decided_by_keys_not_version);
+    tcase_add_test(tc, arrays_ignore_copies_on_bones);
+    tcase_add_test(tc, arrays_shared_visuals_entry);
+    tcase_add_test(tc, arrays_family_on_every_chain_bone);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("atlases");

@@ -1761,6 +1761,419 @@ START_TEST(sheet_json_by_hand)
 }
 END_TEST
 
+/* ====================================================================================== */
+/* 0.6/0.7: pivots, within-zindex order, tint 0..1 (SPEC.md section 4, Draw)              */
+
+/* The quadrant quad of quadrant_quad (40x20: red, green / blue, white) on a bone at (10, 5),
+ * in the 0.7 layout, with the given pivots (pivot_pos as x, y) and bone rot and scale. */
+static struct armature *pivot_quad(const char *ppx, const char *ppy, const char *prot,
+                                   const char *psx, const char *psy, const char *rot,
+                                   const char *sx, const char *sy)
+{
+    struct atlas a = atlas_new(40, 20, CLEAR);
+    atlas_quadrants(&a, 0, 0, 40, 20, RED, GREEN, BLUE, WHITE);
+    return load_arm(
+        &a, 1,
+        "{'version':'0.7.0','atlases':[{'filename':'atlas0.png','size':{'x':40,'y':20}}],"
+        " 'styles':[{'id':0,'name':'Default','textures':[{'name':'q','offset':{'x':0,'y':0},"
+        "   'size':{'x':40,'y':20},'atlas_idx':0}]}],"
+        " 'visuals':[{'tex':'q','pivot_pos':{'x':%s,'y':%s},'pivot_rot':%s,"
+        "   'pivot_scale':{'x':%s,'y':%s}}],"
+        " 'bones':[{'id':0,'name':'b','pos':{'x':10,'y':5},'rot':%s,'scale':{'x':%s,'y':%s},"
+        "   'visuals_id':0}]}",
+        ppx, ppy, prot, psx, psy, rot, sx, sy);
+}
+
+START_TEST(pivot_pos_shifts_quad)
+{
+    /* pivot_pos (0.25, 0) of a 40x20 texture is (10, 0) texture units; bone rot 0, scale
+     * (2, 1): o = (R(0)(10, 0)) * (2, 1) = (20, 0). The quad, 80 x 20 units, is centred on
+     * (10, 5) + (20, 0) = (30, 5): x [-10, 70], y [-5, 15]. Camera scale 1, position
+     * (50, -50): pixel x = X + 50 in [40, 120), y = 50 - Y in [35, 55). Without the pivot
+     * (the second armature) it is 20 pixels to the left, [20, 100). Edges on whole pixels:
+     * 1 and 4 samples agree. */
+    struct image img;
+    image_init(&img);
+    struct render_opts o;
+    struct armature *arm = pivot_quad("0.25", "0", "0", "1", "1", "0", "2", "1");
+    for (uint32_t s = 1; s <= 4; s += 3) {
+        opts_canvas(&o, 160, 80, 1, 50, -50, CLEAR, s);
+        draw_rest(arm, &o, &img);
+        assert_rect(&img, 40, 35, 120, 55, NULL, CLEAR, "pivot_pos (0.25, 0)");
+    }
+    armature_free(arm);
+    arm = pivot_quad("0", "0", "0", "1", "1", "0", "2", "1");
+    draw_rest(arm, &o, &img);
+    assert_rect(&img, 20, 35, 100, 55, NULL, CLEAR, "pivot_pos (0, 0)");
+    armature_free(arm);
+    /* pivot_pos.y moves along y: (0, -0.5) of 20 is -10 units: y [-15, 5], pixels [45, 65). */
+    arm = pivot_quad("0", "-0.5", "0", "1", "1", "0", "2", "1");
+    draw_rest(arm, &o, &img);
+    assert_rect(&img, 20, 45, 100, 65, NULL, CLEAR, "pivot_pos (0, -0.5)");
+    armature_free(arm);
+    image_close(&img);
+}
+END_TEST
+
+START_TEST(pivot_rot_turns_quad_about_its_centre)
+{
+    /* pivot_pos (0.25, 0), bone rot 0, scale 1: o = (10, 0), the centre p + o = (20, 5).
+     * pivot_rot pi/2 turns the quad about that centre: extents swap, x 20 +- 10 = [10, 30],
+     * y 5 +- 20 = [-15, 25]. (Turning the offset too would centre it on (10, 15).) Camera
+     * scale 2, position (100, -80): x = 2X + 100 in [120, 160), y = 80 - 2Y in [30, 110).
+     * Orientation as rotation_90_swaps_extents, 20 pixels to the right: green up-left, red
+     * down-left, white up-right, blue down-right. */
+    struct armature *arm = pivot_quad("0.25", "0", HALF_PI_JSON, "1", "1", "0", "1", "1");
+    struct image img;
+    image_init(&img);
+    struct render_opts o;
+    opts_canvas(&o, 200, 140, 2, 100, -80, CLEAR, 4);
+    draw_rest(arm, &o, &img);
+    assert_rect(&img, 120, 30, 160, 110, NULL, CLEAR, "pivot_rot quad");
+    assert_fill(&img, 120, 30, 137, 67, GREEN, "pivot_rot, up-left");
+    assert_fill(&img, 120, 73, 137, 110, RED, "pivot_rot, down-left");
+    assert_fill(&img, 143, 30, 160, 67, WHITE, "pivot_rot, up-right");
+    assert_fill(&img, 143, 73, 160, 110, BLUE, "pivot_rot, down-right");
+    image_close(&img);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(pivot_scale_scales_quad_not_offset)
+{
+    /* pivot_pos (0.25, 0), pivot_scale (0.5, 2), bone scale (2, 1): half extents
+     * 20 * 2 * 0.5 = 20 and 10 * 1 * 2 = 20; the offset ignores pivot_scale:
+     * o = (10, 0) * (2, 1) = (20, 0), centre (30, 5): x [10, 50], y [-15, 25]. Camera scale
+     * 1, position (50, -50): pixels [60, 100) x [25, 65). (A pivot_scale in the offset would
+     * put the centre at (20, 5): [50, 90).) Texels are 1 x 2 pixels: quadrants pure away
+     * from the seams at x 80 and y 45. */
+    struct armature *arm = pivot_quad("0.25", "0", "0", "0.5", "2", "0", "2", "1");
+    struct image img;
+    image_init(&img);
+    struct render_opts o;
+    opts_canvas(&o, 160, 90, 1, 50, -50, CLEAR, 4);
+    draw_rest(arm, &o, &img);
+    assert_rect(&img, 60, 25, 100, 65, NULL, CLEAR, "pivot_scale quad");
+    assert_fill(&img, 60, 25, 78, 43, RED, "pivot_scale, top-left");
+    assert_fill(&img, 82, 25, 100, 43, GREEN, "pivot_scale, top-right");
+    assert_fill(&img, 60, 47, 78, 65, BLUE, "pivot_scale, bottom-left");
+    assert_fill(&img, 82, 47, 100, 65, WHITE, "pivot_scale, bottom-right");
+    image_close(&img);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(bone_rotation_turns_pivot_offset)
+{
+    /* Bone rot pi/2, scale (2, 1), pivot_pos (0.25, 0): o = (R(pi/2)(10, 0)) * (2, 1) =
+     * (0, 10) * (2, 1) = (0, 10): the scale acts along the armature axes after the rotation
+     * (scaling first would give R(pi/2)(20, 0) = (0, 20)). Corners R(pi/2)((+-20, +-10) *
+     * (2, 1)) = R(pi/2)(+-40, +-10): x +-10, y +-40 around (10, 5) + (0, 10) = (10, 15):
+     * x [0, 20], y [-25, 55]. Camera scale 1, position (50, -70): pixels [50, 70) x [15, 95). */
+    struct armature *arm = pivot_quad("0.25", "0", "0", "1", "1", HALF_PI_JSON, "2", "1");
+    struct image img;
+    image_init(&img);
+    struct render_opts o;
+    opts_canvas(&o, 120, 110, 1, 50, -70, CLEAR, 4);
+    draw_rest(arm, &o, &img);
+    assert_rect(&img, 50, 15, 70, 95, NULL, CLEAR, "turned offset");
+    image_close(&img);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(pivot_offset_moves_mesh)
+{
+    /* mesh_uv_mapping in the 0.7 layout with pivot_pos (0.25, 0.5) of the 32x16 texture:
+     * o = (8, 8) (bone rot 0, scale 1). The mesh, [70, 150) x [40, 80) in pixels without it,
+     * moves 8 right and 8 up: [78, 158) x [32, 72), colours with it. */
+    struct atlas a = region_atlas();
+    struct armature *arm =
+        load_arm(&a, 1,
+                 "{'version':'0.7.0','atlases':[{'filename':'atlas0.png','size':{'x':64,'y':64}}],"
+                 " 'styles':[{'id':0,'name':'Default','textures':[{'name':'m',"
+                 "   'offset':{'x':16,'y':8},'size':{'x':32,'y':16},'atlas_idx':0}]}],"
+                 " 'visuals':[{'tex':'m','pivot_pos':{'x':0.25,'y':0.5},"
+                 "  'vertices':[{'id':0,'pos':{'x':-40,'y':20},'uv':{'x':1,'y':0}},"
+                 "              {'id':1,'pos':{'x':40,'y':20},'uv':{'x':0,'y':0}},"
+                 "              {'id':2,'pos':{'x':40,'y':-20},'uv':{'x':0,'y':1}},"
+                 "              {'id':3,'pos':{'x':-40,'y':-20},'uv':{'x':1,'y':1}}],"
+                 "  'indices':[0,1,2, 2,3,0]}],"
+                 " 'bones':[{'id':0,'name':'mesh','pos':{'x':10,'y':0},'visuals_id':0}]}");
+    struct image img;
+    image_init(&img);
+    struct render_opts o;
+    opts_canvas(&o, 200, 120, 1, 100, -60, CLEAR, 4);
+    draw_rest(arm, &o, &img);
+    assert_rect(&img, 78, 32, 158, 72, NULL, CLEAR, "moved mesh extent");
+    assert_fill(&img, 82, 36, 114, 48, GREEN, "moved mesh top-left");
+    assert_fill(&img, 122, 36, 154, 48, RED, "moved mesh top-right");
+    assert_fill(&img, 82, 56, 114, 68, YELLOW, "moved mesh bottom-left");
+    assert_fill(&img, 122, 56, 154, 68, BLUE, "moved mesh bottom-right");
+    image_close(&img);
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(render_bounds_include_pivot_offset)
+{
+    /* The quad of pivot_pos_shifts_quad: corners x [-10, 70], y [-5, 15] (without the
+     * offset [-30, 50]). */
+    struct armature *arm = pivot_quad("0.25", "0", "0", "1", "1", "0", "2", "1");
+    struct pose *p = pose_new(arm);
+    rest_step(p);
+    struct render_opts o;
+    render_opts_default(&o);
+    struct bounds b = {0, 0, 0, 0, true};
+    render_bounds(arm, p, &o, &b);
+    ck_assert(!b.empty);
+    ck_assert_double_eq_tol(b.min_x, -10, 1e-9);
+    ck_assert_double_eq_tol(b.max_x, 70, 1e-9);
+    ck_assert_double_eq_tol(b.min_y, -5, 1e-9);
+    ck_assert_double_eq_tol(b.max_y, 15, 1e-9);
+    pose_free(p);
+    armature_free(arm);
+
+    /* A mesh with pivot_pos (0.25, 0.5) of 32x16: o = (8, 8) for every vertex, path-bound
+     * ones too. Unbound v1 (10, 0), v2 (0, 10) on the mesh bone at the origin; v0 (2, 0)
+     * path-bound (weight 1, a single bind: no turn) to the bone at (50, 50): (52, 50). The
+     * vertices span x [0, 52], y [0, 50]; drawn, [8, 60] x [8, 58]. */
+    struct atlas a = region_atlas();
+    arm = load_arm(&a, 1,
+                   "{'version':'0.7.0','atlases':[{'filename':'atlas0.png'}],"
+                   " 'styles':[{'id':0,'name':'Default','textures':[{'name':'m',"
+                   "   'offset':{'x':16,'y':8},'size':{'x':32,'y':16},'atlas_idx':0}]}],"
+                   " 'visuals':[{'tex':'m','pivot_pos':{'x':0.25,'y':0.5},"
+                   "  'vertices':[{'id':0,'pos':{'x':2,'y':0}},{'id':1,'pos':{'x':10,'y':0}},"
+                   "              {'id':2,'pos':{'x':0,'y':10}}],"
+                   "  'indices':[0,1,2],"
+                   "  'binds':[{'bone_id':1,'is_path':true,'verts':[{'id':0,'weight':1}]}]}],"
+                   " 'bones':[{'id':0,'name':'mesh','visuals_id':0},"
+                   "  {'id':1,'name':'hook','pos':{'x':50,'y':50}}]}");
+    p = pose_new(arm);
+    rest_step(p);
+    ck_assert_double_eq_tol(p->verts[0].x, 52, 1e-9); /* the bind did place it */
+    ck_assert_double_eq_tol(p->verts[0].y, 50, 1e-9);
+    b = (struct bounds){0, 0, 0, 0, true};
+    render_bounds(arm, p, &o, &b);
+    ck_assert_double_eq_tol(b.min_x, 8, 1e-9);
+    ck_assert_double_eq_tol(b.max_x, 60, 1e-9);
+    ck_assert_double_eq_tol(b.min_y, 8, 1e-9);
+    ck_assert_double_eq_tol(b.max_y, 58, 1e-9);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
+/* two_quads in the 0.7 layout: textures and zindexes in visuals[0] and [1]. */
+static struct armature *two_quads_arrays(const char *tex0, int z0, const char *tex1, int z1)
+{
+    struct atlas a[2] = {atlas_new(40, 40, RED), atlas_new(40, 40, GREEN)};
+    return load_arm(
+        a, 2,
+        "{'version':'0.7.0','atlases':[{'filename':'atlas0.png','size':{'x':40,'y':40}},"
+        "            {'filename':'atlas1.png','size':{'x':40,'y':40}}],"
+        " 'styles':[{'id':0,'name':'Default','textures':["
+        "   {'name':'red','offset':{'x':0,'y':0},'size':{'x':40,'y':40},'atlas_idx':0},"
+        "   {'name':'green','offset':{'x':0,'y':0},'size':{'x':40,'y':40},'atlas_idx':1}]}],"
+        " 'visuals':[{'tex':'%s','zindex':%d},{'tex':'%s','zindex':%d}],"
+        " 'bones':[{'id':0,'name':'a','visuals_id':0},"
+        "          {'id':1,'name':'b','pos':{'x':20,'y':0},'visuals_id':1}]}",
+        tex0, z0, tex1, z1);
+}
+
+/* The draw order of arm at rest: bone ids, first drawn first. */
+static void assert_draw_order(const struct armature *arm, uint32_t first, uint32_t second)
+{
+    struct pose *p = pose_new(arm);
+    rest_step(p);
+    struct render_opts o;
+    render_opts_default(&o);
+    struct image img;
+    image_init(&img);
+    ck_assert_int_eq(image_reserve_bones(&img, arm->bone_count), 0);
+    uint32_t n = render_draw_order(arm, p, &o, img.order, img.keys, img.skip);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_uint_eq(img.order[0], first);
+    ck_assert_uint_eq(img.order[1], second);
+    image_close(&img);
+    pose_free(p);
+}
+
+START_TEST(arrays_equal_zindex_higher_id_on_top)
+{
+    /* The editor's rule: within a zindex the lower id is drawn first, so the higher id ends
+     * on top (the 0.5 rule, equal_zindex_lower_id_on_top, is the opposite). Overlap
+     * [100, 120) as in check_overlap. Different zindexes still decide first. */
+    static const struct {
+        const char *t0;
+        int z0;
+        const char *t1;
+        int z1;
+        const uint8_t *top;
+    } cases[] = {
+        {"red", 0, "green", 0, GREEN}, {"green", 0, "red", 0, RED}, {"red", 7, "green", 7, GREEN},
+        {"green", -3, "red", -3, RED}, {"red", 1, "green", 0, RED}, {"green", 0, "red", -1, GREEN},
+    };
+    struct image img;
+    image_init(&img);
+    struct render_opts o;
+    opts_canvas(&o, 200, 200, 1, 100, -100, CLEAR, 4);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct armature *arm = two_quads_arrays(cases[i].t0, cases[i].z0, cases[i].t1, cases[i].z1);
+        draw_rest(arm, &o, &img);
+        char what[96];
+        snprintf(what, sizeof what, "0.7: bone 0 %s z %d, bone 1 %s z %d", cases[i].t0, cases[i].z0,
+                 cases[i].t1, cases[i].z1);
+        assert_rect(&img, 80, 80, 140, 120, NULL, CLEAR, what);
+        assert_fill(&img, 80, 80, 100, 120, !strcmp(cases[i].t0, "red") ? RED : GREEN, what);
+        assert_fill(&img, 100, 80, 120, 120, cases[i].top, what);
+        assert_fill(&img, 120, 80, 140, 120, !strcmp(cases[i].t1, "red") ? RED : GREEN, what);
+        armature_free(arm);
+    }
+    image_close(&img);
+    /* The order itself, for equal zindexes: 0 then 1 in 0.7, 1 then 0 in 0.5. */
+    struct armature *arm = two_quads_arrays("red", 0, "green", 0);
+    assert_draw_order(arm, 0, 1);
+    armature_free(arm);
+    arm = two_quads("red", 0, "green", 0);
+    assert_draw_order(arm, 1, 0);
+    armature_free(arm);
+}
+END_TEST
+
+/* tinted() in the 0.7 layout; tint is a 0..1 colour. */
+static struct armature *tinted_arrays(const uint8_t c[4], const char *tint)
+{
+    struct atlas a = atlas_new(40, 20, c);
+    atlas_fill(&a, 20, 0, 40, 20, BLUE);
+    return load_arm(
+        &a, 1,
+        "{'version':'0.7.0','atlases':[{'filename':'atlas0.png','size':{'x':40,'y':20}}],"
+        " 'styles':[{'id':0,'name':'Default','textures':["
+        "   {'name':'t','offset':{'x':0,'y':0},'size':{'x':20,'y':20},'atlas_idx':0},"
+        "   {'name':'u','offset':{'x':20,'y':0},'size':{'x':20,'y':20},'atlas_idx':0}]}],"
+        " 'visuals':[{'tex':'t','tint':%s},{'tex':'u','zindex':-1}],"
+        " 'bones':[{'id':0,'name':'top','visuals_id':0},"
+        "          {'id':1,'name':'under','pos':{'x':10,'y':0},'visuals_id':1}]}",
+        tint);
+}
+
+START_TEST(arrays_tint_0_1_multiplies_like_0_255)
+{
+    /* Each 0..1 tint, x 255, is the 0..255 tint beside it: the two pictures (over the blue
+     * quad, so blending is involved) are byte-identical. And the first is plainly red. */
+    static const uint8_t half_red[4] = {255, 0, 0, 128};
+    static const struct {
+        const uint8_t *tex;
+        const char *unit, *bytes;
+    } cases[] = {
+        {WHITE, "{'r':1,'g':0,'b':0,'a':1}", "{'r':255,'g':0,'b':0,'a':255}"},
+        {BROWN, "{'r':0.5,'g':0.25,'b':1,'a':0.5}", "{'r':127.5,'g':63.75,'b':255,'a':127.5}"},
+        {half_red, "{'r':0.2,'g':1,'b':0.6,'a':0.75}", "{'r':51,'g':255,'b':153,'a':191.25}"},
+    };
+    struct image a, b;
+    image_init(&a);
+    image_init(&b);
+    struct render_opts o;
+    opts_canvas(&o, 40, 40, 1, 20, -20, CLEAR, 4);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct armature *arm = tinted_arrays(cases[i].tex, cases[i].unit);
+        draw_rest(arm, &o, &a);
+        armature_free(arm);
+        arm = tinted(cases[i].tex, cases[i].bytes, true);
+        draw_rest(arm, &o, &b);
+        armature_free(arm);
+        ck_assert_msg(!memcmp(a.rgba, b.rgba, (size_t)40 * 40 * 4), "tint %s differs from %s",
+                      cases[i].unit, cases[i].bytes);
+        if (i == 0) {
+            assert_fill(&a, 10, 10, 30, 30, RED, "tint (1, 0, 0, 1)");
+            assert_fill(&a, 30, 10, 40, 30, BLUE, "untinted blue");
+        }
+    }
+    image_close(&a);
+    image_close(&b);
+}
+END_TEST
+
+/* The same picture in both layouts: a turned, scaled (one axis negative) quad, a tinted
+ * mesh on a child bone, a half-alpha tinted quad, a hidden subtree, distinct zindexes (the
+ * layouts order ties differently) and edges off the pixel grid. LAYOUT_BONES takes each
+ * bone's visual keys (0.5) or visuals_id (0.7) as %s. The 0.7 file has one more bone, whose
+ * texture and zindex are only 0.5 copies on the bone, without visuals: it must not be drawn. */
+#define LAYOUT_ATLASES                                                                             \
+    "'atlases':[{'filename':'atlas0.png','size':{'x':64,'y':64}},"                                 \
+    "           {'filename':'atlas1.png','size':{'x':40,'y':20}}],"                                \
+    " 'styles':[{'id':0,'name':'Default','textures':["                                             \
+    "   {'name':'m','offset':{'x':16,'y':8},'size':{'x':32,'y':16},'atlas_idx':0},"                \
+    "   {'name':'q','offset':{'x':0,'y':0},'size':{'x':40,'y':20},'atlas_idx':1}]}],"
+#define LAYOUT_MESH                                                                                \
+    "'vertices':[{'id':0,'pos':{'x':-33.3,'y':21},'uv':{'x':1,'y':0}},"                            \
+    "            {'id':1,'pos':{'x':40.1,'y':17},'uv':{'x':0,'y':0}},"                             \
+    "            {'id':2,'pos':{'x':38,'y':-22.7},'uv':{'x':0,'y':1}},"                            \
+    "            {'id':3,'pos':{'x':-41,'y':-19.9},'uv':{'x':1,'y':1}},"                           \
+    "            {'id':4,'pos':{'x':0,'y':0},'uv':{'x':0.5,'y':0.4}}],"                            \
+    " 'indices':[0,1,4, 1,2,4, 2,3,4, 3,0,4]"
+#define LAYOUT_BONES                                                                               \
+    "{'id':0,'name':'q','pos':{'x':3.3,'y':-7.1},'rot':0.7,'scale':{'x':1.7,'y':-0.9}%s},"         \
+    "{'id':1,'name':'mesh','parent_id':0,'pos':{'x':12.5,'y':4.25},'rot':-0.3%s},"                 \
+    "{'id':2,'name':'half','pos':{'x':-20.6,'y':10.3},'rot':-2.1%s},"                              \
+    "{'id':3,'name':'hid','hidden':true%s},"                                                       \
+    "{'id':4,'name':'under','parent_id':3%s}"
+
+static struct armature *layout_pair(bool arrays)
+{
+    struct atlas a[2] = {region_atlas(), atlas_new(40, 20, CLEAR)};
+    atlas_quadrants(&a[1], 0, 0, 40, 20, RED, GREEN, BLUE, PX(255, 255, 255, 100));
+    if (!arrays)
+        return load_arm(
+            a, 2, "{'version':'0.5.0'," LAYOUT_ATLASES " 'bones':[" LAYOUT_BONES "]}",
+            ",'tex':'q','zindex':1",
+            ",'tex':'m','zindex':3,'tint':{'r':200,'g':255,'b':90,'a':180}," LAYOUT_MESH,
+            ",'tex':'q','zindex':2,'tint':{'r':255,'g':127.5,'b':255,'a':127.5}", ",'tex':'q'",
+            ",'tex':'m'");
+    return load_arm(
+        a, 2,
+        "{'version':'0.7.0'," LAYOUT_ATLASES
+        " 'visuals':[{'tex':'q','zindex':1,'pivot_pos':{'x':0,'y':0},'pivot_rot':0,"
+        "             'pivot_scale':{'x':1,'y':1}},"
+        "  {'tex':'m','zindex':3,'tint':{'r':0.7843137254901961,'g':1,'b':0.35294117647058826,"
+        "   'a':0.7058823529411765}," LAYOUT_MESH "},"
+        "  {'tex':'q','zindex':2,'tint':{'r':1,'g':0.5,'b':1,'a':0.5}},{'tex':'q'},{'tex':'m'}],"
+        " 'bones':[" LAYOUT_BONES ",{'id':5,'name':'copy','tex':'q','zindex':9}]}",
+        ",'visuals_id':0", ",'visuals_id':1", ",'visuals_id':2", ",'visuals_id':3",
+        ",'visuals_id':4");
+}
+
+START_TEST(arrays_identity_pivots_match_bones_layout)
+{
+    /* Identity pivots (explicit on the first visuals entry, absent on the others) give the
+     * 0.5 picture byte for byte, with 1 and 4 samples. The tints 200/255, 90/255, 180/255
+     * are written as the doubles nearest to them, whose x 255 may differ from the integer in
+     * the last bit; the byte-exact result shows that does not reach a pixel. */
+    struct armature *bones = layout_pair(false), *arrays = layout_pair(true);
+    ck_assert_int_eq(bones->layout, ARM_LAYOUT_BONES);
+    ck_assert_int_eq(arrays->layout, ARM_LAYOUT_ARRAYS);
+    struct image a, b;
+    image_init(&a);
+    image_init(&b);
+    struct render_opts o;
+    for (uint32_t s = 1; s <= 4; s += 3) {
+        busy_opts(&o, 160, 120);
+        o.samples = s;
+        draw_rest(bones, &o, &a);
+        draw_rest(arrays, &o, &b);
+        ck_assert_int_gt(count_not(&a, PX(30, 60, 90, 40)), 1000); /* something is drawn */
+        ck_assert_msg(!memcmp(a.rgba, b.rgba, (size_t)160 * 120 * 4),
+                      "layouts differ with %u samples", s);
+    }
+    image_close(&a);
+    image_close(&b);
+    armature_free(bones);
+    armature_free(arrays);
+}
+END_TEST
+
 static Suite *render_suite(void)
 {
     Suite *s = suite_create("render");
@@ -1785,6 +2198,18 @@ static Suite *render_suite(void)
     tcase_add_test(tc, higher_zindex_on_top);
     tcase_add_test(tc, equal_zindex_lower_id_on_top);
     tcase_add_test(tc, zindex_three_bones);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("0.6/0.7 draw rules");
+    tcase_add_test(tc, pivot_pos_shifts_quad);
+    tcase_add_test(tc, pivot_rot_turns_quad_about_its_centre);
+    tcase_add_test(tc, pivot_scale_scales_quad_not_offset);
+    tcase_add_test(tc, bone_rotation_turns_pivot_offset);
+    tcase_add_test(tc, pivot_offset_moves_mesh);
+    tcase_add_test(tc, render_bounds_include_pivot_offset);
+    tcase_add_test(tc, arrays_equal_zindex_higher_id_on_top);
+    tcase_add_test(tc, arrays_tint_0_1_multiplies_like_0_255);
+    tcase_add_test(tc, arrays_identity_pivots_match_bones_layout);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("hidden");
