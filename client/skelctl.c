@@ -48,152 +48,48 @@ static int fail(skc_client *c, const char *what)
 }
 
 /* ---- flags ------------------------------------------------------------------------------- */
+/* The flags are proto/skp_cli's, shared with skeld: one table, one meaning. */
 
-struct flags {
-    char *anim, *frame, *smooth, *from, *warmup, *position, *scale, *velocity;
-    char *frames, *size, *fit, *style, *background, *samples, *level, *output, *sheet;
-    int loop, reverse, y_down;
-};
-
-static char *value(const char *name, int argc, char **argv, int *i)
-{
-    size_t n = strlen(name);
-    if (strncmp(argv[*i], name, n))
-        return NULL;
-    if (argv[*i][n] == '=')
-        return argv[*i] + n + 1;
-    if (!argv[*i][n] && *i + 1 < argc)
-        return argv[++*i];
-    return NULL;
-}
-
-static int take(struct flags *f, int argc, char **argv, int *i)
-{
-    static const struct {
-        const char *name;
-        size_t off;
-    } table[] = {
-#define OPT(n, field) {n, offsetof(struct flags, field)}
-        OPT("--anim", anim),
-        OPT("--frames", frames),
-        OPT("--frame", frame),
-        OPT("--smooth", smooth),
-        OPT("--from", from),
-        OPT("--warmup", warmup),
-        OPT("--position", position),
-        OPT("--scale", scale),
-        OPT("--velocity", velocity),
-        OPT("--size", size),
-        OPT("--fit", fit),
-        OPT("--style", style),
-        OPT("--background", background),
-        OPT("--samples", samples),
-        OPT("--png-level", level),
-        OPT("--output", output),
-        OPT("-o", output),
-        OPT("--sheet", sheet),
-#undef OPT
-    };
-    if (!strcmp(argv[*i], "--loop"))
-        return f->loop = 1;
-    if (!strcmp(argv[*i], "--reverse"))
-        return f->reverse = 1;
-    if (!strcmp(argv[*i], "--y-down"))
-        return f->y_down = 1;
-    for (size_t k = 0; k < sizeof table / sizeof table[0]; k++) {
-        char *v = value(table[k].name, argc, argv, i);
-        if (v) {
-            *(char **)((char *)f + table[k].off) = v;
-            return 1;
-        }
-    }
-    return 0;
-}
-
-/* Splits "a,b,c" into numbers; returns the count or -1. */
-static int numbers(const char *s, double *out, int max)
-{
-    int n = 0;
-    const char *p = s;
-    while (*p) {
-        char *end;
-        if (n == max)
-            return -1;
-        out[n] = strtod(p, &end);
-        if (end == p || !isfinite(out[n]) || (*end && *end != ','))
-            return -1;
-        n++;
-        p = *end ? end + 1 : end;
-    }
-    return n;
-}
+/* A flag's value, NULL if absent. */
+#define V(a, flag) ((a)->value[SKP_CLI_##flag])
 
 static int vec2(const char *flag, const char *s, skc_vec2 *v)
 {
     double d[2];
-    int n = s ? numbers(s, d, 2) : 0;
-    if (n < 1) {
+    if (skp_cli_vec2(s, d)) {
         fprintf(stderr, "skelctl: %s: expected X,Y\n", flag);
         return -1;
     }
     v->x = d[0];
-    v->y = n == 2 ? d[1] : d[0];
+    v->y = d[1];
     return 0;
 }
 
-/* The evaluation request from the flags, as `skeld eval` reads them. names holds the
- * animation names (split in place). */
-static int make_eval(struct flags *f, skc_eval *ev, bool engine_opts)
+/* The evaluation request from the flags' syntax; the daemon judges the values. */
+static int make_eval(struct skp_cli_args *a, skc_eval *ev, bool engine_opts)
 {
-    if (f->anim) {
-        for (char *tok = strtok(f->anim, ","); tok; tok = strtok(NULL, ",")) {
-            if (ev->anim_count == SKC_MAX_ANIMS) {
-                fprintf(stderr, "skelctl: --anim: at most %d animations\n", SKC_MAX_ANIMS);
-                return -1;
-            }
-            ev->anims[ev->anim_count++].name = tok;
-        }
-    }
-    double d[SKC_MAX_ANIMS];
-    int n = f->frame ? numbers(f->frame, d, SKC_MAX_ANIMS) : 0;
-    if (n < 0 || (n > 1 && (unsigned)n != ev->anim_count)) {
-        fprintf(stderr, "skelctl: --frame: one number, or one per animation\n");
+    struct skp_cli_eval e;
+    char msg[256];
+    if (skp_cli_eval_parse(a, engine_opts, &e, msg, sizeof msg)) {
+        fprintf(stderr, "skelctl: %s\n", msg);
         return -1;
     }
-    for (unsigned i = 0; i < ev->anim_count; i++)
-        ev->anims[i].frame = n == 0 ? 0 : d[n == 1 ? 0 : i];
-    n = f->smooth ? numbers(f->smooth, d, SKC_MAX_ANIMS) : 0;
-    if (n < 0 || (n > 1 && (unsigned)n != ev->anim_count)) {
-        fprintf(stderr, "skelctl: --smooth: one number, or one per animation\n");
+    if (e.warmup < 0 || e.warmup > UINT32_MAX) {
+        fprintf(stderr, "skelctl: --warmup: expected a whole number\n");
         return -1;
     }
-    for (unsigned i = 0; i < ev->anim_count; i++)
-        ev->anims[i].smoothing = n == 0 ? 0 : d[n == 1 ? 0 : i];
-    if (f->from) {
-        if (numbers(f->from, &ev->from, 1) != 1) {
-            fprintf(stderr, "skelctl: --from: expected a number\n");
-            return -1;
-        }
-        ev->has_from = 1;
-    }
-    if (f->warmup) {
-        char *end;
-        long w = strtol(f->warmup, &end, 10);
-        if (end == f->warmup || *end || w < 0 || w > UINT32_MAX) {
-            fprintf(stderr, "skelctl: --warmup: expected a whole number\n");
-            return -1;
-        }
-        ev->warmup = (uint32_t)w;
-    }
-    ev->flags = (f->loop ? SKC_EVAL_LOOP : 0) | (f->reverse ? SKC_EVAL_REVERSE : 0) |
-                (f->y_down ? SKC_EVAL_Y_DOWN : 0);
-    if (!engine_opts)
-        return 0;
-    return (f->position && vec2("--position", f->position, &ev->position)) ||
-                   (f->scale && vec2("--scale", f->scale, &ev->scale)) ||
-                   (f->velocity && vec2("--velocity", f->velocity, &ev->velocity))
-               ? -1
-               : 0;
+    ev->anim_count = e.count;
+    for (unsigned i = 0; i < e.count; i++)
+        ev->anims[i] = (skc_anim){e.anims[i], e.frames[i], e.smooth[i]};
+    ev->has_from = e.has_from;
+    ev->from = e.from;
+    ev->warmup = (uint32_t)e.warmup;
+    ev->flags = (e.loop ? SKC_EVAL_LOOP : 0) | (e.reverse ? SKC_EVAL_REVERSE : 0) |
+                (e.y_down ? SKC_EVAL_Y_DOWN : 0);
+    ev->position = (skc_vec2){e.position[0], e.position[1]};
+    ev->scale = (skc_vec2){e.scale[0], e.scale[1]};
+    ev->velocity = (skc_vec2){e.velocity[0], e.velocity[1]};
+    return 0;
 }
 
 /* ---- armatures --------------------------------------------------------------------------- */
@@ -398,7 +294,7 @@ static void print_draws(const skc_reply *r)
     fputs("\n]\n", stdout);
 }
 
-static int cmd_eval(skc_client *c, int op, const char *arm, struct flags *f)
+static int cmd_eval(skc_client *c, int op, const char *arm, struct skp_cli_args *f)
 {
     skc_eval ev;
     skc_eval_init(&ev);
@@ -427,25 +323,25 @@ static int bad(const char *msg, const char *arg)
 /* skelctl checks only what it needs to encode a request: each value's syntax and that it fits
  * its wire field. What the values mean (sizes, samples, levels, room in a sheet) is the
  * daemon's one validator's to judge: its message is shown as it comes. */
-static int make_camera(struct flags *f, skc_render_opts *ro)
+static int make_camera(struct skp_cli_args *f, skc_render_opts *ro)
 {
-    if (f->scale && f->fit)
+    if (V(f, SCALE) && V(f, FIT))
         return bad("--scale and --fit exclude each other", NULL);
-    if (f->scale) {
+    if (V(f, SCALE)) {
         ro->camera = SKC_CAMERA_EXPLICIT;
         ro->position.x = ro->width / 2.0;
         ro->position.y = -(ro->height / 2.0);
-        return vec2("--scale", f->scale, &ro->scale) ||
-                       (f->position && vec2("--position", f->position, &ro->position))
+        return vec2("--scale", V(f, SCALE), &ro->scale) ||
+                       (V(f, POSITION) && vec2("--position", V(f, POSITION), &ro->position))
                    ? 2
                    : 0;
     }
-    if (f->position)
+    if (V(f, POSITION))
         return bad("--position needs --scale", NULL);
     ro->camera = SKC_CAMERA_FIT;
     ro->fit = 0.9;
-    if (f->fit && numbers(f->fit, &ro->fit, 1) != 1)
-        return bad("--fit: expected a fraction of the canvas such as 0.9", f->fit);
+    if (V(f, FIT) && skp_cli_numbers(V(f, FIT), &ro->fit, 1) != 1)
+        return bad("--fit: expected a fraction of the canvas such as 0.9", V(f, FIT));
     return 0;
 }
 
@@ -457,54 +353,54 @@ static long whole(const char *s, long max)
     return *s && !*end && v >= 0 && v <= max ? v : -1;
 }
 
-static int make_render(struct flags *f, skc_render_opts *ro, const char **styles)
+static int make_render(struct skp_cli_args *f, skc_render_opts *ro, const char **styles)
 {
     long a, b;
-    if (f->size) {
-        if (skp_cli_pair(f->size, 'x', &a, &b) || a < 0 || b < 0 || a > UINT32_MAX ||
+    if (V(f, SIZE)) {
+        if (skp_cli_pair(V(f, SIZE), 'x', &a, &b) || a < 0 || b < 0 || a > UINT32_MAX ||
             b > UINT32_MAX)
-            return bad("--size: expected WxH", f->size);
+            return bad("--size: expected WxH", V(f, SIZE));
         ro->width = (uint32_t)a;
         ro->height = (uint32_t)b;
     }
-    if (f->samples && whole(f->samples, 255) < 0)
-        return bad("--samples: expected 1 or 4", f->samples);
-    ro->samples = f->samples ? (unsigned)whole(f->samples, 255) : 4;
-    if (f->background && skp_cli_color(f->background, ro->background))
-        return bad("--background: expected RRGGBBAA in hex", f->background);
-    if (f->level && strcmp(f->level, "fast")) {
-        if ((a = whole(f->level, SKC_PNG_FAST - 1)) < 0)
-            return bad("--png-level: expected fast or 0..9", f->level);
+    if (V(f, SAMPLES) && whole(V(f, SAMPLES), 255) < 0)
+        return bad("--samples: expected 1 or 4", V(f, SAMPLES));
+    ro->samples = V(f, SAMPLES) ? (unsigned)whole(V(f, SAMPLES), 255) : 4;
+    if (V(f, BACKGROUND) && skp_cli_color(V(f, BACKGROUND), ro->background))
+        return bad("--background: expected RRGGBBAA in hex", V(f, BACKGROUND));
+    if (V(f, PNG_LEVEL) && strcmp(V(f, PNG_LEVEL), "fast")) {
+        if ((a = whole(V(f, PNG_LEVEL), SKC_PNG_FAST - 1)) < 0)
+            return bad("--png-level: expected fast or 0..9", V(f, PNG_LEVEL));
         ro->png_level = (unsigned)a;
     }
-    if (f->style) {
-        for (char *tok = strtok(f->style, ","); tok; tok = strtok(NULL, ",")) {
+    if (V(f, STYLE)) {
+        for (char *tok = strtok(V(f, STYLE), ","); tok; tok = strtok(NULL, ",")) {
             if (ro->style_count == SKC_MAX_STYLES)
                 return bad("--style: at most 64 styles", NULL);
             styles[ro->style_count++] = tok;
         }
         ro->styles = styles;
     }
-    if (f->frames) {
-        if (f->frame)
+    if (V(f, FRAMES)) {
+        if (V(f, FRAME))
             return bad("--frames and --frame exclude each other", NULL);
         /* The range is cut into requests here, so it must be one. */
-        if (skp_cli_pair(f->frames, '-', &a, &b) || a < 0 || b < a || b > UINT32_MAX)
-            return bad("--frames: expected F0-F1 with 0 <= F0 <= F1", f->frames);
+        if (skp_cli_pair(V(f, FRAMES), '-', &a, &b) || a < 0 || b < a || b > UINT32_MAX)
+            return bad("--frames: expected F0-F1 with 0 <= F0 <= F1", V(f, FRAMES));
         ro->has_range = 1;
         ro->first = (uint32_t)a;
         ro->last = (uint32_t)b;
     }
-    if (!f->output)
+    if (!V(f, OUTPUT))
         return bad("-o OUT.png is required", NULL);
-    if (f->sheet && !strcmp(f->output, "-"))
+    if (V(f, SHEET) && !strcmp(V(f, OUTPUT), "-"))
         return bad("--sheet writes OUT and OUT.json: -o needs a file name", NULL);
-    if (f->sheet) {
-        if (skp_cli_pair(f->sheet, 'x', &a, &b) || a < 0 || b < 0 || a > 65535 || b > 65535)
-            return bad("--sheet: expected COLSxROWS", f->sheet);
+    if (V(f, SHEET)) {
+        if (skp_cli_pair(V(f, SHEET), 'x', &a, &b) || a < 0 || b < 0 || a > 65535 || b > 65535)
+            return bad("--sheet: expected COLSxROWS", V(f, SHEET));
         ro->sheet_cols = (unsigned)a;
         ro->sheet_rows = (unsigned)b;
-    } else if (ro->has_range && ro->last > ro->first && !skp_cli_frame_pattern(f->output))
+    } else if (ro->has_range && ro->last > ro->first && !skp_cli_frame_pattern(V(f, OUTPUT)))
         return bad("-o: a frame range needs a pattern with one %d, such as out_%04d.png", NULL);
     return make_camera(f, ro);
 }
@@ -653,7 +549,7 @@ static int render_chunked(skc_client *c, const skc_eval *ev, const skc_render_op
     return rc;
 }
 
-static int cmd_render(skc_client *c, const char *arm, struct flags *f)
+static int cmd_render(skc_client *c, const char *arm, struct skp_cli_args *f)
 {
     skc_eval ev;
     skc_render_opts ro;
@@ -661,19 +557,17 @@ static int cmd_render(skc_client *c, const char *arm, struct flags *f)
     skc_eval_init(&ev);
     skc_render_opts_init(&ro);
     /* --position and --scale are the camera here, as in skeld render. */
-    struct flags ef = *f;
-    ef.position = ef.scale = ef.velocity = NULL;
-    int rc = make_eval(&ef, &ev, false);
+    int rc = make_eval(f, &ev, false);
     if (rc || (rc = make_render(f, &ro, styles)))
         return rc ? 2 : 0;
     if ((rc = resolve_arm(c, arm, ev.armature)))
         return rc;
     if (ro.has_range && !ro.sheet_cols)
-        return render_chunked(c, &ev, &ro, f->output);
+        return render_chunked(c, &ev, &ro, V(f, OUTPUT));
     skc_reply *r = NULL;
     if (skc_render(c, &ev, &ro, &r))
         return fail(c, "render");
-    rc = ro.sheet_cols ? write_sheet(f->output, r) : write_images(f->output, false, r);
+    rc = ro.sheet_cols ? write_sheet(V(f, OUTPUT), r) : write_images(V(f, OUTPUT), false, r);
     skc_reply_free(r);
     return rc;
 }
@@ -700,19 +594,32 @@ static int run(skc_client *c, int argc, char **argv)
         return argc == 2 ? cmd_load(c, argv[1]) : usage();
     if (!strcmp(cmd, "info"))
         return argc == 2 ? cmd_info(c, argv[1]) : usage();
-    struct flags f;
-    memset(&f, 0, sizeof f);
-    for (int i = 2; i < argc; i++) {
-        if (!take(&f, argc, argv, &i)) {
-            fprintf(stderr, "skelctl: unexpected argument \"%s\"\n", argv[i]);
-            return usage();
-        }
+    bool render = !strcmp(cmd, "render");
+    if (!render && strcmp(cmd, "pose") && strcmp(cmd, "mesh"))
+        return usage();
+    struct skp_cli_args f;
+    char msg[256];
+    uint32_t allowed = render ? SKP_CLI_RENDER_FLAGS : SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS;
+    if (skp_cli_parse(argc, argv, allowed, 1, &f, msg, sizeof msg) || f.nargs != 1) {
+        fprintf(stderr, "skelctl %s: %s\n", cmd, f.nargs != 1 ? "expected one ARM" : msg);
+        return usage();
     }
-    if (!strcmp(cmd, "pose") || !strcmp(cmd, "mesh"))
-        return cmd_eval(c, strcmp(cmd, "pose") ? 1 : 0, argv[1], &f);
-    if (!strcmp(cmd, "render"))
-        return cmd_render(c, argv[1], &f);
-    return usage();
+    if (!render)
+        return cmd_eval(c, strcmp(cmd, "pose") ? 1 : 0, f.arg[0], &f);
+    return cmd_render(c, f.arg[0], &f);
+}
+
+/* The options before the command (--uri, --token): "--name value" or "--name=value". */
+static char *global_flag(const char *name, int argc, char **argv, int *i)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n))
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (!argv[*i][n] && *i + 1 < argc)
+        return argv[++*i];
+    return NULL;
 }
 
 int main(int argc, char **argv)
@@ -723,9 +630,9 @@ int main(int argc, char **argv)
     int i = 1;
     for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
         char *v;
-        if ((v = value("--uri", argc, argv, &i)))
+        if ((v = global_flag("--uri", argc, argv, &i)))
             opt.uri = v;
-        else if ((v = value("--token", argc, argv, &i)))
+        else if ((v = global_flag("--token", argc, argv, &i)))
             opt.auth_token = v;
         else
             return usage();

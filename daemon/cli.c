@@ -136,25 +136,20 @@ static const char eval_usage[] =
 
 int cli_eval(int argc, char **argv)
 {
-    struct eval_flags flags = {0};
-    const char *file = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (cli_take_eval_flag(&flags, argc, argv, &i) ||
-            cli_take_opts_flag(&flags, argc, argv, &i))
-            continue;
-        if (argv[i][0] == '-' || file) {
-            fprintf(stderr, "skeld eval: unexpected argument \"%s\"\n%s", argv[i], eval_usage);
-            return 2;
-        }
-        file = argv[i];
-    }
-    if (!file) {
-        fputs(eval_usage, stderr);
+    struct skp_cli_args args;
+    struct skp_cli_eval flags;
+    bool done;
+    char msg[256];
+    int rc = cli_parse_args("eval", argc, argv, SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS,
+                            eval_usage, &args, &done);
+    if (rc || done)
+        return rc;
+    if (skp_cli_eval_parse(&args, true, &flags, msg, sizeof msg)) {
+        fprintf(stderr, "skeld eval: %s\n", msg);
         return 2;
     }
     struct armature *arm;
-    int rc = cli_load("eval", file, false, &arm);
-    if (rc)
+    if ((rc = cli_load("eval", args.arg[0], false, &arm)))
         return rc;
     struct eval_request req;
     struct construct_opts opts;

@@ -27,41 +27,6 @@ static const char render_usage[] =
     "  With --frames, OUT is a printf pattern such as 'out_%04d.png' (one file per frame)\n"
     "  unless --sheet packs the range into OUT plus OUT.json.\n";
 
-struct render_flags {
-    struct eval_flags eval;
-    char *size, *scale, *fit, *position, *styles, *background, *frames, *sheet, *samples;
-    char *level, *output;
-};
-
-static int take_render_flag(struct render_flags *f, int argc, char **argv, int *i)
-{
-    static const struct {
-        const char *name;
-        size_t off;
-    } table[] = {
-        {"--size", offsetof(struct render_flags, size)},
-        {"--scale", offsetof(struct render_flags, scale)},
-        {"--fit", offsetof(struct render_flags, fit)},
-        {"--position", offsetof(struct render_flags, position)},
-        {"--style", offsetof(struct render_flags, styles)},
-        {"--background", offsetof(struct render_flags, background)},
-        {"--frames", offsetof(struct render_flags, frames)},
-        {"--sheet", offsetof(struct render_flags, sheet)},
-        {"--samples", offsetof(struct render_flags, samples)},
-        {"--png-level", offsetof(struct render_flags, level)},
-        {"--output", offsetof(struct render_flags, output)},
-        {"-o", offsetof(struct render_flags, output)},
-    };
-    for (size_t k = 0; k < sizeof table / sizeof table[0]; k++) {
-        char *v = cli_flag_value(table[k].name, argc, argv, i);
-        if (v) {
-            *(char **)((char *)f + table[k].off) = v;
-            return 1;
-        }
-    }
-    return 0;
-}
-
 /* Prints "skeld render: " and the message; returns the usage exit status. */
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int bad(const char *fmt, ...)
@@ -77,98 +42,101 @@ static int bad(const char *fmt, ...)
 
 static int resolve_styles(const struct armature *arm, char *list, struct render_opts *o)
 {
-    char *items[RENDER_MAX_STYLES];
     struct eng_error err;
-    int n = cli_split_list(list, items, RENDER_MAX_STYLES);
-    if (n <= 0)
-        return bad("--style: expected at most %d style names or indices separated by commas",
-                   RENDER_MAX_STYLES);
-    for (int i = 0; i < n; i++)
-        if (request_find_style(arm, items[i], &o->styles[i], &err))
+    uint32_t n = 0;
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        if (n == RENDER_MAX_STYLES)
+            return bad("--style: at most %d styles", RENDER_MAX_STYLES);
+        if (request_find_style(arm, tok, &o->styles[n++], &err))
             return bad("--style: %s", err.msg);
-    o->style_count = (uint32_t)n;
+    }
+    if (!n)
+        return bad("--style: expected style names or indices separated by commas");
+    o->style_count = n;
     return 0;
 }
 
+/* A flag's value, NULL if absent. */
+#define V(a, flag) ((a)->value[SKP_CLI_##flag])
+
 /* The flags' syntax into the picture request; the request model judges the values. */
-static int parse_canvas(const struct armature *arm, struct render_flags *f,
+static int parse_canvas(const struct armature *arm, struct skp_cli_args *a,
                         struct picture_request *pr)
 {
     struct render_opts *o = &pr->opts;
     long w, h;
-    if (f->size) {
-        if (skp_cli_pair(f->size, 'x', &w, &h) || w < 0 || h < 0 || w > UINT32_MAX ||
+    if (V(a, SIZE)) {
+        if (skp_cli_pair(V(a, SIZE), 'x', &w, &h) || w < 0 || h < 0 || w > UINT32_MAX ||
             h > UINT32_MAX)
-            return bad("--size: expected WxH, got \"%s\"", f->size);
+            return bad("--size: expected WxH, got \"%s\"", V(a, SIZE));
         o->width = (uint32_t)w;
         o->height = (uint32_t)h;
     }
-    if (f->samples) {
+    if (V(a, SAMPLES)) {
         char *end;
-        long v = strtol(f->samples, &end, 10);
-        if (end == f->samples || *end || v < 0 || v > 255)
-            return bad("--samples: expected 1 or 4, got \"%s\"", f->samples);
+        long v = strtol(V(a, SAMPLES), &end, 10);
+        if (end == V(a, SAMPLES) || *end || v < 0 || v > 255)
+            return bad("--samples: expected 1 or 4, got \"%s\"", V(a, SAMPLES));
         o->samples = (uint32_t)v;
     }
-    if (f->background && skp_cli_color(f->background, o->background))
-        return bad("--background: expected RRGGBBAA in hex, got \"%s\"", f->background);
-    if (f->styles && resolve_styles(arm, f->styles, o))
+    if (V(a, BACKGROUND) && skp_cli_color(V(a, BACKGROUND), o->background))
+        return bad("--background: expected RRGGBBAA in hex, got \"%s\"", V(a, BACKGROUND));
+    if (V(a, STYLE) && resolve_styles(arm, V(a, STYLE), o))
         return 2;
     return 0;
 }
 
 /* --scale S[,SY] [--position X,Y] (centred without --position), or --fit F (default 0.9). */
-static int parse_camera(struct render_flags *f, struct picture_request *pr)
+static int parse_camera(struct skp_cli_args *a, struct picture_request *pr)
 {
-    struct eng_error err;
-    if (f->scale && f->fit)
+    double v[2];
+    if (V(a, SCALE) && V(a, FIT))
         return bad("--scale and --fit exclude each other");
-    if (f->scale) {
+    if (V(a, SCALE)) {
         pr->fit = false;
-        if (cli_parse_vec2("--scale", f->scale, &pr->opts.scale, &err))
-            return cli_fail("render", &err);
+        if (skp_cli_vec2(V(a, SCALE), v))
+            return bad("--scale: expected S or SX,SY");
+        pr->opts.scale = (struct vec2){v[0], v[1]};
         pr->opts.position = (struct vec2){pr->opts.width / 2.0, -(pr->opts.height / 2.0)};
-        if (f->position && cli_parse_vec2("--position", f->position, &pr->opts.position, &err))
-            return cli_fail("render", &err);
+        if (V(a, POSITION) && skp_cli_vec2(V(a, POSITION), v))
+            return bad("--position: expected X,Y");
+        if (V(a, POSITION))
+            pr->opts.position = (struct vec2){v[0], v[1]};
         return 0;
     }
-    if (f->position)
+    if (V(a, POSITION))
         return bad("--position needs --scale");
-    if (f->fit) {
-        char *end;
-        pr->fraction = strtod(f->fit, &end);
-        if (end == f->fit || *end)
-            return bad("--fit: expected a fraction of the canvas such as 0.9, got \"%s\"", f->fit);
-    }
+    if (V(a, FIT) && skp_cli_numbers(V(a, FIT), &pr->fraction, 1) != 1)
+        return bad("--fit: expected a fraction of the canvas such as 0.9, got \"%s\"", V(a, FIT));
     return 0;
 }
 
 /* --frames F0-F1 (the range rule is the request model's), --sheet and --png-level. */
-static int parse_output(struct render_flags *f, struct picture_request *pr)
+static int parse_output(struct skp_cli_args *a, struct picture_request *pr)
 {
-    long a, b;
-    if (f->frames) {
-        if (f->eval.frame_list)
+    long x, y;
+    if (V(a, FRAMES)) {
+        if (V(a, FRAME))
             return bad("--frames and --frame exclude each other");
-        if (skp_cli_pair(f->frames, '-', &a, &b) || a < 0 || b < 0 || a > UINT32_MAX ||
-            b > UINT32_MAX)
-            return bad("--frames: expected F0-F1, got \"%s\"", f->frames);
+        if (skp_cli_pair(V(a, FRAMES), '-', &x, &y) || x < 0 || y < 0 || x > UINT32_MAX ||
+            y > UINT32_MAX)
+            return bad("--frames: expected F0-F1, got \"%s\"", V(a, FRAMES));
         pr->range = true;
-        pr->first = (uint32_t)a;
-        pr->last = (uint32_t)b;
+        pr->first = (uint32_t)x;
+        pr->last = (uint32_t)y;
     }
-    if (f->sheet) {
-        if (skp_cli_pair(f->sheet, 'x', &a, &b) || a < 0 || b < 0 || a > UINT32_MAX ||
-            b > UINT32_MAX)
-            return bad("--sheet: expected COLSxROWS, got \"%s\"", f->sheet);
-        pr->cols = (uint32_t)a;
-        pr->rows = (uint32_t)b;
+    if (V(a, SHEET)) {
+        if (skp_cli_pair(V(a, SHEET), 'x', &x, &y) || x < 0 || y < 0 || x > UINT32_MAX ||
+            y > UINT32_MAX)
+            return bad("--sheet: expected COLSxROWS, got \"%s\"", V(a, SHEET));
+        pr->cols = (uint32_t)x;
+        pr->rows = (uint32_t)y;
     }
-    if (f->level && strcmp(f->level, "fast") != 0) {
+    if (V(a, PNG_LEVEL) && strcmp(V(a, PNG_LEVEL), "fast") != 0) {
         char *end;
-        long v = strtol(f->level, &end, 10);
-        if (end == f->level || *end || v < INT32_MIN || v > INT32_MAX)
-            return bad("--png-level: expected fast or 0..9, got \"%s\"", f->level);
+        long v = strtol(V(a, PNG_LEVEL), &end, 10);
+        if (end == V(a, PNG_LEVEL) || *end || v < INT32_MIN || v > INT32_MAX)
+            return bad("--png-level: expected fast or 0..9, got \"%s\"", V(a, PNG_LEVEL));
         pr->png_level = (int)v;
     }
     return 0;
@@ -267,11 +235,11 @@ static int write_sheet_json(struct render_run *j, const struct bounds *b)
 }
 
 /* What the output name must be for the request: a file for a sheet, a pattern for a range. */
-static int check_output_name(struct render_flags *f, struct render_run *j)
+static int check_output_name(struct skp_cli_args *a, struct render_run *j)
 {
-    if (!f->output)
+    if (!V(a, OUTPUT))
         return bad("-o OUT.png is required");
-    j->output = f->output;
+    j->output = V(a, OUTPUT);
     if (j->pr.cols && !strcmp(j->output, "-"))
         return bad("--sheet writes OUT and OUT.json: -o needs a file name");
     if (!j->pr.cols && j->pr.range && j->pr.last > j->pr.first &&
@@ -280,19 +248,19 @@ static int check_output_name(struct render_flags *f, struct render_run *j)
     return 0;
 }
 
-static int resolve(struct render_flags *f, struct render_run *j)
+static int resolve(struct skp_cli_args *a, const struct skp_cli_eval *f, struct render_run *j)
 {
     struct eng_error err;
     int rc;
     picture_request_init(&j->pr);
-    if (cli_parse_eval(j->arm, &f->eval, &j->req, &err))
+    if (cli_parse_eval(j->arm, f, &j->req, &err))
         return cli_fail("render", &err);
-    if ((rc = parse_canvas(j->arm, f, &j->pr)) || (rc = parse_camera(f, &j->pr)) ||
-        (rc = parse_output(f, &j->pr)))
+    if ((rc = parse_canvas(j->arm, a, &j->pr)) || (rc = parse_camera(a, &j->pr)) ||
+        (rc = parse_output(a, &j->pr)))
         return rc;
     if (request_check_picture(j->arm, &j->req, NULL, &j->pr, NULL, &err))
         return cli_fail("render", &err);
-    if ((rc = check_output_name(f, j)))
+    if ((rc = check_output_name(a, j)))
         return rc;
     png_opts_default(&j->png);
     if (j->pr.png_level != PNG_LEVEL_FAST) {
@@ -312,11 +280,12 @@ static int make_sheet(struct render_run *j)
     return rc ? cli_fail("render", &err) : 0;
 }
 
-static int run(struct render_flags *f, struct render_run *j, struct pose *p)
+static int run(struct skp_cli_args *a, const struct skp_cli_eval *f, struct render_run *j,
+               struct pose *p)
 {
     int rc;
     struct bounds b = {0, 0, 0, 0, true};
-    if ((rc = resolve(f, j)))
+    if ((rc = resolve(a, f, j)))
         return rc;
     if (request_needs_bounds(&j->pr))
         request_frame(j->arm, p, &j->req, &j->pr, &b);
@@ -334,32 +303,24 @@ static int run(struct render_flags *f, struct render_run *j, struct pose *p)
 
 int cli_render(int argc, char **argv)
 {
-    struct render_flags flags;
-    memset(&flags, 0, sizeof flags);
-    const char *file = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (take_render_flag(&flags, argc, argv, &i) ||
-            cli_take_eval_flag(&flags.eval, argc, argv, &i))
-            continue;
-        if (argv[i][0] == '-' || file) {
-            fprintf(stderr, "skeld render: unexpected argument \"%s\"\n%s", argv[i], render_usage);
-            return 2;
-        }
-        file = argv[i];
-    }
-    if (!file) {
-        fputs(render_usage, stderr);
-        return 2;
-    }
+    struct skp_cli_args args;
+    struct skp_cli_eval flags;
+    bool done;
+    char msg[256];
+    int rc = cli_parse_args("render", argc, argv, SKP_CLI_RENDER_FLAGS, render_usage, &args, &done);
+    if (rc || done)
+        return rc;
+    /* --scale and --position are the camera here: not engine options. */
+    if (skp_cli_eval_parse(&args, false, &flags, msg, sizeof msg))
+        return bad("%s", msg);
     struct render_run j;
     memset(&j, 0, sizeof j);
     struct armature *arm;
-    int rc = cli_load("render", file, true, &arm);
-    if (rc)
+    if ((rc = cli_load("render", args.arg[0], true, &arm)))
         return rc;
     j.arm = arm;
     struct pose *p = pose_new(arm);
-    rc = p ? run(&flags, &j, p) : (fprintf(stderr, "skeld render: out of memory\n"), 1);
+    rc = p ? run(&args, &flags, &j, p) : (fprintf(stderr, "skeld render: out of memory\n"), 1);
     image_close(&j.img);
     sheet_close(&j.sheet);
     free(j.buf.data);

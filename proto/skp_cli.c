@@ -1,8 +1,196 @@
 #include "skp_cli.h"
 
+#include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The one flag table: long name, and whether the flag takes a value. */
+static const struct {
+    const char *name;
+    bool value;
+} flags[SKP_CLI_NFLAGS] = {
+    [SKP_CLI_ANIM] = {"anim", true},
+    [SKP_CLI_FRAME] = {"frame", true},
+    [SKP_CLI_SMOOTH] = {"smooth", true},
+    [SKP_CLI_FROM] = {"from", true},
+    [SKP_CLI_WARMUP] = {"warmup", true},
+    [SKP_CLI_LOOP] = {"loop", false},
+    [SKP_CLI_REVERSE] = {"reverse", false},
+    [SKP_CLI_POSITION] = {"position", true},
+    [SKP_CLI_SCALE] = {"scale", true},
+    [SKP_CLI_VELOCITY] = {"velocity", true},
+    [SKP_CLI_Y_DOWN] = {"y-down", false},
+    [SKP_CLI_FRAMES] = {"frames", true},
+    [SKP_CLI_SIZE] = {"size", true},
+    [SKP_CLI_FIT] = {"fit", true},
+    [SKP_CLI_STYLE] = {"style", true},
+    [SKP_CLI_BACKGROUND] = {"background", true},
+    [SKP_CLI_SAMPLES] = {"samples", true},
+    [SKP_CLI_PNG_LEVEL] = {"png-level", true},
+    [SKP_CLI_SHEET] = {"sheet", true},
+    [SKP_CLI_OUTPUT] = {"output", true},
+    [SKP_CLI_HELP] = {"help", false},
+};
+
+/* getopt_long's table for every flag (exact names only: no abbreviations, see below). */
+static void long_options(struct option *o)
+{
+    for (int f = 0; f < SKP_CLI_NFLAGS; f++)
+        o[f] = (struct option){flags[f].name, flags[f].value ? required_argument : no_argument,
+                               NULL, 256 + f};
+    o[SKP_CLI_NFLAGS] = (struct option){NULL, 0, NULL, 0};
+}
+
+/* getopt_long accepts unambiguous prefixes ("--fr" for --from): flags are spelled out here so
+ * that adding a flag never changes what an old command line means. */
+static bool spelled_out(const char *arg, int f)
+{
+    const char *eq = strchr(arg, '=');
+    size_t n = eq ? (size_t)(eq - arg) : strlen(arg);
+    return n == strlen(flags[f].name) + 2 && !strncmp(arg + 2, flags[f].name, n - 2);
+}
+
+int skp_cli_parse(int argc, char **argv, uint32_t allowed, int max_args, struct skp_cli_args *a,
+                  char *msg, size_t cap)
+{
+    struct option opts[SKP_CLI_NFLAGS + 1];
+    long_options(opts);
+    memset(a, 0, sizeof *a);
+    optind = 0; /* a fresh scan (GNU): the caller may parse more than one command line */
+    opterr = 0;
+    for (;;) {
+        int at = optind ? optind : 1;
+        int c = getopt_long(argc, argv, "-o:", opts, NULL);
+        if (c == -1)
+            break;
+        const char *word = at < argc ? argv[at] : "";
+        int f = c == 'o' ? SKP_CLI_OUTPUT : c - 256;
+        if (c == 1) { /* an argument in order ("-" first in optstring) */
+            if (a->nargs == max_args || a->nargs == SKP_CLI_MAX_ARGS) {
+                snprintf(msg, cap, "unexpected argument \"%s\"", optarg);
+                return -1;
+            }
+            a->arg[a->nargs++] = optarg;
+            continue;
+        }
+        if (c == '?') { /* opterr is 0: a missing value sets optopt to the flag's code */
+            if (optopt >= 256 && optopt < 256 + SKP_CLI_NFLAGS)
+                snprintf(msg, cap, "--%s needs a value", flags[optopt - 256].name);
+            else if (optopt == 'o')
+                snprintf(msg, cap, "-o needs a value");
+            else
+                snprintf(msg, cap, "unknown flag %s", word);
+            return -1;
+        }
+        if (c != 'o' && !spelled_out(word, f)) {
+            snprintf(msg, cap, "unknown flag %s (did you mean --%s?)", word, flags[f].name);
+            return -1;
+        }
+        if (!(allowed & SKP_CLI_BIT(f))) {
+            snprintf(msg, cap, "--%s does not apply to this command", flags[f].name);
+            return -1;
+        }
+        a->value[f] = optarg ? optarg : (char *)"";
+    }
+    return 0;
+}
+
+int skp_cli_numbers(const char *s, double *out, int max)
+{
+    int n = 0;
+    const char *p = s;
+    if (!*p)
+        return -1;
+    while (*p) {
+        char *end;
+        if (n == max)
+            return -1;
+        out[n] = strtod(p, &end);
+        if (end == p || !isfinite(out[n]) || (*end && *end != ','))
+            return -1;
+        n++;
+        p = *end ? end + 1 : end;
+    }
+    return n;
+}
+
+int skp_cli_vec2(const char *s, double out[2])
+{
+    int n = skp_cli_numbers(s, out, 2);
+    if (n < 1)
+        return -1;
+    if (n == 1)
+        out[1] = out[0];
+    return 0;
+}
+
+/* One number per animation, or one standing for all; none leaves def. */
+static int per_anim(const char *flag, const char *s, unsigned count, double def, double *out,
+                    char *msg, size_t cap)
+{
+    double v[SKP_MAX_ANIMS];
+    int n = s ? skp_cli_numbers(s, v, SKP_MAX_ANIMS) : 0;
+    if (n < 0 || (n > 1 && count && (unsigned)n != count)) {
+        snprintf(msg, cap, "--%s: expected one number, or one per animation, separated by commas",
+                 flag);
+        return -1;
+    }
+    for (unsigned i = 0; i < SKP_MAX_ANIMS; i++)
+        out[i] = n == 0 ? def : v[n == 1 ? 0 : (i < (unsigned)n ? i : 0)];
+    return 0;
+}
+
+static int vec_flag(const char *flag, const char *s, double def, double out[2], char *msg,
+                    size_t cap)
+{
+    out[0] = out[1] = def;
+    if (s && skp_cli_vec2(s, out)) {
+        snprintf(msg, cap, "--%s: expected X,Y", flag);
+        return -1;
+    }
+    return 0;
+}
+
+int skp_cli_eval_parse(struct skp_cli_args *a, bool engine_opts, struct skp_cli_eval *e,
+                       char *msg, size_t cap)
+{
+    memset(e, 0, sizeof *e);
+    char **v = a->value;
+    for (char *tok = v[SKP_CLI_ANIM] ? strtok(v[SKP_CLI_ANIM], ",") : NULL; tok;
+         tok = strtok(NULL, ",")) {
+        if (e->count == SKP_MAX_ANIMS) {
+            snprintf(msg, cap, "--anim: at most %d animations", SKP_MAX_ANIMS);
+            return -1;
+        }
+        e->anims[e->count++] = tok;
+    }
+    if (per_anim("frame", v[SKP_CLI_FRAME], e->count, 0, e->frames, msg, cap) ||
+        per_anim("smooth", v[SKP_CLI_SMOOTH], e->count, 0, e->smooth, msg, cap))
+        return -1;
+    if ((e->has_from = v[SKP_CLI_FROM] != NULL) && skp_cli_numbers(v[SKP_CLI_FROM], &e->from, 1) != 1) {
+        snprintf(msg, cap, "--from: expected a number");
+        return -1;
+    }
+    if (v[SKP_CLI_WARMUP] && (skp_cli_numbers(v[SKP_CLI_WARMUP], &e->warmup, 1) != 1 ||
+                              e->warmup != floor(e->warmup))) {
+        snprintf(msg, cap, "--warmup: expected a whole number");
+        return -1;
+    }
+    e->loop = v[SKP_CLI_LOOP] != NULL;
+    e->reverse = v[SKP_CLI_REVERSE] != NULL;
+    e->y_down = v[SKP_CLI_Y_DOWN] != NULL;
+    if (!engine_opts)
+        return vec_flag("position", NULL, 0, e->position, msg, cap) |
+               vec_flag("scale", NULL, 1, e->scale, msg, cap) |
+               vec_flag("velocity", NULL, 0, e->velocity, msg, cap);
+    if (vec_flag("position", v[SKP_CLI_POSITION], 0, e->position, msg, cap) ||
+        vec_flag("scale", v[SKP_CLI_SCALE], 1, e->scale, msg, cap) ||
+        vec_flag("velocity", v[SKP_CLI_VELOCITY], 0, e->velocity, msg, cap))
+        return -1;
+    return 0;
+}
 
 int skp_cli_pair(const char *s, char sep, long *a, long *b)
 {

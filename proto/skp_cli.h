@@ -1,11 +1,101 @@
-/* Small parsers shared by the two command lines (skeld render and skelctl render), so the
- * same flags mean the same thing in both. No I/O. */
+/* The command lines' shared parts (skeld eval/render and skelctl pose/mesh/render): one flag
+ * table and parser, the evaluation flags' syntax, and small value parsers, so the same flag
+ * means the same thing in both programs. No I/O. */
 #ifndef SKP_CLI_H
 #define SKP_CLI_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "skp.h"
+
+/* Every flag, by index; SKP_CLI_BIT(f) in a command's mask allows it. */
+enum skp_cli_flag {
+    SKP_CLI_ANIM,
+    SKP_CLI_FRAME,
+    SKP_CLI_SMOOTH,
+    SKP_CLI_FROM,
+    SKP_CLI_WARMUP,
+    SKP_CLI_LOOP,
+    SKP_CLI_REVERSE,
+    SKP_CLI_POSITION, /* engine option, or (render) the camera's */
+    SKP_CLI_SCALE,    /* engine option, or (render) the camera's */
+    SKP_CLI_VELOCITY,
+    SKP_CLI_Y_DOWN,
+    SKP_CLI_FRAMES,
+    SKP_CLI_SIZE,
+    SKP_CLI_FIT,
+    SKP_CLI_STYLE,
+    SKP_CLI_BACKGROUND,
+    SKP_CLI_SAMPLES,
+    SKP_CLI_PNG_LEVEL,
+    SKP_CLI_SHEET,
+    SKP_CLI_OUTPUT,
+    SKP_CLI_HELP,
+    SKP_CLI_NFLAGS
+};
+#define SKP_CLI_BIT(f) (1u << (f))
+/* The flags of an evaluation (skeld eval, skelctl pose and mesh) ... */
+#define SKP_CLI_EVAL_FLAGS                                                                         \
+    (SKP_CLI_BIT(SKP_CLI_ANIM) | SKP_CLI_BIT(SKP_CLI_FRAME) | SKP_CLI_BIT(SKP_CLI_SMOOTH) |        \
+     SKP_CLI_BIT(SKP_CLI_FROM) | SKP_CLI_BIT(SKP_CLI_WARMUP) | SKP_CLI_BIT(SKP_CLI_LOOP) |         \
+     SKP_CLI_BIT(SKP_CLI_REVERSE) | SKP_CLI_BIT(SKP_CLI_HELP))
+/* ... with its engine options ... */
+#define SKP_CLI_OPTS_FLAGS                                                                         \
+    (SKP_CLI_BIT(SKP_CLI_POSITION) | SKP_CLI_BIT(SKP_CLI_SCALE) | SKP_CLI_BIT(SKP_CLI_VELOCITY) | \
+     SKP_CLI_BIT(SKP_CLI_Y_DOWN))
+/* ... and of a render (skeld render, skelctl render), whose --scale and --position are the
+ * camera's. */
+#define SKP_CLI_RENDER_FLAGS                                                                       \
+    (SKP_CLI_EVAL_FLAGS | SKP_CLI_BIT(SKP_CLI_POSITION) | SKP_CLI_BIT(SKP_CLI_SCALE) |            \
+     SKP_CLI_BIT(SKP_CLI_FRAMES) | SKP_CLI_BIT(SKP_CLI_SIZE) | SKP_CLI_BIT(SKP_CLI_FIT) |          \
+     SKP_CLI_BIT(SKP_CLI_STYLE) | SKP_CLI_BIT(SKP_CLI_BACKGROUND) | SKP_CLI_BIT(SKP_CLI_SAMPLES) | \
+     SKP_CLI_BIT(SKP_CLI_PNG_LEVEL) | SKP_CLI_BIT(SKP_CLI_SHEET) | SKP_CLI_BIT(SKP_CLI_OUTPUT))
+
+#define SKP_CLI_MAX_ARGS 4
+
+/* A command line as typed: each flag's value (NULL if absent, "" for a switch given), and
+ * the arguments that are not flags. Pointers into argv. */
+struct skp_cli_args {
+    char *value[SKP_CLI_NFLAGS];
+    char *arg[SKP_CLI_MAX_ARGS];
+    int nargs;
+};
+
+/* Parses argv[1..argc) (argv[0] names the command) against the flags in allowed, with
+ * getopt_long (whose global state makes this a front-end-only call). "--flag value" and
+ * "--flag=value" both work, flags and arguments in any order. Returns 0, or -1 with msg
+ * naming the problem: an unknown flag, one the command does not take, a missing value, more
+ * than max_args arguments. */
+int skp_cli_parse(int argc, char **argv, uint32_t allowed, int max_args, struct skp_cli_args *a,
+                  char *msg, size_t cap);
+
+/* The evaluation flags' syntax: animation names (split in place), one frame or smoothing
+ * value per animation or one for all, from, warm-up, loop/reverse/y-down, and the engine
+ * options (position 0, scale 1, velocity 0 when absent). Values are judged later by the
+ * daemon's or the engine's one validator. */
+struct skp_cli_eval {
+    char *anims[SKP_MAX_ANIMS];
+    unsigned count;
+    double frames[SKP_MAX_ANIMS], smooth[SKP_MAX_ANIMS];
+    bool has_from;
+    double from;
+    double warmup; /* a whole number, not yet range-checked */
+    bool loop, reverse, y_down;
+    double position[2], scale[2], velocity[2];
+};
+
+/* 0, or -1 with msg naming the flag. engine_opts: read --position/--scale/--velocity as
+ * engine options (else they are left at their defaults for the camera's caller). */
+int skp_cli_eval_parse(struct skp_cli_args *a, bool engine_opts, struct skp_cli_eval *e,
+                       char *msg, size_t cap);
+
+/* "a,b,c" as numbers (finite): the count, or -1 if malformed or more than max. */
+int skp_cli_numbers(const char *s, double *out, int max);
+
+/* "X,Y" or one number for both: 0, or -1. */
+int skp_cli_vec2(const char *s, double out[2]);
 
 /* "AsepB" with two whole numbers (e.g. "512x512", "0-49"): 0, or -1 if malformed. */
 int skp_cli_pair(const char *s, char sep, long *a, long *b);
