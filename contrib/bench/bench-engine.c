@@ -11,30 +11,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "engine/animate.h"
 #include "engine/construct.h"
 #include "engine/load.h"
 
 #define BATCH 1000
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double quantile(double *v, int n, double q)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[(int)(q * (n - 1) + 0.5)];
-}
 
 static int bench_load(const char *path, int loads, double *median_ms)
 {
@@ -44,16 +26,16 @@ static int bench_load(const char *path, int loads, double *median_ms)
     for (int i = 0; i < loads; i++) {
         struct armature *arm;
         struct eng_error err;
-        double t0 = now_us();
+        double t0 = bench_now_us();
         if (armature_load_file(path, NULL, &arm, &err)) {
             fprintf(stderr, "bench-engine: %s\n", err.msg);
             free(t);
             return -1;
         }
-        t[i] = (now_us() - t0) / 1000.0;
+        t[i] = (bench_now_us() - t0) / 1000.0;
         armature_free(arm);
     }
-    *median_ms = quantile(t, loads, 0.5);
+    *median_ms = bench_quantile(t, (size_t)loads, 0.5);
     free(t);
     return 0;
 }
@@ -102,15 +84,16 @@ static int bench_steps(const char *path, long steps)
     long total = 0, step = 0;
     play_batch(p, &step); /* warm the caches */
     for (int b = 0; b < batches; b++) {
-        double t0 = now_us();
+        double t0 = bench_now_us();
         play_batch(p, &step);
-        t[b] = (now_us() - t0) / BATCH;
+        t[b] = (bench_now_us() - t0) / BATCH;
         total += BATCH;
     }
     printf("  animate+construct: median %.3f us/step (p10 %.3f, p90 %.3f) over %ld steps; "
            "%u bones, %u IK families, %u mesh vertices\n",
-           quantile(t, batches, 0.5), quantile(t, batches, 0.1), quantile(t, batches, 0.9), total,
-           arm->bone_count, arm->ik_root_count, arm->vert_count);
+           bench_quantile(t, (size_t)batches, 0.5), bench_quantile(t, (size_t)batches, 0.1),
+           bench_quantile(t, (size_t)batches, 0.9), total, arm->bone_count, arm->ik_root_count,
+           arm->vert_count);
     free(t);
     pose_free(p);
     armature_free(arm);

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "skp_msg.h"
 #include "skp_parser.h"
 
@@ -217,12 +218,6 @@ static int upload(int fd, const char *path, struct plan *p)
     return rc ? -1 : 0;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static long rss_kb(int pid)
 {
     char path[64], line[256];
@@ -326,7 +321,7 @@ static int run(const char *uri, struct client **cl, int conns, int depth, const 
 
 static void report(struct results *res, double seconds, int pid)
 {
-    qsort(res->lat, res->n, sizeof *res->lat, cmp_double);
+    qsort(res->lat, res->n, sizeof *res->lat, bench_cmp_double);
     double q[3] = {0.5, 0.99, 0.999};
     printf("requests: %llu ok, %llu busy, %llu errors in %.1f s = %.0f ok/s\n",
            (unsigned long long)res->ok, (unsigned long long)res->busy,

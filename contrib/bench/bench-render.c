@@ -11,31 +11,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench.h"
 #include "engine/eval.h"
 #include "engine/load.h"
 #include "engine/png.h"
 #include "engine/render.h"
 
 #define BATCH 50
-
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
 
 static void pose_like_player(const struct armature *arm, struct pose *p, struct render_opts *opts)
 {
@@ -78,18 +60,19 @@ static int bench_file(const char *path, int renders, uint32_t w, uint32_t h)
     double *encode = calloc((size_t)batches, sizeof *encode);
     render(arm, p, &opts, &img); /* sizes the scratch */
     for (int b = 0; b < batches; b++) {
-        double t0 = now_us(), t_raster = 0;
+        double t0 = bench_now_us(), t_raster = 0;
         for (int i = 0; i < BATCH; i++) {
-            double t1 = now_us();
+            double t1 = bench_now_us();
             render(arm, p, &opts, &img);
-            t_raster += now_us() - t1;
+            t_raster += bench_now_us() - t1;
             png.len = 0;
             png_encode(img.rgba, img.width, img.height, NULL, &png, &scratch);
         }
         raster[b] = t_raster / BATCH / 1000.0;
-        encode[b] = ((now_us() - t0) - t_raster) / BATCH / 1000.0;
+        encode[b] = ((bench_now_us() - t0) - t_raster) / BATCH / 1000.0;
     }
-    double r = median(raster, batches), e = median(encode, batches);
+    double r = bench_quantile(raster, (size_t)batches, 0.5),
+           e = bench_quantile(encode, (size_t)batches, 0.5);
     printf("%s\n  %ux%u: raster %.3f ms, png %.3f ms (%zu bytes), total %.3f ms = %.0f PNG "
            "renders/s (medians of %d batches of %d)\n",
            path, w, h, r, e, png.len, r + e, 1000.0 / (r + e), batches, BATCH);
