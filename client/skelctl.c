@@ -50,21 +50,6 @@ static int fail(skc_client *c, const char *what)
 /* ---- flags ------------------------------------------------------------------------------- */
 /* The flags are proto/skp_cli's, shared with skeld: one table, one meaning. */
 
-/* A flag's value, NULL if absent. */
-#define V(a, flag) ((a)->value[SKP_CLI_##flag])
-
-static int vec2(const char *flag, const char *s, skc_vec2 *v)
-{
-    double d[2];
-    if (skp_cli_vec2(s, d)) {
-        fprintf(stderr, "skelctl: %s: expected X,Y\n", flag);
-        return -1;
-    }
-    v->x = d[0];
-    v->y = d[1];
-    return 0;
-}
-
 /* The evaluation request from the flags' syntax; the daemon judges the values. */
 static int make_eval(struct skp_cli_args *a, skc_eval *ev, bool engine_opts)
 {
@@ -320,89 +305,42 @@ static int bad(const char *msg, const char *arg)
     return 2;
 }
 
-/* skelctl checks only what it needs to encode a request: each value's syntax and that it fits
- * its wire field. What the values mean (sizes, samples, levels, room in a sheet) is the
- * daemon's one validator's to judge: its message is shown as it comes. */
-static int make_camera(struct skp_cli_args *f, skc_render_opts *ro)
+/* The render flags' syntax (proto/skp_cli, as skeld render reads them) as the client's
+ * options. skelctl checks only what fits the wire; what the values mean (sizes, samples,
+ * levels, room in a sheet) is the daemon's one validator's to judge, and its message is shown
+ * as it comes. */
+static int make_render(struct skp_cli_args *f, skc_render_opts *ro, const char **styles,
+                       const char **output)
 {
-    if (V(f, SCALE) && V(f, FIT))
-        return bad("--scale and --fit exclude each other", NULL);
-    if (V(f, SCALE)) {
-        ro->camera = SKC_CAMERA_EXPLICIT;
-        ro->position.x = ro->width / 2.0;
-        ro->position.y = -(ro->height / 2.0);
-        return vec2("--scale", V(f, SCALE), &ro->scale) ||
-                       (V(f, POSITION) && vec2("--position", V(f, POSITION), &ro->position))
-                   ? 2
-                   : 0;
-    }
-    if (V(f, POSITION))
-        return bad("--position needs --scale", NULL);
-    ro->camera = SKC_CAMERA_FIT;
-    ro->fit = 0.9;
-    if (V(f, FIT) && skp_cli_numbers(V(f, FIT), &ro->fit, 1) != 1)
-        return bad("--fit: expected a fraction of the canvas such as 0.9", V(f, FIT));
+    struct skp_cli_render r;
+    char msg[256];
+    if (skp_cli_render_parse(f, &r, msg, sizeof msg))
+        return bad(msg, NULL);
+    if (r.cols > 65535 || r.rows > 65535 || r.samples > 255)
+        return bad("--sheet or --samples: out of range for the protocol", NULL);
+    ro->width = r.width;
+    ro->height = r.height;
+    memcpy(ro->background, r.background, 4);
+    ro->camera = r.fit ? SKC_CAMERA_FIT : SKC_CAMERA_EXPLICIT;
+    ro->fit = r.fraction;
+    ro->scale = (skc_vec2){r.scale[0], r.scale[1]};
+    ro->position = (skc_vec2){r.position[0], r.position[1]};
+    for (unsigned i = 0; i < r.style_count; i++)
+        styles[i] = r.styles[i];
+    ro->style_count = r.style_count;
+    ro->styles = styles;
+    ro->samples = r.samples;
+    ro->png_level = r.png_level < 0 ? SKC_PNG_FAST : (unsigned)r.png_level;
+    /* The range is cut into requests here, so it must be one. */
+    if (r.range && r.last < r.first)
+        return bad("--frames: expected F0-F1 with F0 <= F1", NULL);
+    ro->has_range = r.range;
+    ro->first = r.first;
+    ro->last = r.last;
+    ro->sheet_cols = r.cols;
+    ro->sheet_rows = r.rows;
+    *output = r.output;
     return 0;
-}
-
-/* A whole number from 0 to max, or -1. */
-static long whole(const char *s, long max)
-{
-    char *end;
-    long v = *s ? strtol(s, &end, 10) : -1;
-    return *s && !*end && v >= 0 && v <= max ? v : -1;
-}
-
-static int make_render(struct skp_cli_args *f, skc_render_opts *ro, const char **styles)
-{
-    long a, b;
-    if (V(f, SIZE)) {
-        if (skp_cli_pair(V(f, SIZE), 'x', &a, &b) || a < 0 || b < 0 || a > UINT32_MAX ||
-            b > UINT32_MAX)
-            return bad("--size: expected WxH", V(f, SIZE));
-        ro->width = (uint32_t)a;
-        ro->height = (uint32_t)b;
-    }
-    if (V(f, SAMPLES) && whole(V(f, SAMPLES), 255) < 0)
-        return bad("--samples: expected 1 or 4", V(f, SAMPLES));
-    ro->samples = V(f, SAMPLES) ? (unsigned)whole(V(f, SAMPLES), 255) : 4;
-    if (V(f, BACKGROUND) && skp_cli_color(V(f, BACKGROUND), ro->background))
-        return bad("--background: expected RRGGBBAA in hex", V(f, BACKGROUND));
-    if (V(f, PNG_LEVEL) && strcmp(V(f, PNG_LEVEL), "fast")) {
-        if ((a = whole(V(f, PNG_LEVEL), SKC_PNG_FAST - 1)) < 0)
-            return bad("--png-level: expected fast or 0..9", V(f, PNG_LEVEL));
-        ro->png_level = (unsigned)a;
-    }
-    if (V(f, STYLE)) {
-        for (char *tok = strtok(V(f, STYLE), ","); tok; tok = strtok(NULL, ",")) {
-            if (ro->style_count == SKC_MAX_STYLES)
-                return bad("--style: at most 64 styles", NULL);
-            styles[ro->style_count++] = tok;
-        }
-        ro->styles = styles;
-    }
-    if (V(f, FRAMES)) {
-        if (V(f, FRAME))
-            return bad("--frames and --frame exclude each other", NULL);
-        /* The range is cut into requests here, so it must be one. */
-        if (skp_cli_pair(V(f, FRAMES), '-', &a, &b) || a < 0 || b < a || b > UINT32_MAX)
-            return bad("--frames: expected F0-F1 with 0 <= F0 <= F1", V(f, FRAMES));
-        ro->has_range = 1;
-        ro->first = (uint32_t)a;
-        ro->last = (uint32_t)b;
-    }
-    if (!V(f, OUTPUT))
-        return bad("-o OUT.png is required", NULL);
-    if (V(f, SHEET) && !strcmp(V(f, OUTPUT), "-"))
-        return bad("--sheet writes OUT and OUT.json: -o needs a file name", NULL);
-    if (V(f, SHEET)) {
-        if (skp_cli_pair(V(f, SHEET), 'x', &a, &b) || a < 0 || b < 0 || a > 65535 || b > 65535)
-            return bad("--sheet: expected COLSxROWS", V(f, SHEET));
-        ro->sheet_cols = (unsigned)a;
-        ro->sheet_rows = (unsigned)b;
-    } else if (ro->has_range && ro->last > ro->first && !skp_cli_frame_pattern(V(f, OUTPUT)))
-        return bad("-o: a frame range needs a pattern with one %d, such as out_%04d.png", NULL);
-    return make_camera(f, ro);
 }
 
 static int write_bytes(const char *path, const void *data, size_t len)
@@ -557,17 +495,18 @@ static int cmd_render(skc_client *c, const char *arm, struct skp_cli_args *f)
     skc_eval_init(&ev);
     skc_render_opts_init(&ro);
     /* --position and --scale are the camera here, as in skeld render. */
+    const char *output;
     int rc = make_eval(f, &ev, false);
-    if (rc || (rc = make_render(f, &ro, styles)))
-        return rc ? 2 : 0;
+    if (rc || (rc = make_render(f, &ro, styles, &output)))
+        return 2;
     if ((rc = resolve_arm(c, arm, ev.armature)))
         return rc;
     if (ro.has_range && !ro.sheet_cols)
-        return render_chunked(c, &ev, &ro, V(f, OUTPUT));
+        return render_chunked(c, &ev, &ro, output);
     skc_reply *r = NULL;
     if (skc_render(c, &ev, &ro, &r))
         return fail(c, "render");
-    rc = ro.sheet_cols ? write_sheet(V(f, OUTPUT), r) : write_images(V(f, OUTPUT), false, r);
+    rc = ro.sheet_cols ? write_sheet(output, r) : write_images(output, false, r);
     skc_reply_free(r);
     return rc;
 }

@@ -17,6 +17,14 @@
 
 struct conn;
 
+/* A libuv stream handle of either kind, stored in place. */
+union conn_stream {
+    uv_handle_t handle;
+    uv_stream_t stream;
+    uv_tcp_t tcp;
+    uv_pipe_t pipe;
+};
+
 /* What the owner of the connections is told. Every hook runs on the loop thread. */
 struct conn_hooks {
     /* A new connection: set c->session. Nonzero refuses it (it is closed). */
@@ -43,12 +51,7 @@ struct conn_set {
 };
 
 struct conn {
-    union {
-        uv_handle_t handle;
-        uv_stream_t stream;
-        uv_tcp_t tcp;
-        uv_pipe_t pipe;
-    } h;
+    union conn_stream h;
     struct conn_set *set;
     void *session; /* the owner's */
     struct conn *prev, *next;

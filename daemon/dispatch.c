@@ -653,13 +653,18 @@ static void h_unload(struct conn *c, const struct skp_frame *f, struct skp_reade
         conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, NULL, 0);
 }
 
-static void h_info(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+/* A body that is just an armature id: the entry, referenced, or NULL after the reply. */
+static struct cache_entry *lookup_body(struct conn *c, const struct skp_frame *f,
+                                       struct skp_reader *rd)
 {
     uint8_t id[32];
     read_id(rd, id);
-    if (!finish_body(c, f, rd))
-        return;
-    struct cache_entry *e = lookup(c, f, id);
+    return finish_body(c, f, rd) ? lookup(c, f, id) : NULL;
+}
+
+static void h_info(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    struct cache_entry *e = lookup_body(c, f, rd);
     if (!e)
         return;
     size_t len;
@@ -673,11 +678,7 @@ static void h_info(struct conn *c, const struct skp_frame *f, struct skp_reader 
 
 static void h_instance_new(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
 {
-    uint8_t id[32];
-    read_id(rd, id);
-    if (!finish_body(c, f, rd))
-        return;
-    struct cache_entry *e = lookup(c, f, id);
+    struct cache_entry *e = lookup_body(c, f, rd);
     if (!e)
         return;
     uint32_t slot = 0;

@@ -40,105 +40,30 @@ static int bad(const char *fmt, ...)
     return 2;
 }
 
-static int resolve_styles(const struct armature *arm, char *list, struct render_opts *o)
+/* The render flags' syntax (shared with skelctl) as the engine's picture request. */
+static int to_picture(const struct armature *arm, const struct skp_cli_render *f,
+                      struct picture_request *pr)
 {
     struct eng_error err;
-    uint32_t n = 0;
-    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-        if (n == RENDER_MAX_STYLES)
-            return bad("--style: at most %d styles", RENDER_MAX_STYLES);
-        if (request_find_style(arm, tok, &o->styles[n++], &err))
+    picture_request_init(pr);
+    pr->opts.width = f->width;
+    pr->opts.height = f->height;
+    memcpy(pr->opts.background, f->background, 4);
+    pr->opts.samples = f->samples;
+    for (unsigned i = 0; i < f->style_count; i++)
+        if (request_find_style(arm, f->styles[i], &pr->opts.styles[i], &err))
             return bad("--style: %s", err.msg);
-    }
-    if (!n)
-        return bad("--style: expected style names or indices separated by commas");
-    o->style_count = n;
-    return 0;
-}
-
-/* A flag's value, NULL if absent. */
-#define V(a, flag) ((a)->value[SKP_CLI_##flag])
-
-/* The flags' syntax into the picture request; the request model judges the values. */
-static int parse_canvas(const struct armature *arm, struct skp_cli_args *a,
-                        struct picture_request *pr)
-{
-    struct render_opts *o = &pr->opts;
-    long w, h;
-    if (V(a, SIZE)) {
-        if (skp_cli_pair(V(a, SIZE), 'x', &w, &h) || w < 0 || h < 0 || w > UINT32_MAX ||
-            h > UINT32_MAX)
-            return bad("--size: expected WxH, got \"%s\"", V(a, SIZE));
-        o->width = (uint32_t)w;
-        o->height = (uint32_t)h;
-    }
-    if (V(a, SAMPLES)) {
-        char *end;
-        long v = strtol(V(a, SAMPLES), &end, 10);
-        if (end == V(a, SAMPLES) || *end || v < 0 || v > 255)
-            return bad("--samples: expected 1 or 4, got \"%s\"", V(a, SAMPLES));
-        o->samples = (uint32_t)v;
-    }
-    if (V(a, BACKGROUND) && skp_cli_color(V(a, BACKGROUND), o->background))
-        return bad("--background: expected RRGGBBAA in hex, got \"%s\"", V(a, BACKGROUND));
-    if (V(a, STYLE) && resolve_styles(arm, V(a, STYLE), o))
-        return 2;
-    return 0;
-}
-
-/* --scale S[,SY] [--position X,Y] (centred without --position), or --fit F (default 0.9). */
-static int parse_camera(struct skp_cli_args *a, struct picture_request *pr)
-{
-    double v[2];
-    if (V(a, SCALE) && V(a, FIT))
-        return bad("--scale and --fit exclude each other");
-    if (V(a, SCALE)) {
-        pr->fit = false;
-        if (skp_cli_vec2(V(a, SCALE), v))
-            return bad("--scale: expected S or SX,SY");
-        pr->opts.scale = (struct vec2){v[0], v[1]};
-        pr->opts.position = (struct vec2){pr->opts.width / 2.0, -(pr->opts.height / 2.0)};
-        if (V(a, POSITION) && skp_cli_vec2(V(a, POSITION), v))
-            return bad("--position: expected X,Y");
-        if (V(a, POSITION))
-            pr->opts.position = (struct vec2){v[0], v[1]};
-        return 0;
-    }
-    if (V(a, POSITION))
-        return bad("--position needs --scale");
-    if (V(a, FIT) && skp_cli_numbers(V(a, FIT), &pr->fraction, 1) != 1)
-        return bad("--fit: expected a fraction of the canvas such as 0.9, got \"%s\"", V(a, FIT));
-    return 0;
-}
-
-/* --frames F0-F1 (the range rule is the request model's), --sheet and --png-level. */
-static int parse_output(struct skp_cli_args *a, struct picture_request *pr)
-{
-    long x, y;
-    if (V(a, FRAMES)) {
-        if (V(a, FRAME))
-            return bad("--frames and --frame exclude each other");
-        if (skp_cli_pair(V(a, FRAMES), '-', &x, &y) || x < 0 || y < 0 || x > UINT32_MAX ||
-            y > UINT32_MAX)
-            return bad("--frames: expected F0-F1, got \"%s\"", V(a, FRAMES));
-        pr->range = true;
-        pr->first = (uint32_t)x;
-        pr->last = (uint32_t)y;
-    }
-    if (V(a, SHEET)) {
-        if (skp_cli_pair(V(a, SHEET), 'x', &x, &y) || x < 0 || y < 0 || x > UINT32_MAX ||
-            y > UINT32_MAX)
-            return bad("--sheet: expected COLSxROWS, got \"%s\"", V(a, SHEET));
-        pr->cols = (uint32_t)x;
-        pr->rows = (uint32_t)y;
-    }
-    if (V(a, PNG_LEVEL) && strcmp(V(a, PNG_LEVEL), "fast") != 0) {
-        char *end;
-        long v = strtol(V(a, PNG_LEVEL), &end, 10);
-        if (end == V(a, PNG_LEVEL) || *end || v < INT32_MIN || v > INT32_MAX)
-            return bad("--png-level: expected fast or 0..9, got \"%s\"", V(a, PNG_LEVEL));
-        pr->png_level = (int)v;
-    }
+    pr->opts.style_count = f->style_count;
+    pr->fit = f->fit;
+    pr->fraction = f->fraction;
+    pr->opts.scale = (struct vec2){f->scale[0], f->scale[1]};
+    pr->opts.position = (struct vec2){f->position[0], f->position[1]};
+    pr->range = f->range;
+    pr->first = f->first;
+    pr->last = f->last;
+    pr->cols = f->cols;
+    pr->rows = f->rows;
+    pr->png_level = f->png_level;
     return 0;
 }
 
@@ -234,34 +159,18 @@ static int write_sheet_json(struct render_run *j, const struct bounds *b)
     return rc;
 }
 
-/* What the output name must be for the request: a file for a sheet, a pattern for a range. */
-static int check_output_name(struct skp_cli_args *a, struct render_run *j)
-{
-    if (!V(a, OUTPUT))
-        return bad("-o OUT.png is required");
-    j->output = V(a, OUTPUT);
-    if (j->pr.cols && !strcmp(j->output, "-"))
-        return bad("--sheet writes OUT and OUT.json: -o needs a file name");
-    if (!j->pr.cols && j->pr.range && j->pr.last > j->pr.first &&
-        !skp_cli_frame_pattern(j->output))
-        return bad("-o: a frame range needs a pattern with one %%d, such as out_%%04d.png");
-    return 0;
-}
-
-static int resolve(struct skp_cli_args *a, const struct skp_cli_eval *f, struct render_run *j)
+static int resolve(const struct skp_cli_render *r, const struct skp_cli_eval *f,
+                   struct render_run *j)
 {
     struct eng_error err;
     int rc;
-    picture_request_init(&j->pr);
     if (cli_parse_eval(j->arm, f, &j->req, &err))
         return cli_fail("render", &err);
-    if ((rc = parse_canvas(j->arm, a, &j->pr)) || (rc = parse_camera(a, &j->pr)) ||
-        (rc = parse_output(a, &j->pr)))
+    if ((rc = to_picture(j->arm, r, &j->pr)))
         return rc;
     if (request_check_picture(j->arm, &j->req, NULL, &j->pr, NULL, &err))
         return cli_fail("render", &err);
-    if ((rc = check_output_name(a, j)))
-        return rc;
+    j->output = r->output;
     png_opts_default(&j->png);
     if (j->pr.png_level != PNG_LEVEL_FAST) {
         j->png.level = j->pr.png_level;
@@ -280,12 +189,12 @@ static int make_sheet(struct render_run *j)
     return rc ? cli_fail("render", &err) : 0;
 }
 
-static int run(struct skp_cli_args *a, const struct skp_cli_eval *f, struct render_run *j,
+static int run(const struct skp_cli_render *r, const struct skp_cli_eval *f, struct render_run *j,
                struct pose *p)
 {
     int rc;
     struct bounds b = {0, 0, 0, 0, true};
-    if ((rc = resolve(a, f, j)))
+    if ((rc = resolve(r, f, j)))
         return rc;
     if (request_needs_bounds(&j->pr))
         request_frame(j->arm, p, &j->req, &j->pr, &b);
@@ -305,13 +214,15 @@ int cli_render(int argc, char **argv)
 {
     struct skp_cli_args args;
     struct skp_cli_eval flags;
+    struct skp_cli_render rflags;
     bool done;
     char msg[256];
     int rc = cli_parse_args("render", argc, argv, SKP_CLI_RENDER_FLAGS, render_usage, &args, &done);
     if (rc || done)
         return rc;
     /* --scale and --position are the camera here: not engine options. */
-    if (skp_cli_eval_parse(&args, false, &flags, msg, sizeof msg))
+    if (skp_cli_eval_parse(&args, false, &flags, msg, sizeof msg) ||
+        skp_cli_render_parse(&args, &rflags, msg, sizeof msg))
         return bad("%s", msg);
     struct render_run j;
     memset(&j, 0, sizeof j);
@@ -320,7 +231,7 @@ int cli_render(int argc, char **argv)
         return rc;
     j.arm = arm;
     struct pose *p = pose_new(arm);
-    rc = p ? run(&args, &flags, &j, p) : (fprintf(stderr, "skeld render: out of memory\n"), 1);
+    rc = p ? run(&rflags, &flags, &j, p) : (fprintf(stderr, "skeld render: out of memory\n"), 1);
     image_close(&j.img);
     sheet_close(&j.sheet);
     free(j.buf.data);

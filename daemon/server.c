@@ -23,12 +23,7 @@
 #include "pool.h"
 
 struct listener {
-    union {
-        uv_handle_t handle;
-        uv_stream_t stream;
-        uv_tcp_t tcp;
-        uv_pipe_t pipe;
-    } h;
+    union conn_stream h;
     struct server *srv;
     char uri[256];
 };

@@ -13,6 +13,7 @@
 #define SKP_MAX_FRAME (64u << 20)
 #define SKP_MAX_NAME 1024
 #define SKP_MAX_ANIMS 16
+#define SKP_MAX_STYLES 64
 #define SKP_ID_SIZE 32
 #define SKP_F_REPLY 0x0001u
 

@@ -300,3 +300,113 @@ size_t skp_cli_progress(char *buf, size_t cap, long done, long total)
                      done == total ? "\n" : "");
     return n > 0 ? (size_t)n : 0;
 }
+
+/* ---- render flags ------------------------------------------------------------------------ */
+
+#define FAIL(...) (snprintf(msg, cap, __VA_ARGS__), -1)
+
+/* "AsepB" with each part a whole number that fits a u32. */
+static int u32_pair(const char *s, char sep, uint32_t *a, uint32_t *b)
+{
+    long x, y;
+    if (skp_cli_pair(s, sep, &x, &y) || x < 0 || y < 0 || x > UINT32_MAX || y > UINT32_MAX)
+        return -1;
+    *a = (uint32_t)x;
+    *b = (uint32_t)y;
+    return 0;
+}
+
+static int whole_number(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    *out = strtol(s, &end, 10);
+    return end == s || *end || *out < lo || *out > hi ? -1 : 0;
+}
+
+static int render_camera(struct skp_cli_args *a, struct skp_cli_render *r, char *msg, size_t cap)
+{
+    char **v = a->value;
+    if (v[SKP_CLI_SCALE] && v[SKP_CLI_FIT])
+        return FAIL("--scale and --fit exclude each other");
+    if (!v[SKP_CLI_SCALE]) {
+        if (v[SKP_CLI_POSITION])
+            return FAIL("--position needs --scale");
+        if (v[SKP_CLI_FIT] && skp_cli_numbers(v[SKP_CLI_FIT], &r->fraction, 1) != 1)
+            return FAIL("--fit: expected a fraction of the canvas such as 0.9, got \"%s\"",
+                        v[SKP_CLI_FIT]);
+        return 0;
+    }
+    r->fit = false;
+    r->position[0] = r->width / 2.0;
+    r->position[1] = -(r->height / 2.0);
+    if (skp_cli_vec2(v[SKP_CLI_SCALE], r->scale))
+        return FAIL("--scale: expected S or SX,SY");
+    if (v[SKP_CLI_POSITION] && skp_cli_vec2(v[SKP_CLI_POSITION], r->position))
+        return FAIL("--position: expected X,Y");
+    return 0;
+}
+
+static int render_canvas(struct skp_cli_args *a, struct skp_cli_render *r, char *msg, size_t cap)
+{
+    char **v = a->value;
+    long n;
+    if (v[SKP_CLI_SIZE] && u32_pair(v[SKP_CLI_SIZE], 'x', &r->width, &r->height))
+        return FAIL("--size: expected WxH, got \"%s\"", v[SKP_CLI_SIZE]);
+    if (v[SKP_CLI_SAMPLES] && whole_number(v[SKP_CLI_SAMPLES], 0, 255, &n))
+        return FAIL("--samples: expected 1 or 4, got \"%s\"", v[SKP_CLI_SAMPLES]);
+    if (v[SKP_CLI_SAMPLES])
+        r->samples = (uint32_t)n;
+    if (v[SKP_CLI_BACKGROUND] && skp_cli_color(v[SKP_CLI_BACKGROUND], r->background))
+        return FAIL("--background: expected RRGGBBAA in hex, got \"%s\"", v[SKP_CLI_BACKGROUND]);
+    for (char *t = v[SKP_CLI_STYLE] ? strtok(v[SKP_CLI_STYLE], ",") : NULL; t;
+         t = strtok(NULL, ",")) {
+        if (r->style_count == SKP_MAX_STYLES)
+            return FAIL("--style: at most %d styles", SKP_MAX_STYLES);
+        r->styles[r->style_count++] = t;
+    }
+    if (v[SKP_CLI_STYLE] && !r->style_count)
+        return FAIL("--style: expected style names or indices separated by commas");
+    return 0;
+}
+
+static int render_output(struct skp_cli_args *a, struct skp_cli_render *r, char *msg, size_t cap)
+{
+    char **v = a->value;
+    long n;
+    if (v[SKP_CLI_FRAMES] && v[SKP_CLI_FRAME])
+        return FAIL("--frames and --frame exclude each other");
+    if (v[SKP_CLI_FRAMES] && u32_pair(v[SKP_CLI_FRAMES], '-', &r->first, &r->last))
+        return FAIL("--frames: expected F0-F1, got \"%s\"", v[SKP_CLI_FRAMES]);
+    r->range = v[SKP_CLI_FRAMES] != NULL;
+    if (v[SKP_CLI_SHEET] && u32_pair(v[SKP_CLI_SHEET], 'x', &r->cols, &r->rows))
+        return FAIL("--sheet: expected COLSxROWS, got \"%s\"", v[SKP_CLI_SHEET]);
+    if (v[SKP_CLI_PNG_LEVEL] && strcmp(v[SKP_CLI_PNG_LEVEL], "fast") != 0) {
+        if (whole_number(v[SKP_CLI_PNG_LEVEL], 0, 254, &n))
+            return FAIL("--png-level: expected fast or 0..9, got \"%s\"", v[SKP_CLI_PNG_LEVEL]);
+        r->png_level = (int)n;
+    }
+    r->output = v[SKP_CLI_OUTPUT];
+    if (!r->output)
+        return FAIL("-o OUT.png is required");
+    if ((r->cols || r->rows) && !strcmp(r->output, "-"))
+        return FAIL("--sheet writes OUT and OUT.json: -o needs a file name");
+    if (!r->cols && !r->rows && r->range && r->last > r->first &&
+        !skp_cli_frame_pattern(r->output))
+        return FAIL("-o: a frame range needs a pattern with one %%d, such as out_%%04d.png");
+    return 0;
+}
+
+int skp_cli_render_parse(struct skp_cli_args *a, struct skp_cli_render *r, char *msg, size_t cap)
+{
+    memset(r, 0, sizeof *r);
+    r->width = r->height = 512;
+    r->fit = true;
+    r->fraction = 0.9;
+    r->scale[0] = r->scale[1] = 1.0;
+    r->samples = 4;
+    r->png_level = -1;
+    if (render_canvas(a, r, msg, cap) || render_camera(a, r, msg, cap) ||
+        render_output(a, r, msg, cap))
+        return -1;
+    return 0;
+}

@@ -91,6 +91,29 @@ struct skp_cli_eval {
 int skp_cli_eval_parse(struct skp_cli_args *a, bool engine_opts, struct skp_cli_eval *e,
                        char *msg, size_t cap);
 
+/* The render flags' syntax, shared by skeld render and skelctl render. Absent flags take
+ * skeld render's defaults (512x512, transparent, fit 0.9, 4 samples, the fast PNG encoder);
+ * values are judged later by the one validator. --scale without --position centres the
+ * origin: position (width / 2, -height / 2). */
+struct skp_cli_render {
+    uint32_t width, height;
+    uint8_t background[4];
+    bool fit; /* else the explicit camera: scale and position */
+    double fraction;
+    double scale[2], position[2];
+    char *styles[SKP_MAX_STYLES]; /* names or indices, split in place */
+    unsigned style_count;
+    uint32_t samples;
+    int png_level; /* -1 for fast, else what was typed */
+    bool range;
+    uint32_t first, last;
+    uint32_t cols, rows;
+    const char *output; /* NULL if absent */
+};
+
+/* 0, or -1 with msg naming the flag. */
+int skp_cli_render_parse(struct skp_cli_args *a, struct skp_cli_render *r, char *msg, size_t cap);
+
 /* "a,b,c" as numbers (finite): the count, or -1 if malformed or more than max. */
 int skp_cli_numbers(const char *s, double *out, int max);
 
