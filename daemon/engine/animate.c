@@ -183,8 +183,21 @@ static void play_track(struct pose *p, const struct arm_track *t, double frame, 
     }
 }
 
+#define DISCRETE_ELEMENTS                                                                          \
+    ((1u << EL_HIDDEN) | (1u << EL_ZINDEX) | (1u << EL_TEXTURE) | (1u << EL_IK_CONSTRAINT) |       \
+     (1u << EL_IK_MODE) | (1u << EL_MIMIC_TARGET))
+
 static void reset_discrete(struct bone_fields *f, const struct bone_fields *init, unsigned keyed)
 {
+    if (!(keyed & DISCRETE_ELEMENTS)) { /* the usual case: no test per element */
+        f->hidden = init->hidden;
+        f->zindex = init->zindex;
+        f->tex = init->tex;
+        f->ik_constraint = init->ik_constraint;
+        f->ik_mode = init->ik_mode;
+        f->ik_mimic = init->ik_mimic;
+        return;
+    }
     if (!(keyed & (1u << EL_HIDDEN)))
         f->hidden = init->hidden;
     if (!(keyed & (1u << EL_ZINDEX)))

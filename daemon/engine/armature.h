@@ -186,6 +186,7 @@ struct armature {
     /* Precomputed evaluation plan (see construct.c): PLAN_* bits per bone. */
     uint8_t *plan;
     bool any_phys;
+    bool may_mimic;     /* a family has mimic_target on, or a MimicTarget key */
     uint32_t max_chain; /* longest IK chain */
     size_t mem_bytes;   /* approximate heap footprint, for cache budgets */
 };

@@ -207,16 +207,32 @@ static void mark_descendants(const struct armature *arm, uint8_t bit)
     }
 }
 
+/* Whether any family can ever mimic its target (then its last bone may be overridden). */
+static bool may_mimic(const struct armature *arm)
+{
+    for (uint32_t r = 0; r < arm->ik_root_count; r++) {
+        const struct arm_bone *root = &arm->bones[arm->ik_roots[r]];
+        if (root->start.ik_mimic || root->init.ik_mimic)
+            return true;
+    }
+    for (uint32_t t = 0; t < arm->track_count; t++)
+        if (arm->tracks[t].element == EL_MIMIC_TARGET)
+            return true;
+    return false;
+}
+
 static void mark_ik(struct armature *arm)
 {
+    arm->may_mimic = may_mimic(arm);
     for (uint32_t r = 0; r < arm->ik_root_count; r++) {
         const struct arm_bone *root = &arm->bones[arm->ik_roots[r]];
         if (root->ik_len > arm->max_chain)
             arm->max_chain = root->ik_len;
         for (uint32_t i = 0; i < root->ik_len; i++) {
             int id = arm->ik_chain[root->ik_off + i];
-            /* The last bone too: mimic_target can override its rotation. */
-            arm->plan[id] |= PLAN_IK_INPUT | PLAN_IK;
+            /* The last bone too where mimic_target can override its rotation. */
+            bool ik = i + 1 < root->ik_len || arm->may_mimic;
+            arm->plan[id] |= PLAN_IK_INPUT | (ik ? PLAN_IK : 0);
         }
         arm->plan[arm->ik_roots[r]] |= PLAN_IK_INPUT;
         arm->plan[root->ik_target] |= PLAN_IK_INPUT;

@@ -176,7 +176,7 @@ void ik_solve(struct pose *p)
         p->chain[b] = p->out[b].pos;
     /* A chain's last bone is overridden only while its family mimics: clear them all first,
      * so a bone that is also inside another chain keeps that family's rotation. */
-    for (uint32_t r = 0; r < arm->ik_root_count; r++) {
+    for (uint32_t r = 0; arm->may_mimic && r < arm->ik_root_count; r++) {
         const struct arm_bone *fam = &arm->bones[arm->ik_roots[r]];
         p->ik_has[arm->ik_chain[fam->ik_off + fam->ik_len - 1]] = 0;
     }

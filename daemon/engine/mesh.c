@@ -7,26 +7,52 @@
 
 #include <math.h>
 
+/* Where a mesh's vertices land on a bone: rotation (cos, sin), scale, translation. For a
+ * 0.6/0.7 mesh the rotation adds the mesh's pivot_rot and the scale its pivot_scale; composed
+ * once per bone, so the per-vertex work is the same for both layouts. */
+struct xform {
+    double c, s, sx, sy, x, y;
+};
+
+static struct xform xform_of(const struct bone_out *b, const struct arm_bone *mesh)
+{
+    /* cos/sin cached by construct (PLAN_TRIG) */
+    struct xform t = {b->cos_rot, b->sin_rot, b->scale.x, b->scale.y, b->pos.x, b->pos.y};
+    if (mesh->pivot_xform) {
+        t.c = b->cos_rot * mesh->pivot_cos - b->sin_rot * mesh->pivot_sin;
+        t.s = b->sin_rot * mesh->pivot_cos + b->cos_rot * mesh->pivot_sin;
+        t.sx *= mesh->pivot_scale.x;
+        t.sy *= mesh->pivot_scale.y;
+    }
+    return t;
+}
+
+static struct vec2 place_vert(struct vec2 v, const struct xform *t)
+{
+    double x = v.x * t->sx, y = v.y * t->sy;
+    return (struct vec2){x * t->c - y * t->s + t->x, x * t->s + y * t->c + t->y};
+}
+
+/* The same without pivots, straight from the bone (every 0.5 mesh): the hot path. */
 static struct vec2 inherit_vert(struct vec2 v, const struct bone_out *b)
 {
-    double c = b->cos_rot, s = b->sin_rot; /* cached by construct (PLAN_TRIG) */
     double x = v.x * b->scale.x, y = v.y * b->scale.y;
-    return (struct vec2){x * c - y * s + b->pos.x, x * s + y * c + b->pos.y};
+    return (struct vec2){x * b->cos_rot - y * b->sin_rot + b->pos.x,
+                         x * b->sin_rot + y * b->cos_rot + b->pos.y};
 }
 
-/* pos + R(rot + pivot_rot)(v * scale * pivot_scale), the mesh's pivots on bone b's transform. */
-static struct vec2 inherit_vert_pivot(struct vec2 v, const struct bone_out *b,
-                                      const struct arm_bone *mesh)
+/* n vertices of init placed on bone b with mesh's pivots, into out. */
+static void place_verts(const struct vec2 *init, struct vec2 *out, const struct bone_out *b,
+                        const struct arm_bone *mesh, uint32_t n)
 {
-    double c = b->cos_rot * mesh->pivot_cos - b->sin_rot * mesh->pivot_sin;
-    double s = b->sin_rot * mesh->pivot_cos + b->cos_rot * mesh->pivot_sin;
-    double x = v.x * b->scale.x * mesh->pivot_scale.x, y = v.y * b->scale.y * mesh->pivot_scale.y;
-    return (struct vec2){x * c - y * s + b->pos.x, x * s + y * c + b->pos.y};
-}
-
-static struct vec2 place_vert(struct vec2 v, const struct bone_out *b, const struct arm_bone *mesh)
-{
-    return mesh->pivot_xform ? inherit_vert_pivot(v, b, mesh) : inherit_vert(v, b);
+    if (!mesh->pivot_xform) {
+        for (uint32_t v = 0; v < n; v++)
+            out[v] = inherit_vert(init[v], b);
+        return;
+    }
+    const struct xform t = xform_of(b, mesh);
+    for (uint32_t v = 0; v < n; v++)
+        out[v] = place_vert(init[v], &t);
 }
 
 static struct vec2 normal_of(struct vec2 from, struct vec2 to)
@@ -75,12 +101,14 @@ static void weight_bind(struct pose *p, const struct arm_bone *bone, const struc
 {
     const struct armature *arm = p->arm;
     const struct bone_out *bb = &p->out[bind->bone];
+    const struct xform t = xform_of(bb, bone);
     const struct vec2 *init = arm->vert_init + bone->vert_off;
     struct vec2 *verts = p->verts + bone->vert_off;
     const struct arm_bind_vert *bv = arm->bind_verts + bind->vert_off;
     for (uint32_t i = 0; i < bind->vert_len; i++) {
         uint32_t v = bv[i].vert;
-        struct vec2 end = place_vert(init[v], bb, bone);
+        struct vec2 end =
+            bone->pivot_xform ? place_vert(init[v], &t) : inherit_vert(init[v], bb);
         verts[v].x += (end.x - verts[v].x) * bv[i].weight;
         verts[v].y += (end.y - verts[v].y) * bv[i].weight;
     }
@@ -112,9 +140,8 @@ void mesh_construct(struct pose *p)
         const struct arm_bone *bone = &arm->bones[b];
         if (!bone->vert_len)
             continue;
-        for (uint32_t v = 0; v < bone->vert_len; v++)
-            p->verts[bone->vert_off + v] =
-                place_vert(arm->vert_init[bone->vert_off + v], &p->out[b], bone);
+        place_verts(arm->vert_init + bone->vert_off, p->verts + bone->vert_off, &p->out[b], bone,
+                    bone->vert_len);
         bone_binds(p, bone);
     }
 }
