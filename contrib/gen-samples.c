@@ -1097,14 +1097,16 @@ enum robot_bone {
 
 #define DOWN (-PI / 2.0)
 
+/* No two drawn bones share a zindex at any frame (the Walk and Glitch keys included), so
+ * the draw order needs no tie rule. Right side lowest, then the torso, head and left side. */
 static const struct bone_def robot_bones[R_COUNT] = {
     [R_ROOT] = {"Root", -1, 0, 0, 0, NULL, 0},
-    [R_HIPS] = {"Hips", R_ROOT, 0, 150, 0, "pelvis", 3},
-    [R_TORSO] = {"Torso", R_HIPS, 0, 80, 0, "chest", 4},
+    [R_HIPS] = {"Hips", R_ROOT, 0, 150, 0, "pelvis", 2},
+    [R_TORSO] = {"Torso", R_HIPS, 0, 80, 0, "chest", 3},
     [R_CHEST_FLEX] = {"Chest Flex", R_TORSO, 0, 0, 0, NULL, 0},
     [R_HEAD] = {"Head", R_TORSO, 0, 112, 0, "head", 6},
     [R_VISOR] = {"Visor", R_HEAD, 0, 6, 0, "visor", 7, .tinted = 1, .tint = {220, 255, 255, 255}},
-    [R_ANTENNA] = {"Antenna", R_HEAD, 30, 48, 0.15, "antenna", 5, .hideable = 1,
+    [R_ANTENNA] = {"Antenna", R_HEAD, 30, 48, 0.15, "antenna", 4, .hideable = 1,
                    .phys = {.rot_damp = 4}},
     [R_BULB] = {"Bulb", R_ANTENNA, 0, 30, 0, "bulb", 8,
                 .phys = {.pos_damp = 6, .pos_ratio = 0.5, .scale_damp = 10, .scale_ratio = 0.4}},
@@ -1112,19 +1114,19 @@ static const struct bone_def robot_bones[R_COUNT] = {
     [R_L_FORE] = {"L Forearm", R_L_UPPER, 58, 0, 0.1, "forearm", 10},
     [R_L_HAND] = {"L Hand", R_L_FORE, 54, 0, 0, "hand", 11},
     [R_L_HAND_TARGET] = {"L Hand Target", R_ROOT, -104, 176, 0, NULL, 0},
-    [R_R_ARM] = {"R Arm", R_TORSO, 72, 50, 0, "arm_hose", 2},
+    [R_R_ARM] = {"R Arm", R_TORSO, 72, 50, 0, "arm_hose", 0},
     [R_R0] = {"R Arm 0", R_R_ARM, 0, 0, 0, NULL, 0},
     [R_R1] = {"R Arm 1", R_R0, 42, 0, 0, NULL, 0},
     [R_R2] = {"R Arm 2", R_R1, 42, 0, 0, NULL, 0},
-    [R_CLAW] = {"R Claw", R_R2, 30, 0, 0, "claw", 3},
+    [R_CLAW] = {"R Claw", R_R2, 30, 0, 0, "claw", 1},
     [R_CLAW_TARGET] = {"R Claw Target", R_ROOT, 172, 258, 0, NULL, 0},
     [R_L_THIGH] = {"L Thigh", R_HIPS, -28, -14, DOWN, "thigh", 12},
     [R_L_SHIN] = {"L Shin", R_L_THIGH, 66, 0, 0.15, "shin", 13},
     [R_L_FOOT] = {"L Foot", R_L_SHIN, 60, 0, -0.15, "foot", 14},
     [R_L_FOOT_TARGET] = {"L Foot Target", R_ROOT, -34, 12, 0, NULL, 0},
-    [R_R_THIGH] = {"R Thigh", R_HIPS, 28, -14, DOWN + 0.05, "thigh", 1},
-    [R_R_SHIN] = {"R Shin", R_R_THIGH, 66, 0, -0.1, "shin", 0},
-    [R_R_FOOT] = {"R Foot", R_R_SHIN, 60, 0, 0.05, "foot", 1},
+    [R_R_THIGH] = {"R Thigh", R_HIPS, 28, -14, DOWN + 0.05, "thigh", -1},
+    [R_R_SHIN] = {"R Shin", R_R_THIGH, 66, 0, -0.1, "shin", -3},
+    [R_R_FOOT] = {"R Foot", R_R_SHIN, 60, 0, 0.05, "foot", -2},
 };
 
 static const struct ik_def robot_iks[] = {
@@ -1198,8 +1200,8 @@ static void robot_walk(struct anim_set *set)
     TRACK(a, R_L_HAND_TARGET, EL_POS_X, H_EASE, FR(0, 20, 40), VA(-70, -130, -70));
     TRACK(a, R_CLAW_TARGET, EL_POS_X, H_EASE, FR(0, 20, 40), VA(180, 140, 180));
     TRACK(a, R_CLAW_TARGET, EL_POS_Y, H_EASE, FR(0, 20, 40), VA(250, 230, 250));
-    TRACK(a, R_R_THIGH, EL_ZINDEX, H_SNAP, FR(0, 20, 40), VA(1, 15, 1));
-    TRACK(a, R_R_SHIN, EL_ZINDEX, H_SNAP, FR(0, 20, 40), VA(0, 16, 0));
+    TRACK(a, R_R_THIGH, EL_ZINDEX, H_SNAP, FR(0, 20, 40), VA(-1, 15, -1));
+    TRACK(a, R_R_SHIN, EL_ZINDEX, H_SNAP, FR(0, 20, 40), VA(-3, 16, -3));
 }
 
 /* Waves the claw overhead; the arm's bend flips, the left leg gains a constraint. */
