@@ -1,7 +1,7 @@
 /* gen-samples: writes skeld's own sample armatures into OUTDIR: robot.skf and critter.skf in
- * SkelForm format 0.5.0, robot-0.7.skf in the 0.7.0 layout (SPEC.md section 4), each a zip of
- * armature.json and two atlases drawn here. The output is byte-identical on every run: fixed
- * member mtimes, ordered JSON, fixed real precision.
+ * SkelForm format 0.5.0, robot-0.7.skf and lamp-0.7.skf in the 0.7.0 layout (SPEC.md section
+ * 4), each a zip of armature.json and two atlases drawn here. The output is byte-identical on
+ * every run: fixed member mtimes, ordered JSON, fixed real precision.
  *
  * Build: gcc -std=c11 -Wall -Wextra -O2 contrib/gen-samples.c -o gen-samples \
  *            $(pkg-config --cflags --libs libzip libpng jansson) -lm
@@ -44,6 +44,20 @@
  *   (unused groups left out), visuals_id/physics_id on the bones and no copies there. It
  *   evaluates and draws exactly as robot.skf (tests/unit/check_conform.c); no two drawn robot
  *   bones share a zindex, since the layouts break zindex ties in opposite orders.
+ *
+ * lamp-0.7.skf (9 bones, y up, base at 0, facing +x): what 0.5 cannot express.
+ *   pivots  quads: "Lower Arm", "Upper Arm" (pivot_pos), "Head" (the shade: pivot_pos,
+ *           pivot_rot, pivot_scale); mesh: "Beam" (all three), 3x4 grid with a weighted bind
+ *           to "Beam Flex" (row weights 0 .. 1).
+ *   IK      FABRIK + Clockwise, 3-bone chain "Lower Arm".."Head" toward "Head Target";
+ *           MimicTarget keys on "Head" (the chain's last bone) hand it the target's rotation;
+ *           IkConstraint keys on "Upper Arm" (not the family's root) flip the elbow.
+ *   tint    0-1 on "Bulb" and "Beam", with TintG/B/A keys in 0-1.
+ *   physics "Beam Flex": scale damping with a negative ratio.
+ *   order   both arm segments at zindex 3: the lower bone id draws first.
+ *   anims   Look (30 fps, 72 frames), Stretch (60 fps, 120), Flicker (24 fps, 24); also
+ *           Hidden ("Beam"), Rotation, PositionX/Y, ScaleX; linear, ease and snap handles.
+ *   styles  Default (5 textures), Red (shade, base), Night (bulb, beam).
  *
  * Arc IK is laid out along +x at rest ("R Arm" sticks out sideways): the reference Arc solver
  * scales absolute x coordinates, so an Arc chain hanging down would fold onto its root.
@@ -104,7 +118,9 @@ enum shape {
     SH_TUBE,    /* ribbed horizontal capsule (mesh along a chain) */
     SH_TAIL,    /* striped strip tapering from left to right (mesh along a chain) */
     SH_EYE,     /* white of the eye with a pupil and a glint */
-    SH_SLIT     /* closed eye: a short dark line */
+    SH_SLIT,    /* closed eye: a short dark line */
+    SH_SHADE,   /* lamp shade: a trapezoid, narrow at the top, open at the bottom */
+    SH_BEAM     /* cone of light from a narrow top, fading toward its wide bottom */
 };
 
 /* Where the bone sits in the texture: at the centre, at the left end of a shape that runs
@@ -168,6 +184,17 @@ static double sd_tail(double x, double y, double hw, double hh)
     return sqrt((x - tip_x) * (x - tip_x) + y * y) - tip_r;
 }
 
+/* A trapezoid from half-width top_k * hw at y = -hh to hw at y = hh (y down). The side
+ * distance is scaled by the cosine of the slope so the outline's anti-aliasing stays one
+ * pixel wide. */
+static double sd_trapezoid(double x, double y, double hw, double hh, double top_k)
+{
+    double top = hw * top_k, slope = (hw - top) / (2.0 * hh);
+    double r = top + (hw - top) * clamp01((y + hh) / (2.0 * hh));
+    double side = (fabs(x) - r) / sqrt(1.0 + slope * slope);
+    return fmax(side, fabs(y) - hh);
+}
+
 /* Signed distance (pixels, negative inside) of the shape's outline; x, y from the centre. */
 static double shape_sd(const struct tex_def *t, double x, double y)
 {
@@ -182,6 +209,8 @@ static double shape_sd(const struct tex_def *t, double x, double y)
     case SH_GLOW: return sd_ellipse(x, y, hw * 0.55, hh * 0.55);
     case SH_TAIL: return sd_tail(x, y, hw, hh);
     case SH_SLIT: return sd_rrect(x, y - hh * 0.15, hw * 0.8, 2.5, 2.5);
+    case SH_SHADE: return sd_trapezoid(x, y, hw, hh, 0.45);
+    case SH_BEAM: return sd_trapezoid(x, y, hw, hh, 0.18);
     }
     return 1.0;
 }
@@ -236,6 +265,13 @@ static void decorate(const struct tex_def *t, double x, double y, double c[3])
         for (int i = 0; i < 3; i++)
             c[i] = edge[i];
         break;
+    case SH_SHADE:
+        /* the inside of the shade shows as a band along the opening */
+        if (y > t->h / 2.0 - 9.0)
+            for (int i = 0; i < 3; i++)
+                c[i] = mix(c[i], edge[i], 0.55);
+        gloss(t, x, y, c);
+        break;
     case SH_RRECT:
     case SH_ELLIPSE:
     case SH_CAPSULE: gloss(t, x, y, c); break;
@@ -256,10 +292,28 @@ static void shade_glow(const struct tex_def *t, double x, double y, double out[4
     out[3] = core + (1.0 - core) * halo;
 }
 
+/* The beam is brightest along its axis and near its top, with soft sides. */
+static void shade_beam(const struct tex_def *t, double x, double y, double out[4])
+{
+    double fill[3], hw = t->w / 2.0 - 1.0, hh = t->h / 2.0 - 1.0;
+    unpack_rgb(t->fill, fill);
+    double v = clamp01((y + hh) / (2.0 * hh));
+    double r = hw * (0.18 + 0.82 * v);
+    double axis = clamp01(1.0 - fabs(x) / r);
+    for (int i = 0; i < 3; i++)
+        out[i] = mix(fill[i], 1.0, 0.6 * axis * (1.0 - v));
+    double soft = clamp01(-shape_sd(t, x, y) / 6.0);
+    out[3] = soft * (0.9 - 0.75 * v) * (0.55 + 0.45 * axis);
+}
+
 static void shade_shape(const struct tex_def *t, double x, double y, double out[4])
 {
     if (t->shape == SH_GLOW) {
         shade_glow(t, x, y, out);
+        return;
+    }
+    if (t->shape == SH_BEAM) {
+        shade_beam(t, x, y, out);
         return;
     }
     double fill[3], edge[3];
@@ -1689,6 +1743,142 @@ static const struct character critter = {.file = "critter.skf",
                                          .tex_count = COUNT(critter_texs),
                                          .animate = critter_animate};
 
+/* ---- lamp (0.7 only) ---------------------------------------------------------------- */
+
+enum lamp_bone {
+    L_ROOT,
+    L_BASE,
+    L_LOWER,
+    L_UPPER,
+    L_HEAD,
+    L_BULB,
+    L_BEAM,
+    L_BEAM_FLEX,
+    L_TARGET,
+    L_COUNT
+};
+
+/* Rest pose: the lower arm leans back at 1.35 rad, the upper arm points at -0.2 and the head
+ * at -0.8 (down and forward); "Head Target" sits where that puts the head, turned like it.
+ * Both arm segments share zindex 3: the 0.7 rule draws the lower id first, so the upper arm
+ * covers the elbow. */
+static const struct bone_def lamp_bones[L_COUNT] = {
+    [L_ROOT] = {"Root", -1, 0, 0, 0, NULL, 0},
+    [L_BASE] = {"Base", L_ROOT, 0, 12, 0, "base", 1},
+    [L_LOWER] = {"Lower Arm", L_BASE, 0, 8, 1.35, "arm", 3},
+    [L_UPPER] = {"Upper Arm", L_LOWER, 96, 0, -1.55, "arm", 3},
+    [L_HEAD] = {"Head", L_UPPER, 96, 0, -0.6, "shade", 5},
+    [L_BULB] = {"Bulb", L_HEAD, 40, 0, 0, "bulb", 6, .tinted = 1, .tint = {1, 0.92, 0.62, 1}},
+    [L_BEAM] = {"Beam", L_HEAD, 44, 0, 0, "beam", 2, .tinted = 1, .tint = {1, 0.96, 0.78, 0.8}},
+    [L_BEAM_FLEX] = {"Beam Flex", L_BEAM, 0, 0, 0, NULL, 0,
+                     .phys = {.scale_damp = 6, .scale_ratio = -0.3}},
+    [L_TARGET] = {"Head Target", L_ROOT, 115.11, 94.6, -0.8, NULL, 0},
+};
+
+static const struct ik_def lamp_iks[] = {
+    {{L_LOWER, L_UPPER, L_HEAD}, 3, L_TARGET, "FABRIK", "Clockwise", 0},
+};
+
+/* What 0.5 cannot say. The arm segments are plain capsules moved along the bone by pivot_pos
+ * (0.5 needs the padded PV_END textures for that). The shade is drawn upright in its texture,
+ * opening down: pivot_rot turns the opening toward the head's +x, pivot_pos moves it off the
+ * hinge and pivot_scale widens it. The beam mesh is a vertical cone in its texture, turned the
+ * same way, stretched by pivot_scale and pushed out by pivot_pos until its tip meets the
+ * shade's opening (pivot_pos is along the bone's axes, in texture widths: 0.68 * 100 is half
+ * the beam's length, 160 * 0.85 / 2). */
+static const struct pivot_def lamp_pivots[] = {
+    {L_LOWER, 0.4, 0, 0, 1, 1},
+    {L_UPPER, 0.4, 0, 0, 1, 1},
+    {L_HEAD, 0.2, 0.05, PI / 2.0, 1.1, 0.95},
+    {L_BEAM, 0.68, 0, PI / 2.0, 1.25, 0.85},
+};
+
+/* The beam's far rows follow "Beam Flex", whose ScaleX spreads them (across the cone: scale
+ * applies before pivot_rot); its scale physics lets the spread trail the keys. */
+static const struct grid_mesh lamp_grids[] = {
+    {L_BEAM, L_BEAM_FLEX, 3, 4, 100, 160, {0.0, 0.35, 0.7, 1.0}},
+};
+
+static const struct tex_def lamp_texs[] = {
+    {"base", ST_DEFAULT, 0, 150, 24, SH_RRECT, 0x4a5a66, 0x161c21, PV_CENTRE},
+    {"arm", ST_DEFAULT, 0, 120, 18, SH_CAPSULE, 0xb8c4cc, 0x3a444c, PV_CENTRE},
+    {"shade", ST_DEFAULT, 0, 76, 60, SH_SHADE, 0x2e8b7a, 0x0f3029, PV_CENTRE},
+    {"bulb", ST_DEFAULT, 0, 36, 36, SH_GLOW, 0xfff2b0, 0x8a7a10, PV_CENTRE},
+    {"beam", ST_DEFAULT, 1, 100, 160, SH_BEAM, 0xfff3c4, 0xfff3c4, PV_CENTRE},
+    {"shade", ST_RED, 1, 76, 60, SH_SHADE, 0xd2453c, 0x4a1410, PV_CENTRE},
+    {"base", ST_RED, 1, 150, 24, SH_RRECT, 0x6a2a26, 0x200c0a, PV_CENTRE},
+    {"bulb", ST_NIGHT, 1, 36, 36, SH_GLOW, 0xcfe8ff, 0x10406a, PV_CENTRE},
+    {"beam", ST_NIGHT, 1, 100, 160, SH_BEAM, 0xd8ecff, 0xd8ecff, PV_CENTRE},
+};
+
+/* The head's world rotation with mimic_target off and the target held at (135, 150): what
+ * the target turns to before mimic_target switches on and after it switches off, so neither
+ * switch jumps. */
+#define LAMP_LOOK_ROT (-0.065)
+
+/* The lamp rises, mimic_target hands the head to the target's rotation, the head looks up and
+ * tilts while the arm holds still, then gives the rotation back and settles. The keys sit on
+ * "Head", the chain's last bone, not on the family's root. */
+static void lamp_look(struct anim_set *set)
+{
+    struct anim *a = anim_new(set, "Look", 30);
+    TRACK(a, L_TARGET, EL_POS_X, H_EASE, FR(0, 16, 56, 72), VA(115.11, 135, 135, 115.11));
+    TRACK(a, L_TARGET, EL_POS_Y, H_EASE, FR(0, 16, 56, 72), VA(94.6, 150, 150, 94.6));
+    TRACK(a, L_TARGET, EL_ROT, H_EASE, FR(0, 16, 20, 30, 36, 44, 52, 56, 72),
+          VA(-0.8, LAMP_LOOK_ROT, LAMP_LOOK_ROT, 0.35, 0.15, 0.45, LAMP_LOOK_ROT, LAMP_LOOK_ROT,
+             -0.8));
+    TRACK(a, L_HEAD, EL_MIMIC_TARGET, H_SNAP, FR(0, 20, 54, 72), VA(0, 1, 0, 0));
+    TRACK(a, L_BULB, EL_TINT_B, H_LINEAR, FR(0, 30, 54, 72), VA(0.62, 0.9, 0.9, 0.62));
+    TRACK(a, L_BULB, EL_TINT_G, H_LINEAR, FR(0, 30, 54, 72), VA(0.92, 1, 1, 0.92));
+    TRACK(a, L_BEAM, EL_TINT_A, H_LINEAR, FR(0, 30, 54, 72), VA(0.8, 0.95, 0.95, 0.8));
+}
+
+/* A stretch to full reach, where the arm is straight and the IkConstraint keys on "Upper
+ * Arm" (a chain bone, not the root) flip the elbow without a jump; the lamp bows with its
+ * elbow the other way, stretches again and flips back. The beam narrows and spreads. */
+static void lamp_stretch(struct anim_set *set)
+{
+    struct anim *a = anim_new(set, "Stretch", 60);
+    TRACK(a, L_TARGET, EL_POS_X, H_EASE, FR(0, 30, 60, 90, 120), VA(115.11, 60, 40, 60, 115.11));
+    TRACK(a, L_TARGET, EL_POS_Y, H_EASE, FR(0, 30, 60, 90, 120), VA(94.6, 225, 140, 225, 94.6));
+    TRACK_STR(a, L_UPPER, EL_IK_CONSTRAINT, FR(0, 30, 90, 120),
+              SV("Clockwise", "CounterClockwise", "Clockwise", "Clockwise"));
+    TRACK(a, L_BEAM_FLEX, EL_SCALE_X, H_EASE, FR(0, 30, 60, 90, 120), VA(1, 0.7, 1.3, 0.7, 1));
+    TRACK(a, L_HEAD, EL_ROT, H_EASE, FR(0, 60, 120), VA(-0.6, -0.2, -0.6));
+}
+
+/* A failing bulb: the light dims and flickers in snaps and the beam drops out with it. */
+static void lamp_flicker(struct anim_set *set)
+{
+    struct anim *a = anim_new(set, "Flicker", 24);
+    TRACK(a, L_BULB, EL_TINT_A, H_SNAP, FR(0, 3, 5, 9, 11, 24), VA(1, 0.3, 1, 0.2, 1, 1));
+    TRACK(a, L_BULB, EL_TINT_G, H_LINEAR, FR(0, 9, 14, 24), VA(0.92, 0.6, 0.92, 0.92));
+    TRACK(a, L_BEAM, EL_HIDDEN, H_SNAP, FR(0, 3, 5, 9, 11, 24), VA(0, 1, 0, 1, 0, 0));
+    TRACK(a, L_HEAD, EL_ROT, H_EASE, FR(0, 4, 12, 24), VA(-0.6, -0.68, -0.58, -0.6));
+}
+
+static void lamp_animate(struct anim_set *set)
+{
+    lamp_look(set);
+    lamp_stretch(set);
+    lamp_flicker(set);
+}
+
+static const struct character lamp = {.file = "lamp-0.7.skf",
+                                      .layout = LAYOUT_07,
+                                      .tint_full = 1.0,
+                                      .pivots = lamp_pivots,
+                                      .pivot_count = COUNT(lamp_pivots),
+                                      .bones = lamp_bones,
+                                      .bone_count = L_COUNT,
+                                      .iks = lamp_iks,
+                                      .ik_count = COUNT(lamp_iks),
+                                      .grids = lamp_grids,
+                                      .grid_count = COUNT(lamp_grids),
+                                      .texs = lamp_texs,
+                                      .tex_count = COUNT(lamp_texs),
+                                      .animate = lamp_animate};
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -1709,5 +1899,6 @@ int main(int argc, char **argv)
     robot07.file = "robot-0.7.skf";
     robot07.layout = LAYOUT_07;
     write_character(&robot07, argv[1]);
+    write_character(&lamp, argv[1]);
     return 0;
 }
