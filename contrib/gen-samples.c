@@ -1,6 +1,7 @@
-/* gen-samples: writes skeld's own sample armatures, OUTDIR/robot.skf and OUTDIR/critter.skf,
- * each a zip of armature.json (SkelForm format 0.5.0) and two atlases drawn here. The output
- * is byte-identical on every run: fixed member mtimes, ordered JSON, fixed real precision.
+/* gen-samples: writes skeld's own sample armatures into OUTDIR: robot.skf and critter.skf in
+ * SkelForm format 0.5.0, robot-0.7.skf and lamp-0.7.skf in the 0.7.0 layout (SPEC.md section
+ * 4), each a zip of armature.json and two atlases drawn here. The output is byte-identical on
+ * every run: fixed member mtimes, ordered JSON, fixed real precision.
  *
  * Build: gcc -std=c11 -Wall -Wextra -O2 contrib/gen-samples.c -o gen-samples \
  *            $(pkg-config --cflags --libs libzip libpng jansson) -lm
@@ -36,6 +37,27 @@
  *           ("Front Leg"); linear, ease and snap handles.
  *   styles  Default (11 textures), Red (body, head, tail, ear), Night (eye, antenna_bulb,
  *           paw, stalk); spread over atlas0 and atlas1.
+ *
+ * robot-0.7.skf: robot.skf in the 0.7 layout, everything else equal: visuals[] (tint 0-1, the
+ *   0.5 value / 255 written with every digit so the loader's * 255 gives it back exactly;
+ *   identity pivots), inverse_kinematics[] (ik_family_id on every chain bone), physics[]
+ *   (unused groups left out), visuals_id/physics_id on the bones and no copies there. It
+ *   evaluates and draws exactly as robot.skf (tests/unit/check_conform.c); no two drawn robot
+ *   bones share a zindex, since the layouts break zindex ties in opposite orders.
+ *
+ * lamp-0.7.skf (9 bones, y up, base at 0, facing +x): what 0.5 cannot express.
+ *   pivots  quads: "Lower Arm", "Upper Arm" (pivot_pos), "Head" (the shade: pivot_pos,
+ *           pivot_rot, pivot_scale); mesh: "Beam" (all three), 3x4 grid with a weighted bind
+ *           to "Beam Flex" (row weights 0 .. 1).
+ *   IK      FABRIK + Clockwise, 3-bone chain "Lower Arm".."Head" toward "Head Target";
+ *           MimicTarget keys on "Head" (the chain's last bone) hand it the target's rotation;
+ *           IkConstraint keys on "Upper Arm" (not the family's root) flip the elbow.
+ *   tint    0-1 on "Bulb" and "Beam", with TintG/B/A keys in 0-1.
+ *   physics "Beam Flex": scale damping with a negative ratio.
+ *   order   both arm segments at zindex 3: the lower bone id draws first.
+ *   anims   Look (30 fps, 72 frames), Stretch (60 fps, 120), Flicker (24 fps, 24); also
+ *           Hidden ("Beam"), Rotation, PositionX/Y, ScaleX; linear, ease and snap handles.
+ *   styles  Default (5 textures), Red (shade, base), Night (bulb, beam).
  *
  * Arc IK is laid out along +x at rest ("R Arm" sticks out sideways): the reference Arc solver
  * scales absolute x coordinates, so an Arc chain hanging down would fold onto its root.
@@ -96,7 +118,9 @@ enum shape {
     SH_TUBE,    /* ribbed horizontal capsule (mesh along a chain) */
     SH_TAIL,    /* striped strip tapering from left to right (mesh along a chain) */
     SH_EYE,     /* white of the eye with a pupil and a glint */
-    SH_SLIT     /* closed eye: a short dark line */
+    SH_SLIT,    /* closed eye: a short dark line */
+    SH_SHADE,   /* lamp shade: a trapezoid, narrow at the top, open at the bottom */
+    SH_BEAM     /* cone of light from a narrow top, fading toward its wide bottom */
 };
 
 /* Where the bone sits in the texture: at the centre, at the left end of a shape that runs
@@ -160,6 +184,17 @@ static double sd_tail(double x, double y, double hw, double hh)
     return sqrt((x - tip_x) * (x - tip_x) + y * y) - tip_r;
 }
 
+/* A trapezoid from half-width top_k * hw at y = -hh to hw at y = hh (y down). The side
+ * distance is scaled by the cosine of the slope so the outline's anti-aliasing stays one
+ * pixel wide. */
+static double sd_trapezoid(double x, double y, double hw, double hh, double top_k)
+{
+    double top = hw * top_k, slope = (hw - top) / (2.0 * hh);
+    double r = top + (hw - top) * clamp01((y + hh) / (2.0 * hh));
+    double side = (fabs(x) - r) / sqrt(1.0 + slope * slope);
+    return fmax(side, fabs(y) - hh);
+}
+
 /* Signed distance (pixels, negative inside) of the shape's outline; x, y from the centre. */
 static double shape_sd(const struct tex_def *t, double x, double y)
 {
@@ -174,6 +209,8 @@ static double shape_sd(const struct tex_def *t, double x, double y)
     case SH_GLOW: return sd_ellipse(x, y, hw * 0.55, hh * 0.55);
     case SH_TAIL: return sd_tail(x, y, hw, hh);
     case SH_SLIT: return sd_rrect(x, y - hh * 0.15, hw * 0.8, 2.5, 2.5);
+    case SH_SHADE: return sd_trapezoid(x, y, hw, hh, 0.45);
+    case SH_BEAM: return sd_trapezoid(x, y, hw, hh, 0.18);
     }
     return 1.0;
 }
@@ -228,6 +265,13 @@ static void decorate(const struct tex_def *t, double x, double y, double c[3])
         for (int i = 0; i < 3; i++)
             c[i] = edge[i];
         break;
+    case SH_SHADE:
+        /* the inside of the shade shows as a band along the opening */
+        if (y > t->h / 2.0 - 9.0)
+            for (int i = 0; i < 3; i++)
+                c[i] = mix(c[i], edge[i], 0.55);
+        gloss(t, x, y, c);
+        break;
     case SH_RRECT:
     case SH_ELLIPSE:
     case SH_CAPSULE: gloss(t, x, y, c); break;
@@ -248,10 +292,28 @@ static void shade_glow(const struct tex_def *t, double x, double y, double out[4
     out[3] = core + (1.0 - core) * halo;
 }
 
+/* The beam is brightest along its axis and near its top, with soft sides. */
+static void shade_beam(const struct tex_def *t, double x, double y, double out[4])
+{
+    double fill[3], hw = t->w / 2.0 - 1.0, hh = t->h / 2.0 - 1.0;
+    unpack_rgb(t->fill, fill);
+    double v = clamp01((y + hh) / (2.0 * hh));
+    double r = hw * (0.18 + 0.82 * v);
+    double axis = clamp01(1.0 - fabs(x) / r);
+    for (int i = 0; i < 3; i++)
+        out[i] = mix(fill[i], 1.0, 0.6 * axis * (1.0 - v));
+    double soft = clamp01(-shape_sd(t, x, y) / 6.0);
+    out[3] = soft * (0.9 - 0.75 * v) * (0.55 + 0.45 * axis);
+}
+
 static void shade_shape(const struct tex_def *t, double x, double y, double out[4])
 {
     if (t->shape == SH_GLOW) {
         shade_glow(t, x, y, out);
+        return;
+    }
+    if (t->shape == SH_BEAM) {
+        shade_beam(t, x, y, out);
         return;
     }
     double fill[3], edge[3];
@@ -481,6 +543,47 @@ static json_t *jcolor(const double c[4])
     return o;
 }
 
+/* jansson prints every real with the one precision of JSON_FLAGS, which a 0.5 file and its
+ * 0.7 twin share, so both load the very same doubles. A twin's tints are the 0.5 values / 255,
+ * which the loader multiplies back by 255: they need every digit to come back exactly. Such a
+ * real goes into the tree as a string carrying EXACT_MARK and splice_exact() puts it back as
+ * its shortest round-trip decimal after the dump. */
+#define EXACT_MARK "\001exact:"
+#define EXACT_DUMPED "\"\\u0001exact:" /* how json_dumps writes the mark, quote included */
+
+static json_t *jexact(double v)
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, "%s", EXACT_MARK);
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf + n, sizeof buf - (size_t)n, "%.*g", prec, v);
+        if (strtod(buf + n, NULL) == v)
+            break;
+    }
+    if (!strpbrk(buf + n, ".eE")) /* a real, as jansson would print it */
+        strncat(buf, ".0", sizeof buf - strlen(buf) - 1);
+    return jstr(buf);
+}
+
+/* Replaces every dumped "\u0001exact:DIGITS" string with DIGITS, in place. */
+static void splice_exact(char *text)
+{
+    size_t mark = strlen(EXACT_DUMPED);
+    char *out = text;
+    for (const char *in = text; *in;) {
+        if (strncmp(in, EXACT_DUMPED, mark) != 0) {
+            *out++ = *in++;
+            continue;
+        }
+        for (in += mark; *in && *in != '"';)
+            *out++ = *in++;
+        if (*in != '"')
+            die("unterminated exact real in the JSON text");
+        in++;
+    }
+    *out = 0;
+}
+
 /* ---- armature model ------------------------------------------------------------------ */
 
 #define PI 3.14159265358979323846
@@ -508,6 +611,14 @@ struct ik_def {
     int count;
     int target;
     const char *mode, *constraint;
+    int mimic; /* 0.7 only: mimic_target and init_mimic_target */
+};
+
+/* 0.7 only: a textured bone's visual pivots. pivot_pos is a fraction of the texture's size,
+ * pivot_rot radians; bones not listed keep the identity, (0, 0), 0, (1, 1). */
+struct pivot_def {
+    int bone;
+    double x, y, rot, sx, sy;
 };
 
 /* A grid of vertices in the mesh bone's space, rows top to bottom; row r is bound to
@@ -543,12 +654,14 @@ enum element {
     EL_ZINDEX,
     EL_TEXTURE,
     EL_IK_CONSTRAINT,
-    EL_IK_MODE
+    EL_IK_MODE,
+    EL_MIMIC_TARGET /* 0.7 only */
 };
 
-static const char *const element_names[] = {
-    "PositionX", "PositionY", "Rotation", "ScaleX", "ScaleY",  "Hidden",       "TintR",
-    "TintG",     "TintB",     "TintA",    "Zindex", "Texture", "IkConstraint", "IkMode"};
+static const char *const element_names[] = {"PositionX",    "PositionY", "Rotation",   "ScaleX",
+                                            "ScaleY",       "Hidden",    "TintR",      "TintG",
+                                            "TintB",        "TintA",     "Zindex",     "Texture",
+                                            "IkConstraint", "IkMode",    "MimicTarget"};
 
 enum handle { H_LINEAR, H_EASE, H_SNAP };
 
@@ -575,8 +688,16 @@ struct anim_set {
     int n;
 };
 
+/* The two ways armature.json can hold visuals, IK and physics (SPEC.md section 4): on the
+ * bones (0.5.0), or in the visuals[], inverse_kinematics[] and physics[] arrays (0.7.0). */
+enum layout { LAYOUT_05, LAYOUT_07 };
+
 struct character {
     const char *file;
+    enum layout layout;
+    double tint_full; /* full intensity in the tables' tints and Tint keys: 255, or 1 */
+    const struct pivot_def *pivots;
+    int pivot_count;
     const struct bone_def *bones;
     int bone_count;
     const struct ik_def *iks;
@@ -710,6 +831,134 @@ static json_t *bone_json(const struct character *ch, int i, const struct xform *
     return o;
 }
 
+/* ---- the 0.7 layout: bones point into visuals[], physics[] and inverse_kinematics[] ---- */
+
+/* One tint channel as the file's layout stores it: 0-255 in 0.5, 0-1 in 0.7. A 0-255 value
+ * written as 0-1 must come back exactly when the loader scales it up again. */
+static json_t *jtint(const struct character *ch, double v)
+{
+    if (ch->layout == LAYOUT_05 || ch->tint_full == 1.0)
+        return jnum(v);
+    double d = v / ch->tint_full;
+    if (d * ch->tint_full != v)
+        die("%s: tint %g does not come back exactly from the 0-1 scale", ch->file, v);
+    return jexact(d);
+}
+
+static json_t *jtint_color(const struct character *ch, const double c[4])
+{
+    static const char *const names[4] = {"r", "g", "b", "a"};
+    json_t *o = jobj();
+    for (int i = 0; i < 4; i++)
+        put(o, names[i], jtint(ch, c[i]));
+    return o;
+}
+
+static const struct pivot_def *pivot_of(const struct character *ch, int bone)
+{
+    for (int i = 0; i < ch->pivot_count; i++)
+        if (ch->pivots[i].bone == bone)
+            return &ch->pivots[i];
+    return NULL;
+}
+
+/* A textured bone's visuals entry: texture, zindex, tint and pivots with their init_ values
+ * (its mesh is added by add_meshes). */
+static json_t *visual_json(const struct character *ch, int i)
+{
+    const struct bone_def *b = &ch->bones[i];
+    const struct pivot_def *pv = pivot_of(ch, i);
+    const struct pivot_def id = {i, 0.0, 0.0, 0.0, 1.0, 1.0};
+    if (!pv)
+        pv = &id;
+    json_t *o = jobj();
+    put(o, "tex", jstr(b->tex));
+    put(o, "zindex", jint(b->z));
+    if (b->tinted)
+        put(o, "tint", jtint_color(ch, b->tint));
+    put(o, "pivot_pos", jvec2(pv->x, pv->y));
+    put(o, "pivot_rot", jnum(pv->rot));
+    put(o, "pivot_scale", jvec2(pv->sx, pv->sy));
+    put(o, "init_tex", jstr(b->tex));
+    put(o, "init_zindex", jint(b->z));
+    if (b->tinted)
+        put(o, "init_tint", jtint_color(ch, b->tint));
+    return o;
+}
+
+/* A physics entry as the editor groups it: the fields of an unused group are left out. Sway
+ * also damps the position (physics.c), so it keeps the position group. */
+static json_t *physics_json(const struct phys_def *ph, const struct xform *w,
+                            const struct xform *parent)
+{
+    json_t *o = jobj();
+    if (ph->pos_damp > 0 || ph->sway > 0) {
+        put(o, "pos_damping", jnum(ph->pos_damp));
+        put(o, "pos_ratio", jnum(ph->pos_ratio));
+        put(o, "global_pos", jvec2(w->x, w->y));
+    }
+    if (ph->scale_damp > 0) {
+        put(o, "scale_damping", jnum(ph->scale_damp));
+        put(o, "scale_ratio", jnum(ph->scale_ratio));
+        put(o, "global_scale", jvec2(w->sx, w->sy));
+    }
+    if (ph->rot_damp > 0 || ph->sway > 0) {
+        put(o, "rot_damping", jnum(ph->rot_damp));
+        put(o, "global_rot", jnum(w->rot));
+    }
+    if (ph->sway > 0) {
+        put(o, "sway", jnum(ph->sway));
+        put(o, "rot_bounce", jnum(ph->bounce));
+        put(o, "global_orbit", jnum(parent ? atan2(w->y - parent->y, w->x - parent->x) : 0.0));
+        put(o, "global_orbit_vel", jnum(0.0));
+        put(o, "global_orbit_diff", jnum(0.0));
+    }
+    return o;
+}
+
+static json_t *family_json(const struct ik_def *ik, int family)
+{
+    json_t *o = jobj(), *ids = jarr();
+    for (int k = 0; k < ik->count; k++)
+        push(ids, jint(ik->bones[k]));
+    put(o, "id", jint(family));
+    put(o, "constraint", jstr(ik->constraint));
+    put(o, "mode", jstr(ik->mode));
+    put(o, "target_id", jint(ik->target));
+    put(o, "bone_ids", ids);
+    put(o, "mimic_target", jbool(ik->mimic));
+    put(o, "init_constraint", jstr(ik->constraint));
+    put(o, "init_mode", jstr(ik->mode));
+    put(o, "init_mimic_target", jbool(ik->mimic));
+    return o;
+}
+
+/* A 0.7 bone keeps its transform and visibility and points at the rest: every chain bone
+ * names its family, and -1 means none, as the editor writes it. */
+static json_t *bone_json_07(const struct character *ch, int i, int visual, int physics)
+{
+    const struct bone_def *b = &ch->bones[i];
+    int is_root;
+    json_t *o = jobj();
+    put(o, "id", jint(i));
+    put(o, "name", jstr(b->name));
+    put(o, "parent_id", jint(b->parent));
+    put(o, "pos", jvec2(b->x, b->y));
+    put(o, "scale", jvec2(1.0, 1.0));
+    put(o, "rot", jnum(b->rot));
+    if (b->hideable)
+        put(o, "hidden", jbool(0));
+    put(o, "init_pos", jvec2(b->x, b->y));
+    put(o, "init_scale", jvec2(1.0, 1.0));
+    put(o, "init_rot", jnum(b->rot));
+    if (b->hideable)
+        put(o, "init_hidden", jbool(0));
+    put(o, "ik_family_id", jint(family_of(ch, i, &is_root)));
+    put(o, "physics_id", jint(physics));
+    put(o, "visuals_id", jint(visual));
+    return o;
+}
+
 /* ---- meshes ------------------------------------------------------------------------- */
 
 static const struct tex_def *find_tex(const struct character *ch, const char *name)
@@ -829,17 +1078,22 @@ static void add_path_mesh(const struct character *ch, const struct path_mesh *m,
     put(bone, "binds", binds);
 }
 
-static void add_meshes(const struct character *ch, json_t *bones)
+/* holder[bone]: the object that keeps the bone's visuals, the bone itself (0.5) or its
+ * visuals entry (0.7). */
+static void add_meshes(const struct character *ch, json_t *const *holder)
 {
     for (int i = 0; i < ch->grid_count; i++) {
         const struct grid_mesh *g = &ch->grids[i];
         const struct tex_def *t = find_tex(ch, ch->bones[g->bone].tex);
         if (t->w != (int)g->w || t->h != (int)g->h)
             die("%s: grid mesh of %s does not match its texture", ch->file, t->name);
-        add_grid_mesh(g, json_array_get(bones, (size_t)g->bone));
+        add_grid_mesh(g, holder[g->bone]);
     }
-    for (int i = 0; i < ch->path_count; i++)
-        add_path_mesh(ch, &ch->paths[i], json_array_get(bones, (size_t)ch->paths[i].bone));
+    for (int i = 0; i < ch->path_count; i++) {
+        if (!holder[ch->paths[i].bone])
+            die("%s: path mesh on untextured bone %d", ch->file, ch->paths[i].bone);
+        add_path_mesh(ch, &ch->paths[i], holder[ch->paths[i].bone]);
+    }
 }
 
 /* ---- animations --------------------------------------------------------------------- */
@@ -918,15 +1172,19 @@ static void put_handles(json_t *o, enum handle h)
     put(o, "handle_preset", jstr("Linear"));
 }
 
-static json_t *key_json(const struct anim *a, int i)
+static json_t *key_json(const struct character *ch, const struct anim *a, int i)
 {
     const struct key *k = &a->keys[i];
     json_t *o = jobj();
+    if (k->el == EL_MIMIC_TARGET && ch->layout == LAYOUT_05)
+        die("%s: %s keys MimicTarget, which 0.5 does not have", ch->file, a->name);
     put(o, "frame", jint(k->frame));
     put(o, "bone_id", jint(k->bone));
     put(o, "element", jstr(element_names[k->el]));
     if (k->str)
         put(o, "value_str", jstr(k->str));
+    else if (k->el >= EL_TINT_R && k->el <= EL_TINT_A)
+        put(o, "value", jtint(ch, k->value));
     else
         put(o, "value", jnum(k->value));
     put(o, "next_kf", jint(next_kf(a, i)));
@@ -934,7 +1192,7 @@ static json_t *key_json(const struct anim *a, int i)
     return o;
 }
 
-static json_t *anim_json(struct anim *a, int id)
+static json_t *anim_json(const struct character *ch, struct anim *a, int id)
 {
     qsort(a->keys, (size_t)a->n, sizeof *a->keys, cmp_key);
     json_t *o = jobj(), *keys = jarr();
@@ -942,7 +1200,7 @@ static json_t *anim_json(struct anim *a, int id)
     put(o, "name", jstr(a->name));
     put(o, "fps", jint(a->fps));
     for (int i = 0; i < a->n; i++)
-        push(keys, key_json(a, i));
+        push(keys, key_json(ch, a, i));
     put(o, "keyframes", keys);
     return o;
 }
@@ -953,7 +1211,7 @@ static json_t *animations_json(const struct character *ch)
     ch->animate(&set);
     json_t *arr = jarr();
     for (int i = 0; i < set.n; i++) {
-        push(arr, anim_json(&set.a[i], i));
+        push(arr, anim_json(ch, &set.a[i], i));
         free(set.a[i].keys);
     }
     return arr;
@@ -1001,35 +1259,84 @@ static json_t *atlases_json(const struct image *im)
     return arr;
 }
 
-static json_t *bones_json(const struct character *ch)
+/* The bones, and in 0.7 the visuals[] and physics[] they point into, in bone order. */
+static void bones_json(const struct character *ch, json_t *bones, json_t *visuals, json_t *physics)
 {
     struct xform *world = xrealloc(NULL, (size_t)ch->bone_count * sizeof *world);
+    json_t **holder = xrealloc(NULL, (size_t)ch->bone_count * sizeof *holder);
     rest_pose(ch, world);
-    json_t *arr = jarr();
     for (int i = 0; i < ch->bone_count; i++) {
-        if (ch->bones[i].parent >= i)
-            die("%s: bone %d has parent %d", ch->file, i, ch->bones[i].parent);
-        push(arr, bone_json(ch, i, world));
+        const struct bone_def *b = &ch->bones[i];
+        if (b->parent >= i)
+            die("%s: bone %d has parent %d", ch->file, i, b->parent);
+        if (ch->layout == LAYOUT_05) {
+            push(bones, holder[i] = bone_json(ch, i, world));
+            continue;
+        }
+        int visual = -1, phys = -1;
+        holder[i] = NULL;
+        if (b->tex) {
+            visual = (int)json_array_size(visuals);
+            push(visuals, holder[i] = visual_json(ch, i));
+        }
+        if (has_phys(&b->phys)) {
+            phys = (int)json_array_size(physics);
+            push(physics,
+                 physics_json(&b->phys, &world[i], b->parent >= 0 ? &world[b->parent] : NULL));
+        }
+        push(bones, bone_json_07(ch, i, visual, phys));
     }
+    add_meshes(ch, holder);
+    free(holder);
     free(world);
-    add_meshes(ch, arr);
-    return arr;
+}
+
+/* What 0.5 cannot hold must not reach a 0.5 file. */
+static void check_layout(const struct character *ch)
+{
+    if (ch->layout == LAYOUT_07)
+        return;
+    if (ch->tint_full != 255.0 || ch->pivot_count)
+        die("%s: 0.5 tints are 0-255 and 0.5 has no pivots", ch->file);
+    for (int f = 0; f < ch->ik_count; f++)
+        if (ch->iks[f].mimic)
+            die("%s: 0.5 has no mimic_target", ch->file);
 }
 
 static json_t *armature_json(const struct character *ch, const struct placed *pl,
                              const struct image *im)
 {
-    json_t *root = jobj(), *ik_roots = jarr();
+    json_t *root = jobj(), *bones = jarr();
+    check_layout(ch);
+    if (ch->layout == LAYOUT_05) {
+        json_t *ik_roots = jarr();
+        for (int f = 0; f < ch->ik_count; f++)
+            push(ik_roots, jint(ch->iks[f].bones[0]));
+        bones_json(ch, bones, NULL, NULL);
+        put(root, "version", jstr("0.5.0"));
+        put(root, "ik_root_ids", ik_roots);
+        put(root, "baked_ik", jbool(0));
+        put(root, "img_format", jstr("PNG"));
+        put(root, "bones", bones);
+        put(root, "animations", animations_json(ch));
+        put(root, "atlases", atlases_json(im));
+        put(root, "styles", styles_json(ch, pl));
+        return root;
+    }
+    json_t *visuals = jarr(), *families = jarr(), *physics = jarr();
+    bones_json(ch, bones, visuals, physics);
     for (int f = 0; f < ch->ik_count; f++)
-        push(ik_roots, jint(ch->iks[f].bones[0]));
-    put(root, "version", jstr("0.5.0"));
-    put(root, "ik_root_ids", ik_roots);
+        push(families, family_json(&ch->iks[f], f));
+    put(root, "version", jstr("0.7.0"));
     put(root, "baked_ik", jbool(0));
     put(root, "img_format", jstr("PNG"));
-    put(root, "bones", bones_json(ch));
+    put(root, "bones", bones);
     put(root, "animations", animations_json(ch));
     put(root, "atlases", atlases_json(im));
     put(root, "styles", styles_json(ch, pl));
+    put(root, "visuals", visuals);
+    put(root, "inverse_kinematics", families);
+    put(root, "physics", physics);
     return root;
 }
 
@@ -1045,6 +1352,7 @@ static void write_character(const struct character *ch, const char *dir)
     json_decref(root);
     if (!text)
         die("%s: cannot serialise armature.json", ch->file);
+    splice_exact(text);
     size_t plen = strlen(dir) + strlen(ch->file) + 2;
     char *path = xrealloc(NULL, plen);
     snprintf(path, plen, "%s/%s", dir, ch->file);
@@ -1097,14 +1405,17 @@ enum robot_bone {
 
 #define DOWN (-PI / 2.0)
 
+/* No two drawn bones share a zindex at any frame (the Walk and Glitch keys included), so
+ * the order needs no tie rule: robot-0.7.skf, whose layout breaks ties the other way round,
+ * draws the same. Right side lowest, then the torso, head and left side. */
 static const struct bone_def robot_bones[R_COUNT] = {
     [R_ROOT] = {"Root", -1, 0, 0, 0, NULL, 0},
-    [R_HIPS] = {"Hips", R_ROOT, 0, 150, 0, "pelvis", 3},
-    [R_TORSO] = {"Torso", R_HIPS, 0, 80, 0, "chest", 4},
+    [R_HIPS] = {"Hips", R_ROOT, 0, 150, 0, "pelvis", 2},
+    [R_TORSO] = {"Torso", R_HIPS, 0, 80, 0, "chest", 3},
     [R_CHEST_FLEX] = {"Chest Flex", R_TORSO, 0, 0, 0, NULL, 0},
     [R_HEAD] = {"Head", R_TORSO, 0, 112, 0, "head", 6},
     [R_VISOR] = {"Visor", R_HEAD, 0, 6, 0, "visor", 7, .tinted = 1, .tint = {220, 255, 255, 255}},
-    [R_ANTENNA] = {"Antenna", R_HEAD, 30, 48, 0.15, "antenna", 5, .hideable = 1,
+    [R_ANTENNA] = {"Antenna", R_HEAD, 30, 48, 0.15, "antenna", 4, .hideable = 1,
                    .phys = {.rot_damp = 4}},
     [R_BULB] = {"Bulb", R_ANTENNA, 0, 30, 0, "bulb", 8,
                 .phys = {.pos_damp = 6, .pos_ratio = 0.5, .scale_damp = 10, .scale_ratio = 0.4}},
@@ -1112,25 +1423,25 @@ static const struct bone_def robot_bones[R_COUNT] = {
     [R_L_FORE] = {"L Forearm", R_L_UPPER, 58, 0, 0.1, "forearm", 10},
     [R_L_HAND] = {"L Hand", R_L_FORE, 54, 0, 0, "hand", 11},
     [R_L_HAND_TARGET] = {"L Hand Target", R_ROOT, -104, 176, 0, NULL, 0},
-    [R_R_ARM] = {"R Arm", R_TORSO, 72, 50, 0, "arm_hose", 2},
+    [R_R_ARM] = {"R Arm", R_TORSO, 72, 50, 0, "arm_hose", 0},
     [R_R0] = {"R Arm 0", R_R_ARM, 0, 0, 0, NULL, 0},
     [R_R1] = {"R Arm 1", R_R0, 42, 0, 0, NULL, 0},
     [R_R2] = {"R Arm 2", R_R1, 42, 0, 0, NULL, 0},
-    [R_CLAW] = {"R Claw", R_R2, 30, 0, 0, "claw", 3},
+    [R_CLAW] = {"R Claw", R_R2, 30, 0, 0, "claw", 1},
     [R_CLAW_TARGET] = {"R Claw Target", R_ROOT, 172, 258, 0, NULL, 0},
     [R_L_THIGH] = {"L Thigh", R_HIPS, -28, -14, DOWN, "thigh", 12},
     [R_L_SHIN] = {"L Shin", R_L_THIGH, 66, 0, 0.15, "shin", 13},
     [R_L_FOOT] = {"L Foot", R_L_SHIN, 60, 0, -0.15, "foot", 14},
     [R_L_FOOT_TARGET] = {"L Foot Target", R_ROOT, -34, 12, 0, NULL, 0},
-    [R_R_THIGH] = {"R Thigh", R_HIPS, 28, -14, DOWN + 0.05, "thigh", 1},
-    [R_R_SHIN] = {"R Shin", R_R_THIGH, 66, 0, -0.1, "shin", 0},
-    [R_R_FOOT] = {"R Foot", R_R_SHIN, 60, 0, 0.05, "foot", 1},
+    [R_R_THIGH] = {"R Thigh", R_HIPS, 28, -14, DOWN + 0.05, "thigh", -1},
+    [R_R_SHIN] = {"R Shin", R_R_THIGH, 66, 0, -0.1, "shin", -3},
+    [R_R_FOOT] = {"R Foot", R_R_SHIN, 60, 0, 0.05, "foot", -2},
 };
 
 static const struct ik_def robot_iks[] = {
-    {{R_L_UPPER, R_L_FORE, R_L_HAND}, 3, R_L_HAND_TARGET, "FABRIK", "CounterClockwise"},
-    {{R_R0, R_R1, R_R2, R_CLAW}, 4, R_CLAW_TARGET, "Arc", "Clockwise"},
-    {{R_L_THIGH, R_L_SHIN, R_L_FOOT}, 3, R_L_FOOT_TARGET, "FABRIK", "None"},
+    {{R_L_UPPER, R_L_FORE, R_L_HAND}, 3, R_L_HAND_TARGET, "FABRIK", "CounterClockwise", 0},
+    {{R_R0, R_R1, R_R2, R_CLAW}, 4, R_CLAW_TARGET, "Arc", "Clockwise", 0},
+    {{R_L_THIGH, R_L_SHIN, R_L_FOOT}, 3, R_L_FOOT_TARGET, "FABRIK", "None", 0},
 };
 
 static const struct grid_mesh robot_grids[] = {
@@ -1198,8 +1509,8 @@ static void robot_walk(struct anim_set *set)
     TRACK(a, R_L_HAND_TARGET, EL_POS_X, H_EASE, FR(0, 20, 40), VA(-70, -130, -70));
     TRACK(a, R_CLAW_TARGET, EL_POS_X, H_EASE, FR(0, 20, 40), VA(180, 140, 180));
     TRACK(a, R_CLAW_TARGET, EL_POS_Y, H_EASE, FR(0, 20, 40), VA(250, 230, 250));
-    TRACK(a, R_R_THIGH, EL_ZINDEX, H_SNAP, FR(0, 20, 40), VA(1, 15, 1));
-    TRACK(a, R_R_SHIN, EL_ZINDEX, H_SNAP, FR(0, 20, 40), VA(0, 16, 0));
+    TRACK(a, R_R_THIGH, EL_ZINDEX, H_SNAP, FR(0, 20, 40), VA(-1, 15, -1));
+    TRACK(a, R_R_SHIN, EL_ZINDEX, H_SNAP, FR(0, 20, 40), VA(-3, 16, -3));
 }
 
 /* Waves the claw overhead; the arm's bend flips, the left leg gains a constraint. */
@@ -1246,6 +1557,8 @@ static void robot_animate(struct anim_set *set)
 }
 
 static const struct character robot = {.file = "robot.skf",
+                                       .layout = LAYOUT_05,
+                                       .tint_full = 255.0,
                                        .bones = robot_bones,
                                        .bone_count = R_COUNT,
                                        .iks = robot_iks,
@@ -1310,8 +1623,8 @@ static const struct bone_def critter_bones[C_COUNT] = {
 };
 
 static const struct ik_def critter_iks[] = {
-    {{C_FRONT_LEG, C_FRONT_PAW}, 2, C_FRONT_TARGET, "FABRIK", "Clockwise"},
-    {{C_BACK_THIGH, C_BACK_SHIN, C_BACK_FOOT}, 3, C_BACK_TARGET, "FABRIK", "CounterClockwise"},
+    {{C_FRONT_LEG, C_FRONT_PAW}, 2, C_FRONT_TARGET, "FABRIK", "Clockwise", 0},
+    {{C_BACK_THIGH, C_BACK_SHIN, C_BACK_FOOT}, 3, C_BACK_TARGET, "FABRIK", "CounterClockwise", 0},
 };
 
 static const struct grid_mesh critter_grids[] = {
@@ -1416,6 +1729,8 @@ static void critter_animate(struct anim_set *set)
 }
 
 static const struct character critter = {.file = "critter.skf",
+                                         .layout = LAYOUT_05,
+                                         .tint_full = 255.0,
                                          .bones = critter_bones,
                                          .bone_count = C_COUNT,
                                          .iks = critter_iks,
@@ -1427,6 +1742,142 @@ static const struct character critter = {.file = "critter.skf",
                                          .texs = critter_texs,
                                          .tex_count = COUNT(critter_texs),
                                          .animate = critter_animate};
+
+/* ---- lamp (0.7 only) ---------------------------------------------------------------- */
+
+enum lamp_bone {
+    L_ROOT,
+    L_BASE,
+    L_LOWER,
+    L_UPPER,
+    L_HEAD,
+    L_BULB,
+    L_BEAM,
+    L_BEAM_FLEX,
+    L_TARGET,
+    L_COUNT
+};
+
+/* Rest pose: the lower arm leans back at 1.35 rad, the upper arm points at -0.2 and the head
+ * at -0.8 (down and forward); "Head Target" sits where that puts the head, turned like it.
+ * Both arm segments share zindex 3: the 0.7 rule draws the lower id first, so the upper arm
+ * covers the elbow. */
+static const struct bone_def lamp_bones[L_COUNT] = {
+    [L_ROOT] = {"Root", -1, 0, 0, 0, NULL, 0},
+    [L_BASE] = {"Base", L_ROOT, 0, 12, 0, "base", 1},
+    [L_LOWER] = {"Lower Arm", L_BASE, 0, 8, 1.35, "arm", 3},
+    [L_UPPER] = {"Upper Arm", L_LOWER, 96, 0, -1.55, "arm", 3},
+    [L_HEAD] = {"Head", L_UPPER, 96, 0, -0.6, "shade", 5},
+    [L_BULB] = {"Bulb", L_HEAD, 40, 0, 0, "bulb", 6, .tinted = 1, .tint = {1, 0.92, 0.62, 1}},
+    [L_BEAM] = {"Beam", L_HEAD, 44, 0, 0, "beam", 2, .tinted = 1, .tint = {1, 0.96, 0.78, 0.8}},
+    [L_BEAM_FLEX] = {"Beam Flex", L_BEAM, 0, 0, 0, NULL, 0,
+                     .phys = {.scale_damp = 6, .scale_ratio = -0.3}},
+    [L_TARGET] = {"Head Target", L_ROOT, 115.11, 94.6, -0.8, NULL, 0},
+};
+
+static const struct ik_def lamp_iks[] = {
+    {{L_LOWER, L_UPPER, L_HEAD}, 3, L_TARGET, "FABRIK", "Clockwise", 0},
+};
+
+/* What 0.5 cannot say. The arm segments are plain capsules moved along the bone by pivot_pos
+ * (0.5 needs the padded PV_END textures for that). The shade is drawn upright in its texture,
+ * opening down: pivot_rot turns the opening toward the head's +x, pivot_pos moves it off the
+ * hinge and pivot_scale widens it. The beam mesh is a vertical cone in its texture, turned the
+ * same way, stretched by pivot_scale and pushed out by pivot_pos until its tip meets the
+ * shade's opening (pivot_pos is along the bone's axes, in texture widths: 0.68 * 100 is half
+ * the beam's length, 160 * 0.85 / 2). */
+static const struct pivot_def lamp_pivots[] = {
+    {L_LOWER, 0.4, 0, 0, 1, 1},
+    {L_UPPER, 0.4, 0, 0, 1, 1},
+    {L_HEAD, 0.2, 0.05, PI / 2.0, 1.1, 0.95},
+    {L_BEAM, 0.68, 0, PI / 2.0, 1.25, 0.85},
+};
+
+/* The beam's far rows follow "Beam Flex", whose ScaleX spreads them (across the cone: scale
+ * applies before pivot_rot); its scale physics lets the spread trail the keys. */
+static const struct grid_mesh lamp_grids[] = {
+    {L_BEAM, L_BEAM_FLEX, 3, 4, 100, 160, {0.0, 0.35, 0.7, 1.0}},
+};
+
+static const struct tex_def lamp_texs[] = {
+    {"base", ST_DEFAULT, 0, 150, 24, SH_RRECT, 0x4a5a66, 0x161c21, PV_CENTRE},
+    {"arm", ST_DEFAULT, 0, 120, 18, SH_CAPSULE, 0xb8c4cc, 0x3a444c, PV_CENTRE},
+    {"shade", ST_DEFAULT, 0, 76, 60, SH_SHADE, 0x2e8b7a, 0x0f3029, PV_CENTRE},
+    {"bulb", ST_DEFAULT, 0, 36, 36, SH_GLOW, 0xfff2b0, 0x8a7a10, PV_CENTRE},
+    {"beam", ST_DEFAULT, 1, 100, 160, SH_BEAM, 0xfff3c4, 0xfff3c4, PV_CENTRE},
+    {"shade", ST_RED, 1, 76, 60, SH_SHADE, 0xd2453c, 0x4a1410, PV_CENTRE},
+    {"base", ST_RED, 1, 150, 24, SH_RRECT, 0x6a2a26, 0x200c0a, PV_CENTRE},
+    {"bulb", ST_NIGHT, 1, 36, 36, SH_GLOW, 0xcfe8ff, 0x10406a, PV_CENTRE},
+    {"beam", ST_NIGHT, 1, 100, 160, SH_BEAM, 0xd8ecff, 0xd8ecff, PV_CENTRE},
+};
+
+/* The head's world rotation with mimic_target off and the target held at (135, 150): what
+ * the target turns to before mimic_target switches on and after it switches off, so neither
+ * switch jumps. */
+#define LAMP_LOOK_ROT (-0.065)
+
+/* The lamp rises, mimic_target hands the head to the target's rotation, the head looks up and
+ * tilts while the arm holds still, then gives the rotation back and settles. The keys sit on
+ * "Head", the chain's last bone, not on the family's root. */
+static void lamp_look(struct anim_set *set)
+{
+    struct anim *a = anim_new(set, "Look", 30);
+    TRACK(a, L_TARGET, EL_POS_X, H_EASE, FR(0, 16, 56, 72), VA(115.11, 135, 135, 115.11));
+    TRACK(a, L_TARGET, EL_POS_Y, H_EASE, FR(0, 16, 56, 72), VA(94.6, 150, 150, 94.6));
+    TRACK(a, L_TARGET, EL_ROT, H_EASE, FR(0, 16, 20, 30, 36, 44, 52, 56, 72),
+          VA(-0.8, LAMP_LOOK_ROT, LAMP_LOOK_ROT, 0.35, 0.15, 0.45, LAMP_LOOK_ROT, LAMP_LOOK_ROT,
+             -0.8));
+    TRACK(a, L_HEAD, EL_MIMIC_TARGET, H_SNAP, FR(0, 20, 54, 72), VA(0, 1, 0, 0));
+    TRACK(a, L_BULB, EL_TINT_B, H_LINEAR, FR(0, 30, 54, 72), VA(0.62, 0.9, 0.9, 0.62));
+    TRACK(a, L_BULB, EL_TINT_G, H_LINEAR, FR(0, 30, 54, 72), VA(0.92, 1, 1, 0.92));
+    TRACK(a, L_BEAM, EL_TINT_A, H_LINEAR, FR(0, 30, 54, 72), VA(0.8, 0.95, 0.95, 0.8));
+}
+
+/* A stretch to full reach, where the arm is straight and the IkConstraint keys on "Upper
+ * Arm" (a chain bone, not the root) flip the elbow without a jump; the lamp bows with its
+ * elbow the other way, stretches again and flips back. The beam narrows and spreads. */
+static void lamp_stretch(struct anim_set *set)
+{
+    struct anim *a = anim_new(set, "Stretch", 60);
+    TRACK(a, L_TARGET, EL_POS_X, H_EASE, FR(0, 30, 60, 90, 120), VA(115.11, 60, 40, 60, 115.11));
+    TRACK(a, L_TARGET, EL_POS_Y, H_EASE, FR(0, 30, 60, 90, 120), VA(94.6, 225, 140, 225, 94.6));
+    TRACK_STR(a, L_UPPER, EL_IK_CONSTRAINT, FR(0, 30, 90, 120),
+              SV("Clockwise", "CounterClockwise", "Clockwise", "Clockwise"));
+    TRACK(a, L_BEAM_FLEX, EL_SCALE_X, H_EASE, FR(0, 30, 60, 90, 120), VA(1, 0.7, 1.3, 0.7, 1));
+    TRACK(a, L_HEAD, EL_ROT, H_EASE, FR(0, 60, 120), VA(-0.6, -0.2, -0.6));
+}
+
+/* A failing bulb: the light dims and flickers in snaps and the beam drops out with it. */
+static void lamp_flicker(struct anim_set *set)
+{
+    struct anim *a = anim_new(set, "Flicker", 24);
+    TRACK(a, L_BULB, EL_TINT_A, H_SNAP, FR(0, 3, 5, 9, 11, 24), VA(1, 0.3, 1, 0.2, 1, 1));
+    TRACK(a, L_BULB, EL_TINT_G, H_LINEAR, FR(0, 9, 14, 24), VA(0.92, 0.6, 0.92, 0.92));
+    TRACK(a, L_BEAM, EL_HIDDEN, H_SNAP, FR(0, 3, 5, 9, 11, 24), VA(0, 1, 0, 1, 0, 0));
+    TRACK(a, L_HEAD, EL_ROT, H_EASE, FR(0, 4, 12, 24), VA(-0.6, -0.68, -0.58, -0.6));
+}
+
+static void lamp_animate(struct anim_set *set)
+{
+    lamp_look(set);
+    lamp_stretch(set);
+    lamp_flicker(set);
+}
+
+static const struct character lamp = {.file = "lamp-0.7.skf",
+                                      .layout = LAYOUT_07,
+                                      .tint_full = 1.0,
+                                      .pivots = lamp_pivots,
+                                      .pivot_count = COUNT(lamp_pivots),
+                                      .bones = lamp_bones,
+                                      .bone_count = L_COUNT,
+                                      .iks = lamp_iks,
+                                      .ik_count = COUNT(lamp_iks),
+                                      .grids = lamp_grids,
+                                      .grid_count = COUNT(lamp_grids),
+                                      .texs = lamp_texs,
+                                      .tex_count = COUNT(lamp_texs),
+                                      .animate = lamp_animate};
 
 int main(int argc, char **argv)
 {
@@ -1442,5 +1893,12 @@ int main(int argc, char **argv)
     tzset();
     write_character(&robot, argv[1]);
     write_character(&critter, argv[1]);
+    /* The very same robot in the 0.7 layout: check_conform requires it to evaluate and draw
+     * exactly as robot.skf does. */
+    struct character robot07 = robot;
+    robot07.file = "robot-0.7.skf";
+    robot07.layout = LAYOUT_07;
+    write_character(&robot07, argv[1]);
+    write_character(&lamp, argv[1]);
     return 0;
 }
