@@ -195,18 +195,18 @@ static struct pose *pose_for(struct work *r, struct worker *w)
     return p;
 }
 
-static struct pose *evaluate(struct work *r, struct worker *w)
+static struct pose *evaluate(struct work *r, struct worker *w, const struct construct_opts *o)
 {
     struct pose *p = pose_for(r, w);
     if (p)
-        eval_run(p, &r->eval, &r->opts);
+        eval_run(p, &r->eval, o);
     return p;
 }
 
 void work_pose(struct job *job, struct worker *w)
 {
     struct work *r = req_of(job);
-    struct pose *p = evaluate(r, w);
+    struct pose *p = evaluate(r, w, &r->opts);
     if (!p)
         return;
     const struct armature *arm = p->arm;
@@ -238,7 +238,11 @@ void work_pose(struct job *job, struct worker *w)
 
 /* ---- MESH --------------------------------------------------------------------------------- */
 
-static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, int ti)
+/* One draw item. Its geometry is built in armature space, where the renderer builds it
+ * (pivots included), and only then moved by the request's engine options o as points, so a
+ * mirror or y-down moves every vertex and quad corner alike. */
+static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, int ti,
+                      const struct construct_opts *o)
 {
     const struct armature *arm = p->arm;
     const struct arm_texture *t = &arm->textures[ti];
@@ -253,8 +257,10 @@ static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, i
         skp_write_u32(wr, bone->vert_len);
         for (uint32_t v = 0; v < bone->vert_len; v++) {
             uint32_t vi = bone->vert_off + v;
-            const double f[4] = {p->verts[vi].x + off.x, p->verts[vi].y + off.y,
-                                 a.u0 + a.du * arm->vert_uv[vi].x, a.v0 + a.dv * arm->vert_uv[vi].y};
+            struct vec2 at = construct_opts_point(
+                o, (struct vec2){p->verts[vi].x + off.x, p->verts[vi].y + off.y});
+            const double f[4] = {at.x, at.y, a.u0 + a.du * arm->vert_uv[vi].x,
+                                 a.v0 + a.dv * arm->vert_uv[vi].y};
             skp_write_f64s(wr, f, 4);
         }
         skp_write_u32(wr, bone->index_len);
@@ -267,7 +273,8 @@ static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, i
     const double u[4] = {a.u0, a.u1, a.u1, a.u0}, v[4] = {a.v0, a.v0, a.v1, a.v1};
     skp_write_u32(wr, 4);
     for (int i = 0; i < 4; i++) {
-        const double f[4] = {c[i].x, c[i].y, u[i], v[i]};
+        struct vec2 at = construct_opts_point(o, c[i]);
+        const double f[4] = {at.x, at.y, u[i], v[i]};
         skp_write_f64s(wr, f, 4);
     }
     skp_write_u32(wr, 6);
@@ -278,7 +285,12 @@ static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, i
 void work_mesh(struct job *job, struct worker *w)
 {
     struct work *r = req_of(job);
-    struct pose *p = evaluate(r, w);
+    /* Evaluated in armature space (velocity still moves the physics state); the options move
+     * the finished geometry in mesh_item. */
+    struct construct_opts space;
+    construct_opts_default(&space);
+    space.velocity = r->opts.velocity;
+    struct pose *p = evaluate(r, w, &space);
     if (!p)
         return;
     const struct armature *arm = p->arm;
@@ -297,7 +309,7 @@ void work_mesh(struct job *job, struct worker *w)
     skp_write_u32(&wr, count);
     for (uint32_t i = 0; i < count; i++)
         mesh_item(&wr, p, img->order[i],
-                  render_bone_texture(arm, &r->picture.opts, p->out[img->order[i]].tex));
+                  render_bone_texture(arm, &r->picture.opts, p->out[img->order[i]].tex), &r->opts);
     finish(r, &wr);
 }
 

@@ -20,6 +20,14 @@ void construct_opts_default(struct construct_opts *o)
     *o = (struct construct_opts){{0, 0}, {1, 1}, {0, 0}, false};
 }
 
+struct vec2 construct_opts_point(const struct construct_opts *o, struct vec2 v)
+{
+    if (!o)
+        return v;
+    double y = o->y_down ? -v.y : v.y;
+    return (struct vec2){v.x * o->scale.x + o->position.x, y * o->scale.y + o->position.y};
+}
+
 static void rotate_onto(struct bone_out *child, const struct bone_out *parent, double orbit,
                         double c, double s)
 {
@@ -159,13 +167,8 @@ static bool is_identity(const struct construct_opts *o)
 
 static void apply_vertex_opts(struct pose *p, const struct construct_opts *opts)
 {
-    for (uint32_t v = 0; v < p->arm->vert_count; v++) {
-        struct vec2 *q = &p->verts[v];
-        if (opts->y_down)
-            q->y = -q->y;
-        q->x = q->x * opts->scale.x + opts->position.x;
-        q->y = q->y * opts->scale.y + opts->position.y;
-    }
+    for (uint32_t v = 0; v < p->arm->vert_count; v++)
+        p->verts[v] = construct_opts_point(opts, p->verts[v]);
     for (uint32_t b = 0; b < p->arm->bone_count; b++) {
         if (p->arm->bones[b].has_phys) {
             p->phys[b].pos.x -= opts->velocity.x;

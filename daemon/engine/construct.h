@@ -15,6 +15,10 @@ struct construct_opts {
 /* Identity options: position 0, scale 1, velocity 0, y up. */
 void construct_opts_default(struct construct_opts *o);
 
+/* Where the options put a point of armature space (y flipped first, then scaled, then moved),
+ * as Construct moves bones and vertices. o NULL is the identity. */
+struct vec2 construct_opts_point(const struct construct_opts *o, struct vec2 v);
+
 /* Constructs p->out and p->verts from p->local and advances the physics state.
  * opts may be NULL (identity). Allocates nothing. */
 void construct(struct pose *p, const struct construct_opts *opts);

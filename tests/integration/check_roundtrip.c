@@ -1160,6 +1160,59 @@ static void check_render_sheet(skc_client *c, const unsigned char id[SKC_ID_SIZE
     skc_reply_free(sheet);
 }
 
+/* MESH with engine options: every vertex and quad corner of the plain draw list, moved as a
+ * point (y flipped, scaled, moved). On the 0.7 lamp, whose shade and beam have pivots, a
+ * mirror once misplaced the pivoted parts and y-down turned quads' textures over. */
+static void check_mesh_options(skc_client *c, const unsigned char id[SKC_ID_SIZE])
+{
+    static const struct {
+        double sx, sy, px, py;
+        unsigned flags;
+    } opts[] = {{-1, 1, 5, 7, 0}, {1, 1, 0, 0, SKC_EVAL_Y_DOWN}, {2, -0.5, -3, 1, 0}};
+    skc_eval ev;
+    eval_one(&ev, id, "Look", 12, 0);
+    skc_reply *plain = NULL, *moved = NULL;
+    ck_assert_msg(skc_mesh(c, &ev, &plain) == 0, "MESH: %s", skc_errmsg(c));
+    uint32_t n, m;
+    const skc_draw *a = skc_reply_draws(plain, &n);
+    ck_assert_uint_gt(n, 3);
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        ev.scale = (skc_vec2){opts[k].sx, opts[k].sy};
+        ev.position = (skc_vec2){opts[k].px, opts[k].py};
+        ev.flags = opts[k].flags;
+        ck_assert_msg(skc_mesh(c, &ev, &moved) == 0, "MESH: %s", skc_errmsg(c));
+        const skc_draw *b = skc_reply_draws(moved, &m);
+        ck_assert_uint_eq(m, n);
+        for (uint32_t i = 0; i < n; i++) {
+            ck_assert_uint_eq(a[i].bone, b[i].bone);
+            ck_assert_uint_eq(a[i].vertex_count, b[i].vertex_count);
+            for (uint32_t v = 0; v < a[i].vertex_count; v++) {
+                const skc_vertex *p = &a[i].vertices[v], *q = &b[i].vertices[v];
+                double y = opts[k].flags ? -p->y : p->y;
+                ck_assert_msg(fabs(q->x - (p->x * opts[k].sx + opts[k].px)) < 1e-9 &&
+                                  fabs(q->y - (y * opts[k].sy + opts[k].py)) < 1e-9,
+                              "options %zu, bone %u, vertex %u: (%g, %g) from (%g, %g)", k,
+                              a[i].bone, v, q->x, q->y, p->x, p->y);
+                ck_assert(q->u == p->u && q->v == p->v);
+            }
+        }
+        skc_reply_free(moved);
+    }
+    skc_reply_free(plain);
+}
+
+START_TEST(mesh_options_move_points)
+{
+    struct daemon *d = daemon_up(g_samples, NULL);
+    skc_client *c = client_open(d->tcp_uri, NULL);
+    unsigned char id[SKC_ID_SIZE];
+    load_path(c, "lamp-0.7.skf", id);
+    check_mesh_options(c, id);
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 START_TEST(pose_mesh_render)
 {
     struct daemon *d = daemon_up(g_samples, NULL);
@@ -2037,6 +2090,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, info_matches_skeld_info);
     tcase_add_test(tc, instance_new_and_free);
     tcase_add_test(tc, pose_mesh_render);
+    tcase_add_test(tc, mesh_options_move_points);
     tcase_add_test(tc, stats_count_requests);
     tcase_add_test(tc, unload_keeps_instances);
     tc = tcase(s, "offline");
