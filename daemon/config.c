@@ -41,6 +41,8 @@ static const struct option options[] = {
     {"max-image-pixels", OPT_INT, F(max_image_pixels), 1, (int64_t)1 << 30, "16777216",
      "largest picture a RENDER may ask for"},
     {"max-skf-mb", OPT_INT, F(max_skf_mb), 1, 4096, "64", "largest .skf file, MiB"},
+    {"max-json-mb", OPT_INT, F(max_json_mb), 1, 1024, "16",
+     "largest armature.json inside a .skf, MiB (bounds a parse's memory)"},
     {"max-bones", OPT_INT, F(max_bones), 1, 1 << 20, "10000", "most bones an armature may have"},
     {"max-bone-steps", OPT_INT, F(max_bone_steps), 1000, (int64_t)1 << 40, "100000000",
      "work one request may ask for: (warm-up + steps) x bones"},

@@ -26,6 +26,7 @@ struct config {
     int64_t out_low_water;
     int64_t max_image_pixels;
     int64_t max_skf_mb;
+    int64_t max_json_mb;
     int64_t max_bones;
     int64_t max_bone_steps;
     int64_t idle_timeout;

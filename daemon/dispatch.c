@@ -48,6 +48,7 @@ struct request {
     uint64_t started_us;
     struct cache_entry *entry; /* referenced until done */
     struct instance *inst;
+    bool big; /* a LOAD whose parse counts as the one big parse (WORK_BIG_PARSE_BYTES) */
 };
 
 static struct dispatch *disp(const struct conn *c)
@@ -505,10 +506,32 @@ static void finish_waiter(struct request *w, const struct request *leader)
     finish_load(w);
 }
 
+static void submit_load_step(struct request *r, void (*run)(struct job *, struct worker *),
+                             void (*done)(struct job *));
+static void on_load_done(struct job *job);
+
+/* The big parse finished: the next big one in line starts. */
+static void next_big_parse(struct dispatch *d)
+{
+    struct request *next = d->big_head;
+    d->big_parsing = next != NULL;
+    if (!next)
+        return;
+    d->big_head = next->wait_next;
+    if (!d->big_head)
+        d->big_tail = NULL;
+    next->wait_next = NULL;
+    submit_load_step(next, work_load_parse, on_load_done);
+}
+
 static void on_load_done(struct job *job)
 {
     struct request *r = (struct request *)job;
     struct request *waiters = end_parse(r);
+    if (r->big) {
+        r->big = false;
+        next_big_parse(r->d);
+    }
     if (r->work.job.run == work_load_parse && r->work.status != SKP_S_BUSY)
         r->d->parses++;
     settle_load(r);
@@ -554,12 +577,26 @@ static void on_load_hashed(struct job *job)
     }
     r->parse_next = r->d->parsing;
     r->d->parsing = r;
+    /* Big parses take real memory: one at a time, in arrival order. */
+    if (r->work.json_size > WORK_BIG_PARSE_BYTES) {
+        r->big = true;
+        if (r->d->big_parsing) {
+            if (r->d->big_tail)
+                r->d->big_tail->wait_next = r;
+            else
+                r->d->big_head = r;
+            r->d->big_tail = r;
+            return;
+        }
+        r->d->big_parsing = true;
+    }
     submit_load_step(r, work_load_parse, on_load_done);
 }
 
 static void start_load(struct request *r)
 {
     r->work.max_skf = (uint64_t)r->d->cfg->max_skf_mb << 20;
+    r->work.max_json = (uint64_t)r->d->cfg->max_json_mb << 20;
     r->work.max_bones = (uint32_t)r->d->cfg->max_bones;
     r->work.max_arm_bytes = r->d->cache->budget;
     conn_job_started(r->conn);
@@ -926,6 +963,7 @@ int dispatch_preload(struct dispatch *s, const char *dir)
         if (!(w.path = malloc(PATH_MAX)))
             return -1;
         w.max_skf = (uint64_t)s->cfg->max_skf_mb << 20;
+        w.max_json = (uint64_t)s->cfg->max_json_mb << 20;
         w.max_bones = (uint32_t)s->cfg->max_bones;
         w.max_arm_bytes = s->cache->budget;
         snprintf(w.path, PATH_MAX, "%s/%s", dir, e->d_name);

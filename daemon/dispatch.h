@@ -27,6 +27,8 @@ struct dispatch {
     char root[PATH_MAX];    /* realpath of --root */
     uint64_t started_ms;
     struct request *parsing; /* LOADs whose content is being parsed, one per content id */
+    bool big_parsing;        /* a big armature.json is being parsed: others wait in line */
+    struct request *big_head, *big_tail;
     /* counters (STATS) */
     uint64_t requests[SKP_OP_MAX], busy, parses;
     uint64_t latency_us[16]; /* histogram: bucket i counts latencies below 2^i * 64 us */

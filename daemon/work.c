@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__ /* defined by the headers above */
+#include <malloc.h>
+#endif
 
 #include "work.h"
 #include "engine/load.h"
@@ -102,6 +105,16 @@ void work_load_hash(struct job *job, struct worker *w)
     if (!r->input && read_file(r))
         return;
     sha256(r->input, r->input_len, r->digest);
+    struct eng_error err; /* a file that is no zip fails its parse, with the message */
+    if (armature_json_size(r->input, r->input_len, &r->json_size, &err))
+        r->json_size = 0;
+}
+
+static void trim_memory(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }
 
 void work_load_parse(struct job *job, struct worker *w)
@@ -112,8 +125,13 @@ void work_load_parse(struct job *job, struct worker *w)
     struct eng_error err;
     load_limits_default(&lim);
     lim.max_uncompressed = r->max_skf * 4;
+    lim.max_json = r->max_json;
     lim.max_bones = r->max_bones;
     int rc = armature_load(r->input, r->input_len, &lim, &r->loaded, &err);
+    /* A big or failed parse leaves its freed memory in the allocator's arenas: hand it back,
+     * or a hostile upload pins it after its error reply. */
+    if (rc || r->json_size > WORK_BIG_PARSE_BYTES)
+        trim_memory();
     if (rc) {
         fail(r, status_of(rc), "%s", err.msg);
     } else if (r->loaded->mem_bytes > r->max_arm_bytes) {

@@ -25,6 +25,7 @@ struct work {
     size_t input_len;
     char *path; /* LOAD by path: the file to read (owned); else NULL */
     uint64_t max_skf;
+    uint64_t max_json; /* armature.json's bytes */
     uint32_t max_bones;
     size_t max_arm_bytes; /* the cache budget: a bigger armature would be evicted at once */
     /* outputs, set by the worker */
@@ -34,7 +35,12 @@ struct work {
     size_t body_len;
     struct armature *loaded; /* LOAD: the parsed armature (owned) */
     uint8_t digest[32];      /* LOAD: SHA-256 of the bytes, the armature id */
+    uint64_t json_size;      /* LOAD: armature.json's size (0 if unknown), after hashing */
 };
+
+/* An armature.json this big makes a parse that takes real memory (tens of bytes a value):
+ * the daemon runs one such parse at a time. */
+#define WORK_BIG_PARSE_BYTES (1u << 20)
 
 /* Frees what w owns (not w itself). */
 void work_release(struct work *w);

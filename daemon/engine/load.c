@@ -17,6 +17,10 @@
 void load_limits_default(struct load_limits *lim)
 {
     lim->max_uncompressed = 256u << 20;
+    /* Real exports hold under 100 KB of JSON; jansson needs tens of bytes a value, so these
+     * bound a parse to about 100 MB whatever the file claims. */
+    lim->max_json = 16u << 20;
+    lim->max_json_values = 1000000;
     lim->max_atlas_pixels = 8192u * 8192u;
     lim->max_bones = 10000;
     lim->max_keyframes = 2000000;
@@ -31,6 +35,10 @@ static void fill_limits(const struct load_limits *in, struct load_limits *out)
         return;
     if (in->max_uncompressed)
         out->max_uncompressed = in->max_uncompressed;
+    if (in->max_json)
+        out->max_json = in->max_json;
+    if (in->max_json_values)
+        out->max_json_values = in->max_json_values;
     if (in->max_atlas_pixels)
         out->max_atlas_pixels = in->max_atlas_pixels;
     if (in->max_bones)
@@ -207,6 +215,37 @@ static int open_zip(const void *bytes, size_t len, zip_t **out, struct eng_error
     return 0;
 }
 
+/* armature.json's size against its own limit, before a byte of it is inflated. */
+static int check_json_size(zip_t *za, const struct load_limits *lim, struct eng_error *err)
+{
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat(za, "armature.json", 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
+        return eng_seterr(err, ENG_EBADFILE, "armature.json is not in the archive");
+    if (st.size > lim->max_json)
+        return eng_seterr(err, ENG_ELIMIT,
+                          "armature.json: %llu bytes uncompressed exceed the limit of %llu",
+                          (unsigned long long)st.size, (unsigned long long)lim->max_json);
+    return 0;
+}
+
+int armature_json_size(const void *bytes, size_t len, uint64_t *size, struct eng_error *err)
+{
+    zip_t *za;
+    *size = 0;
+    int rc = open_zip(bytes, len, &za, err);
+    if (rc)
+        return rc;
+    zip_stat_t st;
+    zip_stat_init(&st);
+    if (zip_stat(za, "armature.json", 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
+        rc = eng_seterr(err, ENG_EBADFILE, "armature.json is not in the archive");
+    else
+        *size = st.size;
+    zip_discard(za);
+    return rc;
+}
+
 int armature_load(const void *bytes, size_t len, const struct load_limits *in_lim,
                   struct armature **out, struct eng_error *err)
 {
@@ -221,7 +260,9 @@ int armature_load(const void *bytes, size_t len, const struct load_limits *in_li
     char *json;
     size_t json_len;
     struct armature *arm = NULL;
-    rc = read_member(za, "armature.json", "armature.json", &budget, &json, &json_len, err);
+    rc = check_json_size(za, &lim, err);
+    if (rc == 0)
+        rc = read_member(za, "armature.json", "armature.json", &budget, &json, &json_len, err);
     if (rc == 0) {
         rc = load_json(json, json_len, &lim, &arm, err);
         free(json);

@@ -9,6 +9,8 @@
 /* Limits against hostile files. Zero fields take the defaults of load_limits_default(). */
 struct load_limits {
     uint64_t max_uncompressed; /* bytes read out of the archive in total */
+    uint64_t max_json;         /* armature.json's bytes: checked before it is read */
+    uint32_t max_json_values;  /* JSON values in armature.json: counted before it is parsed */
     uint64_t max_atlas_pixels; /* per atlas */
     uint32_t max_bones;
     uint32_t max_keyframes; /* over all animations */
@@ -23,6 +25,10 @@ void load_limits_default(struct load_limits *lim);
  * NULL. lim may be NULL for defaults. Any thread; reads only its arguments. */
 int armature_load(const void *bytes, size_t len, const struct load_limits *lim,
                   struct armature **out, struct eng_error *err);
+
+/* The uncompressed size of armature.json inside the .skf bytes, without reading it (so a
+ * server can schedule big parses apart). 0, or ENG_EBADFILE / ENG_ENOMEM with err. */
+int armature_json_size(const void *bytes, size_t len, uint64_t *size, struct eng_error *err);
 
 /* Reads a whole file of at most max bytes into *out (caller frees), *out_len its length.
  * 0, ENG_EIO (cannot open or read), ENG_ELIMIT (larger) or ENG_ENOMEM, with err. */

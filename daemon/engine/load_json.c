@@ -1309,10 +1309,37 @@ static int read_root(struct ctx *c, json_t *root)
     return 0;
 }
 
+/* An upper bound on the JSON values in text, without building them: every value but the
+ * first in a container follows a comma, and each container is a value. Strings are skipped
+ * (their commas and brackets do not count). Stops counting past max. */
+static uint64_t count_values(const char *text, size_t len, uint64_t max)
+{
+    uint64_t n = 1;
+    bool in_str = false;
+    for (size_t i = 0; i < len && n <= max; i++) {
+        char ch = text[i];
+        if (in_str) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                in_str = false;
+        } else if (ch == '"') {
+            in_str = true;
+        } else if (ch == ',' || ch == '{' || ch == '[') {
+            n++;
+        }
+    }
+    return n;
+}
+
 int load_json(const char *text, size_t len, const struct load_limits *lim, struct armature **out,
               struct eng_error *err)
 {
     *out = NULL;
+    if (count_values(text, len, lim->max_json_values) > lim->max_json_values)
+        return eng_seterr(err, ENG_ELIMIT,
+                          "armature.json: more than %u JSON values (counted before parsing)",
+                          lim->max_json_values);
     json_error_t jerr;
     json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root)

@@ -1596,6 +1596,44 @@ START_TEST(limit_bones)
 }
 END_TEST
 
+/* The JSON is bounded before jansson builds anything: by its size (from the zip directory,
+ * before inflating), then by a count of its values. A 100 KB upload once held 64 MiB of
+ * numbers in an unknown key and took a gigabyte to parse. */
+START_TEST(limit_json_size_and_values)
+{
+    struct load_limits lim = small_limits();
+    lim.max_json = 64;
+    static const char small[] = "{'bones':[{'id':0}]}";
+    struct armature *arm;
+    struct eng_error err;
+    ck_assert_int_eq(load_q(small, 0, &lim, &arm, &err), 0);
+    armature_free(arm);
+    /* 20 unknown numbers make it 80 bytes */
+    expect_err("{'bones':[{'id':0}],'junk':[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]}",
+               0, &lim, ENG_ELIMIT, "armature.json: 80 bytes uncompressed exceed the limit of 64",
+               EXACT);
+    lim.max_json = 0; /* the default */
+    lim.max_json_values = 10;
+    /* commas and brackets inside strings do not count: 6 values */
+    ck_assert_int_eq(load_q("{'bones':[{'id':0,'name':',,,[[{{,,,,,,,,,'}]}", 0, &lim, &arm, &err),
+                     0);
+    armature_free(arm);
+    expect_err("{'bones':[{},{},{},{},{},{},{},{},{},{},{}]}", 0, &lim, ENG_ELIMIT,
+               "armature.json: more than 10 JSON values (counted before parsing)", EXACT);
+    /* the size is known before reading, for servers that schedule big parses apart */
+    void *buf;
+    size_t len;
+    uint64_t size = 0;
+    char *j = dq(small);
+    ck_assert_int_eq(th_skf(j, 0, &buf, &len), 0);
+    ck_assert_int_eq(armature_json_size(buf, len, &size, &err), 0);
+    ck_assert_uint_eq(size, strlen(j));
+    ck_assert_int_eq(armature_json_size("not a zip", 9, &size, &err), ENG_EBADFILE);
+    free(buf);
+    free(j);
+}
+END_TEST
+
 START_TEST(limit_keyframes)
 {
     struct load_limits lim = small_limits();
@@ -1922,6 +1960,7 @@ static Suite *load_suite(void)
     tc = tcase_create("limits");
     tcase_add_test(tc, limit_bones);
     tcase_add_test(tc, limit_keyframes);
+    tcase_add_test(tc, limit_json_size_and_values);
     tcase_add_test(tc, limit_vertices);
     tcase_add_test(tc, limit_atlas_pixels);
     tcase_add_test(tc, limit_uncompressed);
