@@ -31,6 +31,7 @@ struct instance {
 /* What dispatch keeps per connection (conn->session). */
 struct session {
     bool authed;
+    struct request *outstanding; /* evaluations submitted and not done (cancelled at close) */
     struct instance **instances; /* index = instance id - 1 */
     uint32_t instance_cap;
 };
@@ -49,6 +50,8 @@ struct request {
     struct cache_entry *entry; /* referenced until done */
     struct instance *inst;
     bool big; /* a LOAD whose parse counts as the one big parse (WORK_BIG_PARSE_BYTES) */
+    struct request *out_prev, *out_next; /* on the session's outstanding list */
+    bool outstanding;
 };
 
 static struct dispatch *disp(const struct conn *c)
@@ -161,9 +164,47 @@ static void reply_done(struct request *r)
     }
 }
 
+/* An evaluation joins its session's outstanding list until done, so that the session's end
+ * can cancel it. LOADs stay off the list: other LOADs may wait on their parse. */
+static void outstanding_add(struct request *r)
+{
+    struct session *s = sess(r->conn);
+    r->out_prev = NULL;
+    r->out_next = s->outstanding;
+    if (s->outstanding)
+        s->outstanding->out_prev = r;
+    s->outstanding = r;
+    r->outstanding = true;
+}
+
+static void outstanding_remove(struct request *r)
+{
+    if (!r->outstanding)
+        return;
+    if (r->out_prev)
+        r->out_prev->out_next = r->out_next;
+    else
+        sess(r->conn)->outstanding = r->out_next;
+    if (r->out_next)
+        r->out_next->out_prev = r->out_prev;
+    r->outstanding = false;
+}
+
+/* The client is gone: what it asked for and is not yet running will not run. */
+static void cancel_outstanding(struct session *s)
+{
+    for (struct request *r = s->outstanding, *n; r; r = n) {
+        n = r->out_next;
+        atomic_store_explicit(&r->work.job.cancelled, true, memory_order_relaxed);
+        r->outstanding = false;
+    }
+    s->outstanding = NULL;
+}
+
 static void on_job_done(struct job *job)
 {
     struct request *r = (struct request *)job;
+    outstanding_remove(r);
     struct dispatch *s = r->d;
     record_latency(s, now_us() - r->started_us);
     reply_done(r);
@@ -202,6 +243,7 @@ static void start_job(struct request *r, void (*run)(struct job *, struct worker
     r->work.arm = r->entry->arm;
     r->work.arm_serial = r->entry->serial;
     r->work.pose = r->inst ? r->inst->pose : NULL;
+    outstanding_add(r);
     conn_job_started(r->conn);
     if (r->entry)
         cache_ref(r->entry);
@@ -828,6 +870,7 @@ static void h_stats(struct conn *c, const struct skp_frame *f, struct skp_reader
     } plain[] = {
         {"errors", s->conns->error_replies},
         {"busy", s->busy},
+        {"jobs.dropped", pool_dropped(s->pool)},
         {"loads.parsed", s->parses},
         {"cache.hits", s->cache->stats.hits},
         {"cache.misses", s->cache->stats.misses},
@@ -918,6 +961,7 @@ static int on_open(void *owner, struct conn *c)
 static void on_close(void *owner, struct conn *c)
 {
     struct session *s = sess(c);
+    cancel_outstanding(s);
     for (uint32_t i = 0; i < s->instance_cap; i++)
         if (s->instances[i])
             instance_release(owner, s->instances[i]);

@@ -4,6 +4,8 @@
 #define SKELD_JOB_H
 
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "engine/png.h"
@@ -17,6 +19,10 @@ struct job {
     struct job *next;
     void (*run)(struct job *, struct worker *); /* worker thread */
     void (*done)(struct job *);                 /* loop thread, exactly once */
+    /* Set by the loop when nobody waits for the result any more (the client went away): a
+     * job still queued is then not run, and done() sees dropped. */
+    atomic_bool cancelled;
+    bool dropped;
 };
 
 /* Per-thread scratch, reused from job to job so steady-state evaluation allocates nothing

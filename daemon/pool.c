@@ -24,9 +24,12 @@ static void *worker_main(void *arg)
         if (!p->head)
             break; /* stopping and drained */
         struct job *j = pop(p);
+        j->dropped = atomic_load_explicit(&j->cancelled, memory_order_relaxed);
+        p->dropped += j->dropped;
         p->running++;
         pthread_mutex_unlock(&p->lock);
-        j->run(j, w);
+        if (!j->dropped)
+            j->run(j, w);
         pthread_mutex_lock(&p->lock);
         p->running--;
         j->next = p->done;
@@ -105,6 +108,14 @@ int pool_submit(struct pool *p, struct job *job)
     pthread_cond_signal(&p->wake);
     pthread_mutex_unlock(&p->lock);
     return 0;
+}
+
+uint64_t pool_dropped(struct pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    uint64_t n = p->dropped;
+    pthread_mutex_unlock(&p->lock);
+    return n;
 }
 
 size_t pool_depth(struct pool *p)

@@ -16,6 +16,7 @@ struct pool {
     struct job *head, *tail; /* queued */
     struct job *done;        /* finished, in reverse order */
     size_t queued, depth, running;
+    uint64_t dropped; /* cancelled jobs not run (STATS) */
     bool stopping;
     bool started; /* pool_init succeeded up to the async handle: shutdown has work to do */
     int nworkers;
@@ -32,6 +33,9 @@ int pool_submit(struct pool *p, struct job *job);
 
 /* Jobs queued plus running. */
 size_t pool_depth(struct pool *p);
+
+/* Cancelled jobs that were dropped instead of run. Loop thread. */
+uint64_t pool_dropped(struct pool *p);
 
 /* Stops intake, lets queued jobs finish, joins the workers, delivers the last completions
  * and closes the async handle. Safe on a pool whose pool_init failed or never ran (zeroed).

@@ -1739,6 +1739,42 @@ START_TEST(slow_request_then_disconnect)
 }
 END_TEST
 
+/* Work for a client that has gone is dropped, not run: 20 slow requests on one worker, then
+ * the client hangs up. An end of input alone may be a half-close (whose replies are still
+ * owed), so the daemon learns that the client is gone from the first reply it cannot write;
+ * what is still queued then never runs. (682 such jobs once ran on for nobody.) Waits on the
+ * daemon's counters, not on time. */
+START_TEST(jobs_of_gone_clients_are_dropped)
+{
+    struct daemon *d = daemon_up(g_samples, FLAGS("--threads", "1"));
+    skc_client *w = client_open(d->tcp_uri, NULL), *q = client_open(d->unix_uri, NULL);
+    unsigned char id[SKC_ID_SIZE];
+    load_path(w, "robot.skf", id);
+    skc_eval ev;
+    uint32_t req;
+    eval_one(&ev, id, "Walk", 3, 0);
+    ev.warmup = 60000; /* a tenth of a second or more of the one worker, each */
+    uint64_t before = counter(w, "requests.POSE");
+    for (int i = 0; i < 20; i++)
+        ck_assert_int_eq(skc_send_pose(q, &ev, &req), 0);
+    int64_t deadline = now_ms() + 10000;
+    while (counter(w, "requests.POSE") < before + 20 && now_ms() < deadline)
+        sleep_ms(5); /* until the daemon has read all 20 */
+    ck_assert_uint_eq(counter(w, "requests.POSE"), before + 20);
+    skc_free(q);
+    await_counter(w, "connections", 1);
+    await_counter(w, "queue.depth", 0);
+    uint64_t dropped = counter(w, "jobs.dropped");
+    ck_assert_msg(dropped >= 10 && dropped <= 19, "%llu of 20 queued jobs dropped",
+                  (unsigned long long)dropped);
+    ev.warmup = 0;
+    skc_reply *r = pose_ok(w, &ev); /* and the worker serves the next client */
+    skc_reply_free(r);
+    skc_free(w);
+    daemon_stop(d);
+}
+END_TEST
+
 /* A client that stops reading its replies is closed once nothing has moved for
  * --idle-timeout, while the others are served as usual. */
 START_TEST(stalled_reader_is_closed)
@@ -2106,6 +2142,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, bad_requests_keep_connection);
     tc = tcase(s, "disconnect");
     tcase_add_test(tc, slow_request_then_disconnect);
+    tcase_add_test(tc, jobs_of_gone_clients_are_dropped);
     tcase_add_test(tc, stalled_reader_is_closed);
     tc = tcase(s, "paths");
     tcase_add_test(tc, load_path_confined);
