@@ -1,17 +1,20 @@
 /* The opcode table and the loop-thread half of every request: decode, check, resolve names,
  * submit to the pool, and reply when the job is done. No bone math here. */
-#define _XOPEN_SOURCE 700 /* realpath */
 #include "autoconfig.h"
 
 #include "dispatch.h"
+#include "confine.h"
 #include "work.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/png.h"
 #include "engine/request.h"
@@ -91,6 +94,7 @@ static struct request *new_request(struct conn *c, const struct skp_frame *f)
     r->id = f->h.id;
     r->opcode = f->h.opcode;
     r->started_us = now_us();
+    r->work.root_fd = -1;
     eval_request_init(&r->work.eval);
     construct_opts_default(&r->work.opts);
     picture_request_init(&r->work.picture);
@@ -645,58 +649,29 @@ static void start_load(struct request *r)
     submit_load_step(r, work_load_hash, on_load_hashed);
 }
 
-/* Joins a relative path to the root and refuses anything that leaves it, by ".." or by a
- * symlink: the resolved path must still lie under the resolved root. Returns SKP_S_OK, or
- * FORBIDDEN_PATH / NOT_FOUND with why filled. */
-static uint16_t confine(struct dispatch *s, const char *rel, size_t len, char *out, char *why,
-                        size_t whylen)
-{
-    char joined[PATH_MAX];
-    if (len == 0 || rel[0] == '/' || memchr(rel, 0, len)) {
-        snprintf(why, whylen, "path must be relative to the root");
-        return SKP_S_FORBIDDEN_PATH;
-    }
-    int n = snprintf(joined, sizeof joined, "%s/%.*s", s->root, (int)len, rel);
-    if (n < 0 || (size_t)n >= sizeof joined) {
-        snprintf(why, whylen, "path too long");
-        return SKP_S_FORBIDDEN_PATH;
-    }
-    for (const char *p = joined + strlen(s->root); (p = strstr(p, "..")); p += 2) {
-        if ((p[-1] == '/') && (p[2] == '/' || p[2] == 0)) {
-            snprintf(why, whylen, "path may not contain \"..\"");
-            return SKP_S_FORBIDDEN_PATH;
-        }
-    }
-    if (!realpath(joined, out)) {
-        snprintf(why, whylen, "%.*s: no such file", (int)(len > 200 ? 200 : len), rel);
-        return SKP_S_NOT_FOUND;
-    }
-    size_t rl = strlen(s->root);
-    if (strncmp(out, s->root, rl) != 0 || (out[rl] != '/' && out[rl] != 0)) {
-        snprintf(why, whylen, "path leads outside the root");
-        return SKP_S_FORBIDDEN_PATH;
-    }
-    return SKP_S_OK;
-}
-
 static void h_load_path(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
 {
     size_t len;
     const char *path = skp_read_str(rd, &len);
     if (!finish_body(c, f, rd))
         return;
+    char why[256];
+    uint16_t st = confine_check(path, len, why, sizeof why);
+    if (st != SKP_S_OK) {
+        conn_error(c, f->h.opcode, f->h.id, st, "%s", why);
+        return;
+    }
     struct request *r = new_request(c, f);
     if (!r)
         return;
-    char why[256] = "out of memory";
-    uint16_t st = SKP_S_NO_MEMORY;
-    if ((r->work.path = malloc(PATH_MAX))) /* only LOAD by path needs room for a resolved path */
-        st = confine(disp(c), path, len, r->work.path, why, sizeof why);
-    if (st != SKP_S_OK) {
-        conn_error(c, f->h.opcode, f->h.id, st, "%s", why);
+    if (!(r->work.path = malloc(len + 1))) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
         free_request(r);
         return;
     }
+    memcpy(r->work.path, path, len);
+    r->work.path[len] = 0;
+    r->work.root_fd = disp(c)->root_fd; /* opened beneath it by the worker, race-free */
     start_load(r);
 }
 
@@ -982,11 +957,19 @@ int dispatch_init(struct dispatch *d, uv_loop_t *loop, const struct config *cfg,
     d->pool = pool;
     d->conns = conns;
     d->started_ms = uv_now(loop);
-    if (!realpath(cfg->root, d->root)) {
-        log_msg(LOG_ERROR, "--root %s: no such directory", cfg->root);
+    d->root_fd = open(cfg->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d->root_fd < 0) {
+        log_msg(LOG_ERROR, "--root %s: %s", cfg->root, strerror(errno));
         return -1;
     }
     return 0;
+}
+
+void dispatch_close(struct dispatch *d)
+{
+    if (d->root_fd >= 0)
+        close(d->root_fd);
+    d->root_fd = -1;
 }
 
 /* Startup only: loads on the calling thread, before any client connects. */
@@ -1004,6 +987,7 @@ int dispatch_preload(struct dispatch *s, const char *dir)
             continue;
         struct work w;
         memset(&w, 0, sizeof w);
+        w.root_fd = -1; /* the operator's directory, not a client's path */
         if (!(w.path = malloc(PATH_MAX)))
             return -1;
         w.max_skf = (uint64_t)s->cfg->max_skf_mb << 20;

@@ -6,7 +6,6 @@
 #ifndef SKELD_DISPATCH_H
 #define SKELD_DISPATCH_H
 
-#include <limits.h>
 #include <stdint.h>
 #include <uv.h>
 
@@ -24,7 +23,7 @@ struct dispatch {
     struct cache *cache;
     struct pool *pool;
     struct conn_set *conns; /* for STATS and the shutdown flag */
-    char root[PATH_MAX];    /* realpath of --root */
+    int root_fd;            /* --root, opened: LOAD by path opens beneath it */
     uint64_t started_ms;
     struct request *parsing; /* LOADs whose content is being parsed, one per content id */
     bool big_parsing;        /* a big armature.json is being parsed: others wait in line */
@@ -38,9 +37,12 @@ struct dispatch {
 extern const struct conn_hooks dispatch_conn_hooks;
 
 /* Sets d up over the daemon's cache, pool and connections. 0, or -1 with the problem logged
- * (--root is not a directory). */
+ * (--root is not a directory that can be opened). */
 int dispatch_init(struct dispatch *d, uv_loop_t *loop, const struct config *cfg,
                   struct cache *cache, struct pool *pool, struct conn_set *conns);
+
+/* Releases what dispatch_init took. */
+void dispatch_close(struct dispatch *d);
 
 /* Loads every .skf in dir into the cache on the calling thread. Startup only. */
 int dispatch_preload(struct dispatch *d, const char *dir);

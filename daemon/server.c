@@ -255,6 +255,7 @@ int server_run(struct config *cfg)
     }
     uv_run(s.loop, UV_RUN_DEFAULT);
     int closed = uv_loop_close(s.loop);
+    dispatch_close(&s.dispatch);
     cache_close(&s.cache);
     if (closed)
         log_msg(LOG_ERROR, "loop did not close cleanly: %s", uv_strerror(closed));

@@ -10,6 +10,7 @@
 #endif
 
 #include "work.h"
+#include "confine.h"
 #include "engine/load.h"
 #include "engine/png.h"
 #include "engine/sheet.h"
@@ -87,13 +88,11 @@ static void finish(struct work *r, struct skp_writer *w)
 
 static int read_file(struct work *r)
 {
-    struct eng_error err;
     void *buf;
-    int rc = eng_read_file(r->path, r->max_skf, &buf, &r->input_len, &err);
-    if (rc) {
-        fail(r, status_of(rc), "%s (--max-skf-mb bounds the file)", err.msg);
+    r->status = confine_read(r->root_fd, r->path, r->max_skf, &buf, &r->input_len, r->msg,
+                             sizeof r->msg);
+    if (r->status)
         return -1;
-    }
     r->input = buf;
     return 0;
 }

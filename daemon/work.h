@@ -23,7 +23,8 @@ struct work {
     uint8_t format;                 /* RENDER: enum skp_format */
     uint8_t *input;                 /* LOAD: file bytes (owned) */
     size_t input_len;
-    char *path; /* LOAD by path: the file to read (owned); else NULL */
+    char *path;  /* LOAD by path: the file to read (owned), relative to root_fd; else NULL */
+    int root_fd; /* the --root directory LOAD by path is confined to; -1: not confined */
     uint64_t max_skf;
     uint64_t max_json; /* armature.json's bytes */
     uint32_t max_bones;

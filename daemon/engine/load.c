@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <zip.h>
 
 #include "load_json.h"
@@ -278,48 +281,62 @@ int armature_load(const void *bytes, size_t len, const struct load_limits *in_li
     return 0;
 }
 
-int eng_read_file(const char *path, uint64_t max, void **out, size_t *out_len,
-                  struct eng_error *err)
+int eng_read_fd(int fd, uint64_t max, void **out, size_t *out_len, struct eng_error *err)
 {
     *out = NULL;
     *out_len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return eng_seterr(err, ENG_EIO, "%s: %s", path, strerror(errno));
     char *buf = NULL;
     size_t len = 0, cap = 0;
-    int rc = 0;
     for (;;) {
         if (len == cap) {
             cap = cap ? cap * 2 : 1u << 20;
             char *nb = realloc(buf, cap);
             if (!nb) {
-                rc = eng_seterr(err, ENG_ENOMEM, "out of memory");
-                break;
+                free(buf);
+                return eng_seterr(err, ENG_ENOMEM, "out of memory");
             }
             buf = nb;
         }
-        size_t got = fread(buf + len, 1, cap - len, f);
-        len += got;
-        if (got == 0) {
-            if (ferror(f))
-                rc = eng_seterr(err, ENG_EIO, "%s: read error", path);
-            break;
+        ssize_t got = read(fd, buf + len, cap - len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            free(buf);
+            return eng_seterr(err, ENG_EIO, "read error: %s", strerror(errno));
         }
+        if (got == 0)
+            break;
+        len += (size_t)got;
         if (len > max) {
-            rc = eng_seterr(err, ENG_ELIMIT, "%s: file larger than %llu bytes", path,
-                            (unsigned long long)max);
-            break;
+            free(buf);
+            return eng_seterr(err, ENG_ELIMIT, "file larger than %llu bytes",
+                              (unsigned long long)max);
         }
-    }
-    fclose(f);
-    if (rc) {
-        free(buf);
-        return rc;
     }
     *out = buf;
     *out_len = len;
     return 0;
+}
+
+int eng_read_file(const char *path, uint64_t max, void **out, size_t *out_len,
+                  struct eng_error *err)
+{
+    *out = NULL;
+    *out_len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0)
+        return eng_seterr(err, ENG_EIO, "%s: %s", path, strerror(errno));
+    struct stat st;
+    int rc = fstat(fd, &st) != 0 ? eng_seterr(err, ENG_EIO, "%s: %s", path, strerror(errno))
+             : !S_ISREG(st.st_mode) ? eng_seterr(err, ENG_EIO, "%s: not a regular file", path)
+                                    : eng_read_fd(fd, max, out, out_len, err);
+    close(fd);
+    if (rc && err && strncmp(err->msg, path, strlen(path)) != 0) {
+        char why[sizeof err->msg];
+        snprintf(why, sizeof why, "%s", err->msg);
+        eng_seterr(err, rc, "%s: %s", path, why);
+    }
+    return rc;
 }
 
 int armature_load_file(const char *path, const struct load_limits *in_lim, struct armature **out,

@@ -30,8 +30,12 @@ int armature_load(const void *bytes, size_t len, const struct load_limits *lim,
  * server can schedule big parses apart). 0, or ENG_EBADFILE / ENG_ENOMEM with err. */
 int armature_json_size(const void *bytes, size_t len, uint64_t *size, struct eng_error *err);
 
-/* Reads a whole file of at most max bytes into *out (caller frees), *out_len its length.
- * 0, ENG_EIO (cannot open or read), ENG_ELIMIT (larger) or ENG_ENOMEM, with err. */
+/* Reads an open file to its end, at most max bytes, into *out (caller frees), *out_len its
+ * length. 0, ENG_EIO, ENG_ELIMIT (larger) or ENG_ENOMEM, with err. */
+int eng_read_fd(int fd, uint64_t max, void **out, size_t *out_len, struct eng_error *err);
+
+/* Reads a whole regular file of at most max bytes (non-blocking open, so a FIFO cannot hang
+ * the caller): as eng_read_fd, with the path in the messages. */
 int eng_read_file(const char *path, uint64_t max, void **out, size_t *out_len,
                   struct eng_error *err);
 

@@ -8,7 +8,7 @@
  * daemons otherwise (and after a failure with CK_FORK=no). Files live in a temp dir made per
  * TCase by an unchecked fixture, which runs in the parent and so also cleans up after failed
  * tests. The program exits 77 (skip) when the daemon cannot bind its listeners at all. */
-#define _XOPEN_SOURCE 700 /* nftw, symlink */
+#define _GNU_SOURCE /* nftw, symlink, syscall (renameat2) */
 #include <arpa/inet.h>
 #include <check.h>
 #include <dirent.h>
@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1825,6 +1826,79 @@ static void make_root(const char *work, char *root)
     ck_assert_int_eq(symlink("robot.skf", join(p, root, "inlink.skf")), 0);
 }
 
+/* Under the root, a FIFO nobody writes to and a directory are refused as what they are, at
+ * once: two such LOADs once blocked both workers in open() and SIGTERM never completed. And
+ * no error names the root's absolute path. */
+START_TEST(load_path_fifo_and_leaks)
+{
+    char root[PATH_MAX], p[PATH_MAX];
+    make_root(g_work, root);
+    ck_assert_int_eq(mkfifo(join(p, root, "fifo.skf"), 0600), 0);
+    ck_assert_int_eq(mkdir(join(p, root, "dir.skf"), 0700), 0);
+    struct daemon *d = daemon_up(root, FLAGS("--threads", "2"));
+    skc_client *c = client_open(d->unix_uri, NULL);
+    unsigned char id[SKC_ID_SIZE];
+    for (int i = 0; i < 3; i++) {
+        expect_status(c, skc_load_path(c, "fifo.skf", id, NULL), SKC_S_BAD_REQUEST, "FIFO");
+        ck_assert_msg(strstr(skc_errmsg(c), "fifo.skf: not a regular file"), "%s",
+                      skc_errmsg(c));
+    }
+    expect_status(c, skc_load_path(c, "dir.skf", id, NULL), SKC_S_BAD_REQUEST, "directory");
+    const char *const missing[] = {"missing.skf", "dir.skf/x.skf", "sub/nothing.skf"};
+    for (size_t i = 0; i < 3; i++) {
+        skc_load_path(c, missing[i], id, NULL);
+        ck_assert_msg(!strstr(skc_errmsg(c), g_work), "error names the root: %s", skc_errmsg(c));
+    }
+    load_path(c, "robot.skf", id); /* the workers are free */
+    skc_free(c);
+    daemon_stop(d); /* and SIGTERM completes */
+}
+END_TEST
+
+/* The root escape by race: a directory under the root swapped with a symlink to the outside
+ * (renameat2 RENAME_EXCHANGE) while LOADs of a file in it run. The outside holds another
+ * armature; it must never load. The daemon once checked the path, then opened it later
+ * following links: 2% of such LOADs escaped. A bounded number of tries, no timing. */
+START_TEST(load_path_swap_race)
+{
+    char root[PATH_MAX], p[PATH_MAX], q[PATH_MAX], src[PATH_MAX];
+    make_root(g_work, root);
+    copy_file(sample(src, "critter.skf"), join(p, g_work, "outside/robot.skf"));
+    ck_assert_int_eq(mkdir(join(p, root, "swap"), 0700), 0);
+    copy_file(sample(src, "robot.skf"), join(p, root, "swap/robot.skf"));
+    ck_assert_int_eq(symlink(join(q, g_work, "outside"), join(p, root, "other")), 0);
+    struct daemon *d = daemon_up(root, FLAGS("--threads", "2"));
+    skc_client *c = client_open(d->unix_uri, NULL);
+    unsigned char id[SKC_ID_SIZE], inside[SKC_ID_SIZE];
+    load_path(c, "swap/robot.skf", inside);
+    pid_t swapper = fork();
+    ck_assert_int_ge(swapper, 0);
+    if (swapper == 0) {
+        char a[PATH_MAX], b[PATH_MAX];
+        join(a, root, "swap");
+        join(b, root, "other");
+        for (long i = 0; i < 2000000; i++) /* bounded; killed when the LOADs are done */
+            if (syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 2 /* RENAME_EXCHANGE */))
+                _exit(3);
+        _exit(0);
+    }
+    int escaped = 0, loaded = 0;
+    for (int i = 0; i < 3000; i++) {
+        if (skc_load_path(c, "swap/robot.skf", id, NULL) != 0)
+            continue; /* refused or not found mid-swap: fine */
+        loaded++;
+        escaped += memcmp(id, inside, SKC_ID_SIZE) != 0;
+    }
+    kill(swapper, SIGKILL);
+    int st;
+    waitpid(swapper, &st, 0);
+    ck_assert_msg(!WIFEXITED(st) || WEXITSTATUS(st) == 0, "the swapper failed");
+    ck_assert_msg(escaped == 0, "%d of %d LOADs read the file outside the root", escaped, loaded);
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 START_TEST(load_path_confined)
 {
     char root[PATH_MAX], outside[PATH_MAX];
@@ -2146,6 +2220,8 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, stalled_reader_is_closed);
     tc = tcase(s, "paths");
     tcase_add_test(tc, load_path_confined);
+    tcase_add_test(tc, load_path_fifo_and_leaks);
+    tcase_add_test(tc, load_path_swap_race);
     tc = tcase(s, "auth");
     tcase_add_test(tc, auth_token);
     tc = tcase(s, "busy");

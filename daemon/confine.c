@@ -1,0 +1,137 @@
+/* LOAD by path beneath the root (confine.h). */
+#define _GNU_SOURCE /* O_NOFOLLOW, O_DIRECTORY with openat; syscall */
+#include "confine.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "engine/load.h"
+#include "skp.h"
+
+#define FILE_FLAGS (O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+
+/* The client's path for a message: at most 200 bytes of it. */
+#define SHOWN(rel) (int)(strlen(rel) > 200 ? 200 : strlen(rel)), (rel)
+
+uint16_t confine_check(const char *rel, size_t len, char *why, size_t whylen)
+{
+    if (len == 0 || rel[0] == '/' || memchr(rel, 0, len)) {
+        snprintf(why, whylen, "path must be relative to the root");
+        return SKP_S_FORBIDDEN_PATH;
+    }
+    if (len >= 4096) {
+        snprintf(why, whylen, "path too long");
+        return SKP_S_FORBIDDEN_PATH;
+    }
+    /* ".." as a whole component; "..x.skf" is a name like any other. */
+    for (size_t i = 0; i + 1 < len; i++) {
+        bool starts = i == 0 || rel[i - 1] == '/';
+        bool ends = i + 2 == len || rel[i + 2] == '/';
+        if (starts && ends && rel[i] == '.' && rel[i + 1] == '.') {
+            snprintf(why, whylen, "path may not contain \"..\"");
+            return SKP_S_FORBIDDEN_PATH;
+        }
+    }
+    return SKP_S_OK;
+}
+
+/* Without openat2: each directory component opened with O_NOFOLLOW from the root down. */
+static int open_walk(int root_fd, const char *rel)
+{
+    char *copy = strdup(rel);
+    if (!copy) {
+        errno = ENOMEM;
+        return -1;
+    }
+    int dir = root_fd, fd = -1;
+    char *save = NULL;
+    char *name = strtok_r(copy, "/", &save);
+    while (name) {
+        char *next = strtok_r(NULL, "/", &save);
+        if (strcmp(name, ".") != 0 || !next) {
+            int flags = next ? O_RDONLY | O_DIRECTORY | O_CLOEXEC : FILE_FLAGS;
+            fd = openat(dir, name, flags | O_NOFOLLOW);
+            if (dir != root_fd)
+                close(dir);
+            if (fd < 0)
+                break;
+            dir = fd;
+        }
+        name = next;
+    }
+    int saved = errno;
+    free(copy);
+    errno = saved;
+    return fd;
+}
+
+static int open_beneath(int root_fd, const char *rel)
+{
+    struct open_how how = {.flags = FILE_FLAGS, .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+    long fd = syscall(SYS_openat2, root_fd, rel, &how, sizeof how);
+    if (fd < 0 && (errno == ENOSYS || errno == EPERM)) /* old kernel, or a seccomp filter */
+        return open_walk(root_fd, rel);
+    return (int)fd;
+}
+
+static uint16_t open_error(int err, const char *rel, char *why, size_t whylen)
+{
+    switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+        snprintf(why, whylen, "%.*s: no such file", SHOWN(rel));
+        return SKP_S_NOT_FOUND;
+    case EXDEV:
+    case ELOOP:
+        snprintf(why, whylen, "%.*s: path leads outside the root", SHOWN(rel));
+        return SKP_S_FORBIDDEN_PATH;
+    case ENOMEM:
+        snprintf(why, whylen, "out of memory");
+        return SKP_S_NO_MEMORY;
+    default:
+        snprintf(why, whylen, "%.*s: cannot be opened (%s)", SHOWN(rel), strerror(err));
+        return SKP_S_FORBIDDEN_PATH;
+    }
+}
+
+uint16_t confine_read(int root_fd, const char *rel, uint64_t max, void **buf, size_t *len,
+                      char *why, size_t whylen)
+{
+    *buf = NULL;
+    *len = 0;
+    int fd = root_fd >= 0 ? open_beneath(root_fd, rel) : open(rel, FILE_FLAGS);
+    if (fd < 0)
+        return open_error(errno, rel, why, whylen);
+    struct stat st;
+    uint16_t status = SKP_S_OK;
+    if (fstat(fd, &st) != 0) {
+        status = open_error(errno, rel, why, whylen);
+    } else if (!S_ISREG(st.st_mode)) {
+        snprintf(why, whylen, "%.*s: not a regular file", SHOWN(rel));
+        status = SKP_S_BAD_REQUEST;
+    } else if ((uint64_t)st.st_size > max) {
+        snprintf(why, whylen, "%.*s: file larger than %llu bytes (--max-skf-mb)", SHOWN(rel),
+                 (unsigned long long)max);
+        status = SKP_S_LIMIT;
+    } else {
+        struct eng_error err;
+        int rc = eng_read_fd(fd, max, buf, len, &err);
+        if (rc) {
+            snprintf(why, whylen, "%.*s: %s", SHOWN(rel),
+                     rc == ENG_ENOMEM ? "out of memory" : "read error");
+            status = rc == ENG_ENOMEM ? SKP_S_NO_MEMORY
+                     : rc == ENG_ELIMIT ? SKP_S_LIMIT
+                                        : SKP_S_NOT_FOUND;
+        }
+    }
+    close(fd);
+    return status;
+}
