@@ -48,6 +48,10 @@ static const struct option options[] = {
      "work one request may ask for: (warm-up + steps) x bones"},
     {"idle-timeout", OPT_INT, F(idle_timeout), 0, 86400 * 7, "300",
      "seconds before an idle connection is closed (0: never)"},
+    {"frame-timeout", OPT_INT, F(frame_timeout), 1, 86400, "60",
+     "seconds a frame may take from its first byte to its last"},
+    {"max-input-mb", OPT_INT, F(max_input_mb), 1, 1 << 20, "1024",
+     "input buffered for partly received frames, over all connections, MiB"},
 };
 
 #define NOPTS (sizeof options / sizeof options[0])

@@ -30,6 +30,8 @@ struct config {
     int64_t max_bones;
     int64_t max_bone_steps;
     int64_t idle_timeout;
+    int64_t frame_timeout;
+    int64_t max_input_mb;
 };
 
 /* Fills c with defaults (threads = cores). */

@@ -35,6 +35,7 @@ static void free_conn(struct conn *c)
     if (c->next)
         c->next->prev = c->prev;
     set->count--;
+    set->in_bytes -= c->in_cap;
     free(c->in);
     free(c);
 }
@@ -226,23 +227,52 @@ void conn_error(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, co
 
 /* ---- reading ----------------------------------------------------------------------------- */
 
+#define IN_CHUNK 65536
+
+/* Resizes c's input buffer to cap bytes, within the daemon's budget for input buffers (a
+ * shrink always succeeds in the accounting). False if the budget or memory says no. */
+static bool resize_input(struct conn *c, size_t cap)
+{
+    struct conn_set *set = c->set;
+    size_t budget = (size_t)set->cfg->max_input_mb << 20;
+    if (cap > c->in_cap && set->in_bytes - c->in_cap + cap > budget)
+        return false;
+    uint8_t *n = cap ? realloc(c->in, cap) : (free(c->in), NULL);
+    if (cap && !n)
+        return false;
+    set->in_bytes = set->in_bytes - c->in_cap + cap;
+    c->in = n;
+    c->in_cap = cap;
+    return true;
+}
+
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
     struct conn *c = h->data;
-    size_t limit = (size_t)c->set->cfg->max_frame + SKP_HEADER_SIZE;
-    if (c->in_cap - c->in_len < 65536 && c->in_cap < limit) {
-        size_t cap = c->in_cap ? c->in_cap * 2 : 65536;
-        cap = cap > limit ? limit : cap;
-        uint8_t *n = realloc(c->in, cap);
-        if (n) {
-            c->in = n;
-            c->in_cap = cap;
-        }
+    (void)suggested;
+    size_t limit = (size_t)c->max_frame + SKP_HEADER_SIZE;
+    if (c->in_cap - c->in_len < IN_CHUNK && c->in_cap < limit) {
+        size_t cap = c->in_cap ? c->in_cap * 2 : IN_CHUNK;
+        resize_input(c, cap > limit ? limit : cap);
     }
-    /* A full buffer is reported by libuv as UV_ENOBUFS, and we close. */
+    /* No room (the budget for input buffers is spent): libuv reports UV_ENOBUFS. */
     *buf = c->in_cap > c->in_len
                ? uv_buf_init((char *)c->in + c->in_len, (unsigned)(c->in_cap - c->in_len))
                : uv_buf_init(NULL, 0);
+}
+
+/* After a big frame the buffer shrinks back, so an idle connection holds little. */
+static void shrink_input(struct conn *c)
+{
+    if (c->in_len == 0 && c->in_cap > IN_CHUNK)
+        resize_input(c, 0);
+    else if (c->in_cap > 4 * IN_CHUNK && c->in_len <= IN_CHUNK)
+        resize_input(c, IN_CHUNK);
+}
+
+void conn_set_max_frame(struct conn *c, uint32_t max)
+{
+    c->max_frame = max;
 }
 
 static bool over_limits(struct conn *c)
@@ -275,8 +305,7 @@ static void parse_input(struct conn *c)
     while (!c->closing && !c->close_after_write) {
         struct skp_frame f;
         size_t used;
-        int rc = skp_parser_feed(c->in + off, c->in_len - off, (uint32_t)c->set->cfg->max_frame, &f,
-                                 &used);
+        int rc = skp_parser_feed(c->in + off, c->in_len - off, c->max_frame, &f, &used);
         if (rc == SKP_NEED_MORE)
             break;
         if (rc < 0) {
@@ -295,6 +324,22 @@ static void parse_input(struct conn *c)
     }
     memmove(c->in, c->in + off, c->in_len - off);
     c->in_len -= off;
+    /* The deadline runs from the first byte of a frame until the frame is whole. */
+    if (c->in_len == 0)
+        c->frame_since = 0;
+    else if (off || !c->frame_since)
+        c->frame_since = now_ms(c);
+    shrink_input(c);
+}
+
+/* Ends c with a reply saying why, once the reply is written. */
+static void end_with(struct conn *c, uint16_t status, const char *why)
+{
+    conn_error(c, 0, 0, status, "%s", why);
+    c->close_after_write = true;
+    uv_read_stop(&c->h.stream);
+    c->reading = false;
+    finish_if_done(c);
 }
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -306,6 +351,11 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
         uv_read_stop(&c->h.stream);
         c->reading = false;
         finish_if_done(c);
+        return;
+    }
+    if (nread == UV_ENOBUFS) {
+        log_msg(LOG_WARN, "input buffers are full (--max-input-mb): ending a connection");
+        end_with(c, SKP_S_BUSY, "the daemon's input buffers are full (--max-input-mb), retry");
         return;
     }
     if (nread < 0) {
@@ -345,6 +395,7 @@ void conn_accept(struct conn_set *set, uv_stream_t *listener)
     }
     c->h.handle.data = c;
     c->set = set;
+    c->max_frame = (uint32_t)set->cfg->max_frame;
     c->last_active = uv_now(set->loop);
     c->next = set->head;
     if (set->head)
@@ -352,10 +403,15 @@ void conn_accept(struct conn_set *set, uv_stream_t *listener)
     set->head = c;
     set->count++;
     set->total++;
-    if (uv_accept(listener, &c->h.stream) || set->stopping ||
-        set->count > (uint32_t)set->cfg->max_connections ||
-        set->hooks->on_open(set->owner, c)) {
+    if (uv_accept(listener, &c->h.stream) || set->hooks->on_open(set->owner, c)) {
         conn_close(c);
+        return;
+    }
+    /* Refused, but told why (and read to its end, so no reset destroys the reply). */
+    if (set->stopping || set->count > (uint32_t)set->cfg->max_connections) {
+        set->refused++;
+        end_with(c, set->stopping ? SKP_S_SHUTDOWN : SKP_S_BUSY,
+                 set->stopping ? "shutting down" : "too many connections (--max-connections)");
         return;
     }
     if (tcp)
@@ -372,12 +428,20 @@ void conn_set_drain(struct conn_set *set)
     }
 }
 
-void conn_set_sweep(struct conn_set *set, uint64_t now, uint64_t idle_ms)
+void conn_set_sweep(struct conn_set *set, uint64_t now)
 {
+    uint64_t idle_ms = (uint64_t)set->cfg->idle_timeout * 1000;
+    uint64_t frame_ms = (uint64_t)set->cfg->frame_timeout * 1000;
     for (struct conn *c = set->head, *n; c; c = n) {
         n = c->next;
         if (c->closing)
             continue;
+        if (c->frame_since && !c->close_after_write && !c->lingering &&
+            now - c->frame_since > frame_ms) {
+            log_msg(LOG_DEBUG, "ending a connection whose frame did not arrive in time");
+            end_with(c, SKP_S_FRAMING, "a frame must arrive whole within --frame-timeout");
+            continue;
+        }
         bool overdue = set->stopping && c->jobs == 0 && now > set->stop_deadline;
         if ((c->lingering && now > c->linger_until) || overdue) {
             log_msg(LOG_DEBUG, "closing a connection that did not end in time");

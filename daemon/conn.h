@@ -46,6 +46,8 @@ struct conn_set {
     uint32_t count;
     uint64_t total;         /* accepted since start */
     uint64_t error_replies; /* replies sent with a status other than OK */
+    uint64_t refused;       /* connections refused: over --max-connections, or shutting down */
+    size_t in_bytes;        /* input buffers held over all connections (--max-input-mb) */
     bool stopping;          /* shutdown: every connection ends once its work is done */
     uint64_t stop_deadline; /* ms: at shutdown, connections with no job left are closed then */
 };
@@ -57,6 +59,8 @@ struct conn {
     struct conn *prev, *next;
     uint8_t *in;
     size_t in_len, in_cap;
+    uint32_t max_frame;   /* the largest frame this connection may send (conn_set_max_frame) */
+    uint64_t frame_since; /* ms: when the frame in the buffer began arriving; 0: none */
     int inflight; /* jobs, queued writes and the half-close: the conn lives while > 0 */
     int jobs;     /* of which the owner's jobs */
     bool reading, closing, closed, close_after_write;
@@ -71,6 +75,10 @@ void conn_set_init(struct conn_set *set, uv_loop_t *loop, const struct config *c
 /* Accepts a connection from listener and starts reading it. Over --max-connections, or while
  * stopping, it is closed at once. */
 void conn_accept(struct conn_set *set, uv_stream_t *listener);
+
+/* The largest frame c may send from now on: the owner keeps it small until a client has
+ * authenticated, so memory before authentication stays tiny. Starts at --max-frame. */
+void conn_set_max_frame(struct conn *c, uint32_t max);
 
 /* Queues a reply (takes ownership of body, malloc'd or NULL). */
 void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, uint8_t *body,
@@ -92,9 +100,10 @@ void conn_job_done(struct conn *c);
  * are answered rather than reset, and ends once nothing is in flight; idle ones end now. */
 void conn_set_drain(struct conn_set *set);
 
-/* Periodic sweep at now (ms): ends connections idle past idle_ms (0: never), lingering past
- * their time, or left at the shutdown deadline. */
-void conn_set_sweep(struct conn_set *set, uint64_t now, uint64_t idle_ms);
+/* Periodic sweep at now (ms): ends connections idle past --idle-timeout, whose frame has not
+ * arrived whole within --frame-timeout (a slow sender is not activity), lingering past their
+ * time, or left at the shutdown deadline. */
+void conn_set_sweep(struct conn_set *set, uint64_t now);
 
 /* Closes every connection now (startup failure). */
 void conn_set_close_all(struct conn_set *set);

@@ -69,6 +69,9 @@ static struct session *sess(const struct conn *c)
 
 typedef void (*handler_fn)(struct conn *, const struct skp_frame *, struct skp_reader *);
 
+/* The largest body an unauthenticated client may send: a HELLO or a PING. */
+#define PRE_AUTH_MAX_FRAME (4 + 2 + SKP_MAX_NAME + 64)
+
 struct command {
     handler_fn fn;
     uint32_t min_body, max_body;
@@ -456,6 +459,7 @@ static void h_hello(struct conn *c, const struct skp_frame *f, struct skp_reader
         return;
     }
     sess(c)->authed = true;
+    conn_set_max_frame(c, (uint32_t)disp(c)->cfg->max_frame);
     static const char name[] = PACKAGE_STRING;
     uint8_t *body = malloc(2 + 2 + sizeof name + 4);
     if (!body) {
@@ -856,6 +860,7 @@ static void h_stats(struct conn *c, const struct skp_frame *f, struct skp_reader
         {"queue.depth", pool_depth(s->pool)},
         {"connections", s->conns->count},
         {"connections.total", s->conns->total},
+        {"connections.refused", s->conns->refused},
         {"uptime.ms", uv_now(s->loop) - s->started_ms},
     };
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++, n++)
@@ -929,6 +934,8 @@ static int on_open(void *owner, struct conn *c)
         return -1;
     s->authed = !d->cfg->auth_token || !*d->cfg->auth_token;
     c->session = s;
+    if (!s->authed) /* until HELLO: room for a HELLO or a PING, no more */
+        conn_set_max_frame(c, PRE_AUTH_MAX_FRAME);
     return 0;
 }
 

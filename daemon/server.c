@@ -204,7 +204,7 @@ static void on_signal(uv_signal_t *h, int signum)
 static void on_sweep(uv_timer_t *t)
 {
     struct server *s = t->data;
-    conn_set_sweep(&s->conns, uv_now(s->loop), (uint64_t)s->cfg->idle_timeout * 1000);
+    conn_set_sweep(&s->conns, uv_now(s->loop));
     if (s->stopping && !s->conns.head)
         finish_shutdown(s);
 }

@@ -1826,6 +1826,111 @@ static void make_root(const char *work, char *root)
     ck_assert_int_eq(symlink("robot.skf", join(p, root, "inlink.skf")), 0);
 }
 
+/* A header announcing a body of len bytes for op, and then only part bytes of the body. */
+static void raw_partial(struct raw *r, uint8_t op, uint32_t len, size_t part)
+{
+    uint8_t hdr[SKP_HEADER_SIZE];
+    struct skp_header h = {SKP_VERSION, op, 0, 0, 1, len};
+    skp_encode_header(&h, hdr);
+    raw_send(r, hdr, sizeof hdr);
+    uint8_t *body = calloc(part ? part : 1, 1);
+    ck_assert_ptr_nonnull(body);
+    if (part)
+        raw_send(r, body, part);
+    free(body);
+}
+
+/* A slow sender is not activity: a frame must arrive whole within --frame-timeout, however
+ * steadily its bytes trickle. (1 byte a second once kept a connection for ever.) Others are
+ * served meanwhile. */
+START_TEST(slow_sender_meets_frame_deadline)
+{
+    struct daemon *d = daemon_up(g_samples, FLAGS("--frame-timeout", "1"));
+    struct raw *slow = raw_open(d->unix_uri), *ok = raw_open(d->tcp_uri);
+    raw_partial(slow, SKP_OP_PING, 100, 3);
+    int64_t start = now_ms();
+    for (int i = 0; i < 3; i++) { /* a byte now and then, and another client at work */
+        uint8_t b = 0;
+        raw_send(slow, &b, 1);
+        raw_ping(ok, (uint32_t)i + 1, "still here");
+    }
+    raw_expect_error(slow, 0, 0, SKP_S_FRAMING); /* within raw_recv's 10 s */
+    raw_expect_closed(slow);
+    ck_assert_int_lt(now_ms() - start, 9000);
+    raw_ping(ok, 9, "after");
+    raw_close(slow);
+    raw_close(ok);
+    daemon_stop(d);
+}
+END_TEST
+
+/* Before HELLO with the auth token, a frame bigger than a HELLO is refused by its header:
+ * four unauthenticated clients once held 200 MB of LOAD bodies. */
+START_TEST(unauthenticated_frames_are_tiny)
+{
+    struct daemon *d = daemon_up(g_samples, FLAGS("--auth-token", "s3cret"));
+    struct raw *r = raw_open(d->unix_uri);
+    raw_partial(r, SKP_OP_LOAD_BYTES, 48u << 20, 4096);
+    raw_expect_error(r, 0, 0, SKP_S_TOO_BIG);
+    raw_expect_closed(r);
+    raw_close(r);
+    skc_client *c = client_open(d->tcp_uri, "s3cret"); /* authenticated: the usual limit */
+    unsigned char id[SKC_ID_SIZE];
+    load_path(c, "robot.skf", id);
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
+/* Over --max-connections a client is told so (BUSY, then the end), not cut off in silence. */
+START_TEST(over_max_connections_gets_busy)
+{
+    struct daemon *d = daemon_up(g_samples, FLAGS("--max-connections", "2"));
+    struct raw *a = raw_open(d->unix_uri), *b = raw_open(d->unix_uri);
+    raw_ping(a, 1, "a");
+    raw_ping(b, 1, "b");
+    struct raw *c = raw_open(d->unix_uri);
+    raw_expect_error(c, 0, 0, SKP_S_BUSY);
+    raw_expect_closed(c);
+    raw_close(c);
+    raw_close(b);
+    skc_client *k = NULL;
+    int64_t deadline = now_ms() + 10000;
+    do { /* the daemon sees b's end on its next loop turn */
+        skc_free(k);
+        k = client_open(d->unix_uri, NULL);
+    } while (skc_ping(k, "k", 1) != 0 && now_ms() < deadline && (sleep_ms(10), 1));
+    ck_assert_uint_eq(counter(k, "connections.refused"), 1);
+    skc_free(k);
+    raw_close(a);
+    daemon_stop(d);
+}
+END_TEST
+
+/* Memory for partly received frames is bounded over all connections: past --max-input-mb a
+ * connection is answered BUSY and ended, and the others go on. (16 half-sent LOADs once held
+ * 791 MB.) Two frames of 900 KiB, 800 KiB of each sent, against a budget of 1 MiB: whichever
+ * the daemon reads second cannot grow its buffer. */
+START_TEST(input_buffers_are_bounded)
+{
+    struct daemon *d = daemon_up(g_samples, FLAGS("--max-input-mb", "1"));
+    struct raw *r[2] = {raw_open(d->unix_uri), raw_open(d->unix_uri)};
+    for (int i = 0; i < 2; i++)
+        raw_partial(r[i], SKP_OP_LOAD_BYTES, 900u << 10, 800u << 10);
+    struct pollfd p[2] = {{r[0]->fd, POLLIN, 0}, {r[1]->fd, POLLIN, 0}};
+    ck_assert_int_eq(poll(p, 2, 10000), 1); /* one answer, the other frame still pending */
+    int refused = (p[1].revents & POLLIN) ? 1 : 0;
+    raw_expect_error(r[refused], 0, 0, SKP_S_BUSY);
+    raw_expect_closed(r[refused]);
+    struct raw *other = raw_open(d->tcp_uri); /* and there is room for small frames */
+    raw_ping(other, 1, "small");
+    raw_close(other);
+    raw_close(r[0]);
+    raw_close(r[1]);
+    daemon_stop(d);
+}
+END_TEST
+
 /* Under the root, a FIFO nobody writes to and a directory are refused as what they are, at
  * once: two such LOADs once blocked both workers in open() and SIGTERM never completed. And
  * no error names the root's absolute path. */
@@ -2222,6 +2327,11 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, load_path_confined);
     tcase_add_test(tc, load_path_fifo_and_leaks);
     tcase_add_test(tc, load_path_swap_race);
+    tc = tcase(s, "hostile");
+    tcase_add_test(tc, slow_sender_meets_frame_deadline);
+    tcase_add_test(tc, unauthenticated_frames_are_tiny);
+    tcase_add_test(tc, over_max_connections_gets_busy);
+    tcase_add_test(tc, input_buffers_are_bounded);
     tc = tcase(s, "auth");
     tcase_add_test(tc, auth_token);
     tc = tcase(s, "busy");
