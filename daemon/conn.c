@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 
 #include "log.h"
 
@@ -382,6 +383,39 @@ void conn_set_init(struct conn_set *set, uv_loop_t *loop, const struct config *c
     set->owner = owner;
 }
 
+/* Descriptors kept free for everything but connections: listeners, the loop, files being
+ * loaded, and the refusals themselves. */
+#define FD_RESERVE 32
+
+/* How many connections the file-descriptor limit leaves room for (read at each accept: an
+ * operator may change it at run time). */
+static uint32_t fd_room(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
+        return UINT32_MAX;
+    return rl.rlim_cur > FD_RESERVE ? (uint32_t)(rl.rlim_cur - FD_RESERVE) : 0;
+}
+
+/* Why a new connection is refused, or NULL. Logs the descriptor limit once a second. */
+static const char *refusal(struct conn_set *set)
+{
+    if (set->stopping)
+        return "shutting down";
+    if (set->count > (uint32_t)set->cfg->max_connections)
+        return "too many connections (--max-connections)";
+    uint32_t room = fd_room();
+    if (set->count <= room)
+        return NULL;
+    uint64_t now = uv_now(set->loop);
+    if (!set->fd_logged_ms || now - set->fd_logged_ms >= 1000) {
+        log_msg(LOG_WARN, "%u connections reach the file-descriptor limit (ulimit -n): refusing",
+                set->count - 1);
+        set->fd_logged_ms = now ? now : 1;
+    }
+    return "too many connections for the daemon's file-descriptor limit";
+}
+
 void conn_accept(struct conn_set *set, uv_stream_t *listener)
 {
     struct conn *c = calloc(1, sizeof *c);
@@ -408,10 +442,10 @@ void conn_accept(struct conn_set *set, uv_stream_t *listener)
         return;
     }
     /* Refused, but told why (and read to its end, so no reset destroys the reply). */
-    if (set->stopping || set->count > (uint32_t)set->cfg->max_connections) {
+    const char *why = refusal(set);
+    if (why) {
         set->refused++;
-        end_with(c, set->stopping ? SKP_S_SHUTDOWN : SKP_S_BUSY,
-                 set->stopping ? "shutting down" : "too many connections (--max-connections)");
+        end_with(c, set->stopping ? SKP_S_SHUTDOWN : SKP_S_BUSY, why);
         return;
     }
     if (tcp)

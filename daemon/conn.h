@@ -48,6 +48,7 @@ struct conn_set {
     uint64_t error_replies; /* replies sent with a status other than OK */
     uint64_t refused;       /* connections refused: over --max-connections, or shutting down */
     size_t in_bytes;        /* input buffers held over all connections (--max-input-mb) */
+    uint64_t fd_logged_ms;  /* when the file-descriptor limit was last logged */
     bool stopping;          /* shutdown: every connection ends once its work is done */
     uint64_t stop_deadline; /* ms: at shutdown, connections with no job left are closed then */
 };

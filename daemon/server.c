@@ -40,6 +40,7 @@ struct server {
     uv_signal_t sigint, sigterm;
     uv_timer_t sweep;
     bool stopping;
+    uint64_t accept_errors, accept_logged_ms;
 };
 
 /* ---- listeners --------------------------------------------------------------------------- */
@@ -47,8 +48,19 @@ struct server {
 static void on_connection(uv_stream_t *server_stream, int status)
 {
     struct listener *l = server_stream->data;
-    if (status >= 0)
+    if (status >= 0) {
         conn_accept(&l->srv->conns, server_stream);
+        return;
+    }
+    /* Out of file descriptors, typically: libuv has accepted and closed the connection to keep
+     * the backlog moving. Say so, at most once a second. */
+    uint64_t now = uv_now(l->srv->loop);
+    l->srv->accept_errors++;
+    if (now - l->srv->accept_logged_ms >= 1000 || !l->srv->accept_logged_ms) {
+        log_msg(LOG_WARN, "%s: cannot accept a connection: %s (%llu so far; see ulimit -n)",
+                l->uri, uv_strerror(status), (unsigned long long)l->srv->accept_errors);
+        l->srv->accept_logged_ms = now ? now : 1;
+    }
 }
 
 static int listen_tcp(struct server *s, struct listener *l, const char *hostport)
