@@ -91,36 +91,50 @@ static int check_opts(const struct construct_opts *o, struct eng_error *err)
     return 0;
 }
 
-/* The work of extra_steps more steps than e's own, in bone-steps, against the limit. */
+/* The work of a request in bone-steps: its steps (warm-up, steps, extra_steps more) times the
+ * bones, plus extra_work already in bone-steps (pictures). */
 static int check_budget(const struct armature *arm, const struct eval_request *e,
-                        uint64_t extra_steps, const struct request_limits *lim,
-                        struct eng_error *err)
+                        uint64_t extra_steps, uint64_t extra_work,
+                        const struct request_limits *lim, struct eng_error *err)
 {
     uint64_t steps = (uint64_t)e->warmup + (uint64_t)eval_steps(e) + extra_steps;
     uint64_t bones = arm->bone_count ? arm->bone_count : 1;
-    if (!lim || !lim->max_bone_steps || steps <= lim->max_bone_steps / bones)
+    if (!lim || !lim->max_bone_steps)
+        return 0;
+    if (steps <= lim->max_bone_steps / bones &&
+        extra_work <= lim->max_bone_steps - steps * bones)
         return 0;
     return eng_seterr(err, ENG_ELIMIT,
-                      "%llu steps of %llu bones exceed the limit of %llu bone-steps a request",
+                      "%llu steps of %llu bones%s exceed the limit of %llu bone-steps a request",
                       (unsigned long long)steps, (unsigned long long)bones,
+                      extra_work ? " and their pictures" : "",
                       (unsigned long long)lim->max_bone_steps);
+}
+
+/* What drawing and encoding one picture costs, in bone-steps (about 0.1 us each on the
+ * development machines): a fixed part, the bones, and the samples. */
+static uint64_t picture_work(const struct armature *arm, const struct picture_request *pr)
+{
+    uint64_t samples = (uint64_t)pr->opts.width * pr->opts.height * pr->opts.samples;
+    return 256 + 4 * (uint64_t)arm->bone_count + samples / 32;
 }
 
 static int check_eval_budget(const struct armature *arm, const struct eval_request *e,
                              const struct construct_opts *o, uint64_t extra_steps,
-                             const struct request_limits *lim, struct eng_error *err)
+                             uint64_t extra_work, const struct request_limits *lim,
+                             struct eng_error *err)
 {
     int rc = eval_check(arm, e, err);
     if (rc || (rc = check_opts(o, err)))
         return rc;
-    return check_budget(arm, e, extra_steps, lim, err);
+    return check_budget(arm, e, extra_steps, extra_work, lim, err);
 }
 
 int request_check_eval(const struct armature *arm, const struct eval_request *e,
                        const struct construct_opts *o, const struct request_limits *lim,
                        struct eng_error *err)
 {
-    return check_eval_budget(arm, e, o, 0, lim, err);
+    return check_eval_budget(arm, e, o, 0, 0, lim, err);
 }
 
 static int check_canvas(const struct armature *arm, const struct picture_request *pr,
@@ -211,8 +225,10 @@ int request_check_picture(const struct armature *arm, struct eval_request *e,
     /* Framing plays the warm-up and then every frame of the first animation. */
     uint64_t framing = 0;
     if (request_needs_bounds(pr))
-        framing = (uint64_t)e->warmup + (e->count ? (uint64_t)arm->anims[e->anims[0]].last_frame + 1 : 1);
-    return check_eval_budget(arm, e, o, framing, lim, err);
+        framing = (uint64_t)e->warmup +
+                  (e->count ? (uint64_t)arm->anims[e->anims[0]].last_frame + 1 : 1);
+    uint64_t pictures = pr->range ? (uint64_t)pr->last - pr->first + 1 : 1;
+    return check_eval_budget(arm, e, o, framing, pictures * picture_work(arm, pr), lim, err);
 }
 
 void request_frame(const struct armature *arm, struct pose *scratch, const struct eval_request *e,

@@ -15,7 +15,8 @@
 struct request_limits {
     uint64_t max_image_pixels; /* width x height of one picture */
     uint64_t max_reply_pixels; /* every picture of one request (a range, or a sheet) */
-    uint64_t max_bone_steps;   /* (warm-up + steps + framing steps) x bones */
+    uint64_t max_bone_steps;   /* (warm-up + steps + framing steps) x bones, plus each
+                                * picture's drawing in bone-step equivalents */
 };
 
 /* The defaults the daemon starts with: 16384 x 16384 pixels a picture, 16 pictures' worth a

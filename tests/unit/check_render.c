@@ -25,6 +25,7 @@
 #include "engine/load.h"
 #include "engine/png.h"
 #include "engine/render.h"
+#include "engine/request.h"
 #include "engine/sheet.h"
 #include "testhelp.h"
 
@@ -2174,6 +2175,148 @@ START_TEST(arrays_identity_pivots_match_bones_layout)
 }
 END_TEST
 
+/* ---- the request model (request.h): one validator for every front ----------------------- */
+
+/* Two bones, two animations (last keyframes 9 and 3), two styles. */
+#define REQ_ARM                                                                                    \
+    "{'atlases':[{'filename':'atlas0.png','size':{'x':40,'y':20}}],"                               \
+    " 'styles':[{'id':0,'name':'Default','textures':[{'name':'q','offset':{'x':0,'y':0},"          \
+    "   'size':{'x':40,'y':20},'atlas_idx':0}]},{'id':1,'name':'Night','textures':[]}],"           \
+    " 'bones':[{'id':0,'tex':'q'},{'id':1,'parent_id':0}],"                                        \
+    " 'animations':[{'name':'Walk','keyframes':[{'frame':9,'bone_id':0}]},"                        \
+    "   {'name':'Run','keyframes':[{'frame':3,'bone_id':1}]}]}"
+
+static void expect_req(int rc, int code, const struct eng_error *err, const char *part)
+{
+    ck_assert_msg(rc == code, "code %d, expected %d (%s)", rc, code, err->msg);
+    ck_assert_msg(strstr(err->msg, part), "message \"%s\" lacks \"%s\"", err->msg, part);
+}
+
+START_TEST(request_names_list_the_valid_ones)
+{
+    struct atlas a = atlas_new(40, 20, PX(1, 2, 3, 255));
+    struct armature *arm = load_arm(&a, 1, REQ_ARM);
+    struct eng_error err;
+    int i;
+    ck_assert_int_eq(request_find_anim(arm, "Run", &i, &err), 0);
+    ck_assert_int_eq(i, 1);
+    ck_assert_int_eq(request_find_anim(arm, "0", &i, &err), 0);
+    ck_assert_int_eq(i, 0);
+    expect_req(request_find_anim(arm, "Jump", &i, &err), ENG_EINVAL, &err,
+               "no animation named or numbered \"Jump\" (there are: Walk, Run)");
+    expect_req(request_find_style(arm, "Day", &i, &err), ENG_EINVAL, &err,
+               "(there are: Default, Night)");
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(request_eval_numbers_and_budget)
+{
+    struct atlas a = atlas_new(40, 20, PX(1, 2, 3, 255));
+    struct armature *arm = load_arm(&a, 1, REQ_ARM);
+    struct eng_error err;
+    struct eval_request e;
+    struct construct_opts o;
+    struct request_limits lim;
+    request_limits_default(&lim);
+    eval_request_init(&e);
+    construct_opts_default(&o);
+    e.count = 1;
+    e.frames[0] = 5;
+    ck_assert_int_eq(request_check_eval(arm, &e, &o, &lim, &err), 0);
+    o.position.x = NAN;
+    expect_req(request_check_eval(arm, &e, &o, &lim, &err), ENG_EINVAL, &err, "position");
+    o.position.x = 0;
+    o.scale.y = 1e300;
+    expect_req(request_check_eval(arm, &e, &o, &lim, &err), ENG_EINVAL, &err, "scale");
+    o.scale.y = 1;
+    o.velocity.x = -INFINITY;
+    expect_req(request_check_eval(arm, &e, &o, &lim, &err), ENG_EINVAL, &err, "velocity");
+    o.velocity.x = 0;
+    /* 2 bones: 100 steps are 200 bone-steps */
+    lim.max_bone_steps = 199;
+    e.warmup = 99;
+    expect_req(request_check_eval(arm, &e, &o, &lim, &err), ENG_ELIMIT, &err,
+               "100 steps of 2 bones exceed the limit of 199 bone-steps");
+    lim.max_bone_steps = 200;
+    ck_assert_int_eq(request_check_eval(arm, &e, &o, &lim, &err), 0);
+    ck_assert_int_eq(request_check_eval(arm, &e, &o, NULL, &err), 0); /* offline: no limit */
+    armature_free(arm);
+}
+END_TEST
+
+START_TEST(request_picture_checks_and_range_rule)
+{
+    struct atlas a = atlas_new(40, 20, PX(1, 2, 3, 255));
+    struct armature *arm = load_arm(&a, 1, REQ_ARM);
+    struct eng_error err;
+    struct eval_request e;
+    struct picture_request pr;
+    struct request_limits lim;
+    request_limits_default(&lim);
+    lim.max_image_pixels = 100 * 100;
+    eval_request_init(&e);
+    e.count = 2;
+    e.anims[1] = 1;
+    picture_request_init(&pr);
+    pr.opts.width = pr.opts.height = 100;
+    ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, &lim, &err), 0);
+    pr.opts.width = 101;
+    expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err,
+               "size 101x100 is out of range");
+    pr.opts.width = 100;
+    pr.opts.samples = 2;
+    expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err,
+               "samples 2");
+    pr.opts.samples = 4;
+    pr.fraction = 0;
+    expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err, "fit 0");
+    pr.fit = false; /* an explicit camera: its numbers must be finite */
+    pr.opts.scale.x = NAN;
+    expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err,
+               "camera scale");
+    pr.opts.scale.x = 1;
+    pr.png_level = 10;
+    expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err,
+               "PNG level 10");
+    pr.png_level = 9;
+    /* the range rule: every animation ends at last, stepping from first (or an earlier from) */
+    pr.range = true;
+    pr.first = 4;
+    pr.last = 7;
+    ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, &lim, &err), 0);
+    ck_assert(e.frames[0] == 7 && e.frames[1] == 7 && e.has_from && e.from == 4);
+    ck_assert_int_eq(eval_steps(&e), 4);
+    e.from = 1;
+    ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, &lim, &err), 0);
+    ck_assert(e.from == 1 && eval_steps(&e) == 7);
+    pr.first = 8;
+    expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err,
+               "first <= last");
+    /* a sheet needs room; all pictures of a reply are bounded */
+    pr.first = 0;
+    pr.last = 5;
+    pr.cols = 2;
+    pr.rows = 2;
+    expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err,
+               "no room for 6 frames");
+    pr.cols = pr.rows = 0;
+    lim.max_reply_pixels = 5 * 100 * 100;
+    expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_ELIMIT, &err,
+               "6 pictures of 100x100");
+    /* pictures count in the work budget: 5 steps of 2 bones, and 6 pictures of 10x10 with 4
+     * samples at 256 + 4 x 2 + 400 / 32 = 276 each: 1666 bone-steps */
+    lim.max_reply_pixels = 0;
+    lim.max_bone_steps = 1666;
+    pr.opts.width = pr.opts.height = 10;
+    ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, &lim, &err), 0);
+    lim.max_bone_steps = 1665;
+    expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_ELIMIT, &err,
+               "and their pictures");
+    armature_free(arm);
+}
+END_TEST
+
 static Suite *render_suite(void)
 {
     Suite *s = suite_create("render");
@@ -2257,6 +2400,9 @@ static Suite *render_suite(void)
 
     tc = tcase_create("bad options");
     tcase_add_test(tc, bad_options_are_einval);
+    tcase_add_test(tc, request_names_list_the_valid_ones);
+    tcase_add_test(tc, request_eval_numbers_and_budget);
+    tcase_add_test(tc, request_picture_checks_and_range_rule);
     tcase_add_test(tc, empty_armature_draws_background);
     suite_add_tcase(s, tc);
     return s;
