@@ -1932,6 +1932,74 @@ START_TEST(input_buffers_are_bounded)
 }
 END_TEST
 
+/* The daemon's resident memory, in KiB. */
+static long rss_kb(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    long kb = -1;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmRSS:", 6))
+            kb = atol(line + 6);
+    fclose(f);
+    ck_assert_int_gt(kb, 0);
+    return kb;
+}
+
+/* Hostile armatures are refused before they cost memory, the refusal names the limit, the
+ * daemon keeps serving and its memory comes back near where it was: a 100 KB upload holding
+ * 64 MiB of numbers in an unknown key once took 11 s and 1 GB, and a file of a million bones
+ * kept 1.75 GB after its LIMIT reply. */
+START_TEST(hostile_armatures_cost_no_memory)
+{
+    struct daemon *d = daemon_up(g_samples, FLAGS("--threads", "2"));
+    skc_client *c = client_open(d->unix_uri, NULL);
+    unsigned char id[SKC_ID_SIZE];
+    load_path(c, "robot.skf", id);
+    long base = rss_kb(d->pid);
+    /* 64 MiB of numbers in an unknown key */
+    size_t n = 64u << 20;
+    char *json = malloc(n + 64);
+    ck_assert_ptr_nonnull(json);
+    strcpy(json, "{\"bones\":[{}],\"junk\":[");
+    size_t at = strlen(json);
+    while (at + 4 < n) {
+        memcpy(json + at, "1,", 2);
+        at += 2;
+    }
+    strcpy(json + at, "1]}");
+    void *skf;
+    size_t len;
+    ck_assert_int_eq(th_skf(json, 0, &skf, &len), 0);
+    ck_assert_uint_lt(len, 1u << 20); /* it compresses to almost nothing */
+    for (int i = 0; i < 4; i++) {
+        expect_status(c, skc_load_bytes(c, skf, len, id, NULL), SKC_S_LIMIT, "64 MiB of numbers");
+        ck_assert_msg(strstr(skc_errmsg(c), "exceed the limit"), "%s", skc_errmsg(c));
+    }
+    free(skf);
+    /* a million bones, in 3 MB of JSON */
+    strcpy(json, "{\"bones\":[{}");
+    at = strlen(json);
+    for (int i = 1; i < 1000000; i++) {
+        memcpy(json + at, ",{}", 3);
+        at += 3;
+    }
+    strcpy(json + at, "]}");
+    ck_assert_int_eq(th_skf(json, 0, &skf, &len), 0);
+    free(json);
+    for (int i = 0; i < 4; i++)
+        expect_status(c, skc_load_bytes(c, skf, len, id, NULL), SKC_S_LIMIT, "a million bones");
+    free(skf);
+    load_path(c, "critter.skf", id); /* still serving */
+    long after = rss_kb(d->pid);
+    ck_assert_msg(after < base + 64 * 1024, "RSS %ld KiB after the attack, %ld before", after, base);
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 /* Near the file-descriptor limit the daemon keeps accepting: a connection it cannot keep is
  * told so (BUSY) and ended, never left hanging in the backlog; the log says why; and once
  * descriptors are free it serves again. The limit is lowered on the running daemon. */
@@ -2382,6 +2450,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, over_max_connections_gets_busy);
     tcase_add_test(tc, input_buffers_are_bounded);
     tcase_add_test(tc, fd_exhaustion_keeps_accepting);
+    tcase_add_test(tc, hostile_armatures_cost_no_memory);
     tc = tcase(s, "auth");
     tcase_add_test(tc, auth_token);
     tc = tcase(s, "busy");
