@@ -1,5 +1,6 @@
 /* Offline subcommands: info, eval, conform. */
 #include "cli.h"
+#include "work.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -44,40 +45,11 @@ void cli_write_json_string(FILE *out, const char *s)
 
 int cli_write_pose_json(FILE *out, const struct pose *p)
 {
-    const struct armature *arm = p->arm;
-    uint32_t n = arm->bone_count;
-    struct skp_bone_view *views = calloc(n ? n : 1, sizeof *views);
-    double *verts = malloc((arm->vert_count ? arm->vert_count : 1) * 2 * sizeof *verts);
-    char *buf = NULL;
-    int rc = -1;
-    if (views && verts) {
-        for (uint32_t v = 0; v < arm->vert_count; v++) {
-            verts[2 * v] = p->verts[v].x;
-            verts[2 * v + 1] = p->verts[v].y;
-        }
-        for (uint32_t b = 0; b < n; b++) {
-            const struct bone_out *o = &p->out[b];
-            const struct arm_bone *bone = &arm->bones[b];
-            views[b] = (struct skp_bone_view){{o->pos.x, o->pos.y},
-                                              o->rot,
-                                              {o->scale.x, o->scale.y},
-                                              o->hidden,
-                                              o->zindex,
-                                              armature_tex_name(arm, o->tex),
-                                              bone->vert_len,
-                                              verts + 2 * bone->vert_off,
-                                              bone->vert_len > 0};
-        }
-        size_t len = skp_pose_json(NULL, 0, views, n);
-        buf = malloc(len + 1);
-        if (buf) {
-            skp_pose_json(buf, len + 1, views, n);
-            rc = fwrite(buf, 1, len, out) == len ? 0 : -1;
-        }
-    }
-    free(buf);
-    free(views);
-    free(verts);
+    struct byte_buf b = {NULL, 0, 0};
+    int rc = work_pose_json(p, &b);
+    if (!rc)
+        rc = fwrite(b.data, 1, b.len, out) == b.len ? 0 : -1;
+    free(b.data);
     return rc;
 }
 

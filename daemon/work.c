@@ -15,6 +15,7 @@
 #include "engine/png.h"
 #include "engine/sheet.h"
 #include "sha256.h"
+#include "skp_json.h"
 #include "skp_msg.h"
 
 static struct work *req_of(struct job *job)
@@ -220,12 +221,60 @@ static struct pose *evaluate(struct work *r, struct worker *w, const struct cons
     return p;
 }
 
+int work_pose_json(const struct pose *p, struct byte_buf *out)
+{
+    const struct armature *arm = p->arm;
+    uint32_t n = arm->bone_count;
+    struct skp_bone_view *views = calloc(n ? n : 1, sizeof *views);
+    if (!views)
+        return -1;
+    _Static_assert(sizeof(struct vec2) == 2 * sizeof(double), "vertices are x, y pairs");
+    for (uint32_t b = 0; b < n; b++) {
+        const struct bone_out *o = &p->out[b];
+        const struct arm_bone *bone = &arm->bones[b];
+        views[b] = (struct skp_bone_view){{o->pos.x, o->pos.y},
+                                          o->rot,
+                                          {o->scale.x, o->scale.y},
+                                          o->hidden,
+                                          o->zindex,
+                                          armature_tex_name(arm, o->tex),
+                                          bone->vert_len,
+                                          (const double *)(p->verts + bone->vert_off),
+                                          bone->vert_len > 0};
+    }
+    size_t len = skp_pose_json(NULL, 0, views, n);
+    int rc = byte_buf_reserve(out, out->len + len + 1);
+    if (!rc) {
+        skp_pose_json((char *)out->data + out->len, len + 1, views, n);
+        out->len += len;
+    }
+    free(views);
+    return rc ? -1 : 0;
+}
+
+/* A reply body of JSON text (the HTTP front's). */
+static void json_body(struct work *r, const struct pose *p)
+{
+    struct byte_buf b = {NULL, 0, 0};
+    if (work_pose_json(p, &b)) {
+        free(b.data);
+        fail(r, SKP_S_NO_MEMORY, "out of memory");
+        return;
+    }
+    r->body = b.data;
+    r->body_len = b.len;
+}
+
 void work_pose(struct job *job, struct worker *w)
 {
     struct work *r = req_of(job);
     struct pose *p = evaluate(r, w, &r->opts);
     if (!p)
         return;
+    if (r->output == WORK_OUT_JSON) {
+        json_body(r, p);
+        return;
+    }
     const struct armature *arm = p->arm;
     size_t cap = 4 + (size_t)arm->bone_count * (13 * 8 + 1 + 4 + 2 + 4 * 8 + 4) +
                  (size_t)arm->vert_count * 16;
@@ -299,6 +348,20 @@ static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, i
         skp_write_u32(wr, render_quad_indices[i]);
 }
 
+/* The binary draw list in r->body becomes its JSON. */
+static void mesh_to_json(struct work *r)
+{
+    size_t len = skp_mesh_json_wire(NULL, 0, r->body, r->body_len);
+    char *json = len ? malloc(len + 1) : NULL;
+    if (json)
+        skp_mesh_json_wire(json, len + 1, r->body, r->body_len);
+    free(r->body);
+    r->body = (uint8_t *)json;
+    r->body_len = json ? len : 0;
+    if (!json)
+        fail(r, SKP_S_NO_MEMORY, "out of memory");
+}
+
 void work_mesh(struct job *job, struct worker *w)
 {
     struct work *r = req_of(job);
@@ -328,6 +391,8 @@ void work_mesh(struct job *job, struct worker *w)
         mesh_item(&wr, p, img->order[i],
                   render_bone_texture(arm, &r->picture.opts, p->out[img->order[i]].tex), &r->opts);
     finish(r, &wr);
+    if (r->output == WORK_OUT_JSON && r->body)
+        mesh_to_json(r);
 }
 
 /* ---- RENDER ------------------------------------------------------------------------------- */

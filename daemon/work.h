@@ -21,6 +21,7 @@ struct work {
     struct construct_opts opts;
     struct picture_request picture; /* RENDER */
     uint8_t format;                 /* RENDER: enum skp_format */
+    uint8_t output;                 /* POSE, MESH: enum work_output */
     uint8_t *input;                 /* LOAD: file bytes (owned) */
     size_t input_len;
     char *path;  /* LOAD by path: the file to read (owned), relative to root_fd; else NULL */
@@ -42,6 +43,13 @@ struct work {
 /* An armature.json this big makes a parse that takes real memory (tens of bytes a value):
  * the daemon runs one such parse at a time. */
 #define WORK_BIG_PARSE_BYTES (1u << 20)
+
+/* What a POSE or MESH job writes: the binary protocol's reply body, or the JSON that
+ * `skeld eval` and `skelctl mesh` print (the HTTP front's). */
+enum work_output { WORK_OUT_WIRE = 0, WORK_OUT_JSON = 1 };
+
+/* Appends `skeld eval`'s JSON of p's constructed bones to out. 0 or -1 (no memory). */
+int work_pose_json(const struct pose *p, struct byte_buf *out);
 
 /* Frees what w owns (not w itself). */
 void work_release(struct work *w);

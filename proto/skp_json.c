@@ -1,5 +1,6 @@
 #include "skp_json.h"
 
+#include "skp.h"
 #include "skp_cli.h"
 
 #include <limits.h>
@@ -91,4 +92,43 @@ size_t skp_sheet_json_named(char *buf, size_t cap, const char *sheet_json, size_
     if (cap)
         buf[o.len < cap ? o.len : cap - 1] = 0;
     return o.len;
+}
+
+/* One draw item of a MESH reply body (PROTOCOL.md "draw list"), as JSON. False if the body
+ * ends early. */
+static bool draw_item(struct out *o, struct skp_reader *rd, uint32_t i)
+{
+    uint32_t bone = skp_read_u32(rd), atlas = skp_read_u32(rd);
+    double tint[4];
+    for (int k = 0; k < 4; k++)
+        tint[k] = skp_read_f64(rd);
+    put(o, "%s\n{\"bone\":%u,\"atlas\":%u,\"tint\":[%.9g,%.9g,%.9g,%.9g],\"vertices\":[",
+        i ? "," : "", bone, atlas, tint[0], tint[1], tint[2], tint[3]);
+    uint32_t nv = skp_read_u32(rd);
+    for (uint32_t v = 0; v < nv && !rd->err; v++) {
+        double x = skp_read_f64(rd), y = skp_read_f64(rd), u = skp_read_f64(rd),
+               w = skp_read_f64(rd);
+        put(o, "%s[%.9g,%.9g,%.9g,%.9g]", v ? "," : "", x, y, u, w);
+    }
+    put(o, "],\"indices\":[");
+    uint32_t ni = skp_read_u32(rd);
+    for (uint32_t k = 0; k < ni && !rd->err; k++)
+        put(o, "%s%u", k ? "," : "", skp_read_u32(rd));
+    put(o, "]}");
+    return !rd->err;
+}
+
+size_t skp_mesh_json_wire(char *buf, size_t cap, const uint8_t *body, size_t len)
+{
+    struct out o = {buf, cap, 0};
+    struct skp_reader rd;
+    skp_reader_init(&rd, body, len);
+    uint32_t n = skp_read_u32(&rd);
+    put(&o, "[");
+    for (uint32_t i = 0; i < n && draw_item(&o, &rd, i); i++)
+        ;
+    put(&o, "\n]\n");
+    if (cap)
+        buf[o.len < cap ? o.len : cap - 1] = 0;
+    return rd.err ? 0 : o.len;
 }

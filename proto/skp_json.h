@@ -5,6 +5,7 @@
 #define SKP_JSON_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct skp_bone_view {
@@ -26,5 +27,11 @@ size_t skp_pose_json(char *buf, size_t cap, const struct skp_bone_view *bones, u
  * "image":NAME put first and a newline after. Same buffer contract as skp_pose_json. */
 size_t skp_sheet_json_named(char *buf, size_t cap, const char *sheet_json, size_t sheet_len,
                             const char *image);
+
+/* The JSON of a MESH reply's body (the binary draw list): [{"bone","atlas","tint",
+ * "vertices":[[x,y,u,v],..],"indices":[..]},..] in draw order, as `skelctl mesh` prints it
+ * and the HTTP front serves it. Same buffer contract as skp_pose_json; 0 if the body is not a
+ * whole draw list. */
+size_t skp_mesh_json_wire(char *buf, size_t cap, const uint8_t *body, size_t len);
 
 #endif
