@@ -314,7 +314,7 @@ static int make_render(struct skp_cli_args *f, skc_render_opts *ro, const char *
 {
     struct skp_cli_render r;
     char msg[256];
-    if (skp_cli_render_parse(f, &r, msg, sizeof msg))
+    if (skp_cli_render_parse(f, &r, msg, sizeof msg) || skp_cli_render_output(&r, msg, sizeof msg))
         return bad(msg, NULL);
     if (r.cols > 65535 || r.rows > 65535 || r.samples > 255)
         return bad("--sheet or --samples: out of range for the protocol", NULL);

@@ -65,38 +65,14 @@ int cli_info(int argc, char **argv)
     int rc = cli_load("info", argv[1], false, &arm);
     if (rc)
         return rc;
-    FILE *out = stdout;
-    fputs("{\"version\":", out);
-    cli_write_json_string(out, arm->version);
-    fprintf(out, ",\"layout\":\"%s\",\"bones\":[", armature_layout_name(arm));
-    for (uint32_t b = 0; b < arm->bone_count; b++) {
-        fprintf(out, "%s\n{\"id\":%u,\"name\":", b ? "," : "", b);
-        cli_write_json_string(out, arm->bones[b].name);
-        fprintf(out, ",\"parent\":%d}", arm->bones[b].parent);
+    struct byte_buf b = {NULL, 0, 0};
+    if (work_info_json(arm, &b) || fwrite(b.data, 1, b.len, stdout) != b.len) {
+        fprintf(stderr, "skeld info: out of memory or write error\n");
+        rc = 1;
     }
-    fputs("],\"animations\":[", out);
-    for (uint32_t a = 0; a < arm->anim_count; a++) {
-        const struct arm_anim *an = &arm->anims[a];
-        fprintf(out, "%s\n{\"id\":%u,\"name\":", a ? "," : "", a);
-        cli_write_json_string(out, an->name);
-        fprintf(out, ",\"fps\":%.9g,\"frames\":%.9g}", an->fps, an->last_frame + 1);
-    }
-    fputs("],\"styles\":[", out);
-    for (uint32_t s = 0; s < arm->style_count; s++) {
-        fprintf(out, "%s\n{\"id\":%d,\"name\":", s ? "," : "", arm->styles[s].id);
-        cli_write_json_string(out, arm->styles[s].name);
-        fprintf(out, ",\"textures\":%u}", arm->styles[s].tex_len);
-    }
-    fputs("],\"atlases\":[", out);
-    for (uint32_t a = 0; a < arm->atlas_count; a++) {
-        fprintf(out, "%s\n{\"filename\":", a ? "," : "");
-        cli_write_json_string(out, arm->atlases[a].filename);
-        fprintf(out, ",\"width\":%u,\"height\":%u}", arm->atlases[a].width, arm->atlases[a].height);
-    }
-    fprintf(out, "],\"ik_families\":%u,\"mesh_vertices\":%u,\"keyframes\":%u}\n",
-            arm->ik_root_count, arm->vert_count, arm->keyframe_count);
+    free(b.data);
     armature_free(arm);
-    return 0;
+    return rc;
 }
 
 /* ---- skeld eval ----------------------------------------------------------------------- */

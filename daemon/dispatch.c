@@ -55,6 +55,9 @@ struct request {
     bool big; /* a LOAD whose parse counts as the one big parse (WORK_BIG_PARSE_BYTES) */
     struct request *out_prev, *out_next; /* on the session's outstanding list */
     bool outstanding;
+    /* another front's request (conn NULL): its completion, until forgotten */
+    dispatch_done_fn done;
+    void *done_ctx;
 };
 
 static struct dispatch *disp(const struct conn *c)
@@ -163,6 +166,14 @@ static void instance_next(struct dispatch *s, struct instance *inst)
 static void reply_done(struct request *r)
 {
     struct conn *c = r->conn;
+    if (!c) { /* another front's: it takes the result (and the body) */
+        struct dispatch_result res = {r->work.status, r->work.msg, r->work.body,
+                                      r->work.body_len, r->work.digest};
+        if (r->done)
+            r->done(r->done_ctx, &res);
+        r->work.body = res.body; /* NULL if taken */
+        return;
+    }
     if (r->work.status)
         conn_error(c, r->opcode, r->id, r->work.status, "%s", r->work.msg);
     else {
@@ -175,6 +186,8 @@ static void reply_done(struct request *r)
  * can cancel it. LOADs stay off the list: other LOADs may wait on their parse. */
 static void outstanding_add(struct request *r)
 {
+    if (!r->conn)
+        return; /* another front cancels through dispatch_forget */
     struct session *s = sess(r->conn);
     r->out_prev = NULL;
     r->out_next = s->outstanding;
@@ -219,7 +232,8 @@ static void on_job_done(struct job *job)
         instance_next(s, r->inst);
     if (r->entry)
         cache_unref(s->cache, r->entry);
-    conn_job_done(r->conn);
+    if (r->conn)
+        conn_job_done(r->conn);
     free_request(r);
 }
 
@@ -251,7 +265,8 @@ static void start_job(struct request *r, void (*run)(struct job *, struct worker
     r->work.arm_serial = r->entry->serial;
     r->work.pose = r->inst ? r->inst->pose : NULL;
     outstanding_add(r);
-    conn_job_started(r->conn);
+    if (r->conn)
+        conn_job_started(r->conn);
     if (r->entry)
         cache_ref(r->entry);
     submit(r);
@@ -524,7 +539,8 @@ static void finish_load(struct request *r)
     settle_load(r);
     record_latency(r->d, now_us() - r->started_us);
     reply_done(r);
-    conn_job_done(r->conn);
+    if (r->conn)
+        conn_job_done(r->conn);
     free_request(r);
 }
 
@@ -649,7 +665,8 @@ static void start_load(struct request *r)
     r->work.max_json = (uint64_t)r->d->cfg->max_json_mb << 20;
     r->work.max_bones = (uint32_t)r->d->cfg->max_bones;
     r->work.max_arm_bytes = r->d->cache->budget;
-    conn_job_started(r->conn);
+    if (r->conn)
+        conn_job_started(r->conn);
     submit_load_step(r, work_load_hash, on_load_hashed);
 }
 
@@ -1025,4 +1042,97 @@ int dispatch_preload(struct dispatch *s, const char *dir)
     closedir(d);
     log_msg(LOG_INFO, "preloaded %d armatures from %s", loaded, dir);
     return rc;
+}
+
+/* ---- the request machinery for other fronts (the HTTP front) ------------------------------- */
+
+static struct request *front_request(struct dispatch *d, uint8_t opcode, dispatch_done_fn done,
+                                     void *ctx)
+{
+    struct request *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->d = d;
+    r->opcode = opcode;
+    r->started_us = now_us();
+    r->done = done;
+    r->done_ctx = ctx;
+    r->work.root_fd = -1;
+    eval_request_init(&r->work.eval);
+    construct_opts_default(&r->work.opts);
+    picture_request_init(&r->work.picture);
+    d->requests[opcode]++;
+    return r;
+}
+
+struct request *dispatch_load_bytes(struct dispatch *d, uint8_t *bytes, size_t len,
+                                    dispatch_done_fn done, void *ctx)
+{
+    struct request *r = front_request(d, SKP_OP_LOAD_BYTES, done, ctx);
+    if (!r) {
+        free(bytes);
+        return NULL;
+    }
+    r->work.input = bytes;
+    r->work.input_len = len;
+    start_load(r);
+    return r;
+}
+
+struct request *dispatch_load_path(struct dispatch *d, const char *rel, size_t len,
+                                   dispatch_done_fn done, void *ctx, uint16_t *status, char *why,
+                                   size_t whylen)
+{
+    if ((*status = confine_check(rel, len, why, whylen)) != SKP_S_OK)
+        return NULL;
+    struct request *r = front_request(d, SKP_OP_LOAD_PATH, done, ctx);
+    if (r && (r->work.path = malloc(len + 1))) {
+        memcpy(r->work.path, rel, len);
+        r->work.path[len] = 0;
+        r->work.root_fd = d->root_fd;
+        start_load(r);
+        return r;
+    }
+    free(r);
+    *status = SKP_S_NO_MEMORY;
+    snprintf(why, whylen, "out of memory");
+    return NULL;
+}
+
+struct request *dispatch_eval(struct dispatch *d, struct cache_entry *e, uint8_t op,
+                              uint8_t output, const struct skp_eval_req *m,
+                              const struct skp_render_req *rm, dispatch_done_fn done, void *ctx,
+                              uint16_t *status, char *why, size_t whylen)
+{
+    struct request *r = front_request(d, op, done, ctx);
+    if (!r) {
+        *status = SKP_S_NO_MEMORY;
+        snprintf(why, whylen, "out of memory");
+        return NULL;
+    }
+    r->entry = e;
+    r->work.output = output;
+    struct request_limits lim;
+    struct eng_error err;
+    request_limits_of(d->cfg, &lim);
+    int rc = to_eval(e->arm, m, r, &err);
+    if (!rc && rm && !(rc = to_picture(e->arm, rm, m->flags, r, &err)))
+        rc = request_check_picture(e->arm, &r->work.eval, &r->work.opts, &r->work.picture, &lim,
+                                   &err);
+    else if (!rc && !rm)
+        rc = request_check_eval(e->arm, &r->work.eval, &r->work.opts, &lim, &err);
+    if (rc) {
+        *status = work_status_of(rc);
+        snprintf(why, whylen, "%s", err.msg);
+        free_request(r);
+        return NULL;
+    }
+    start_job(r, op == SKP_OP_POSE ? work_pose : op == SKP_OP_MESH ? work_mesh : work_render);
+    return r;
+}
+
+void dispatch_forget(struct request *r)
+{
+    r->done = NULL;
+    atomic_store_explicit(&r->work.job.cancelled, true, memory_order_relaxed);
 }

@@ -16,6 +16,8 @@
 #include "skp.h"
 
 struct request;
+struct skp_eval_req;
+struct skp_render_req;
 
 struct dispatch {
     uv_loop_t *loop;
@@ -43,6 +45,41 @@ int dispatch_init(struct dispatch *d, uv_loop_t *loop, const struct config *cfg,
 
 /* Releases what dispatch_init took. */
 void dispatch_close(struct dispatch *d);
+
+/* ---- the request machinery for other fronts (the HTTP front) ------------------------------ */
+
+/* What a request came to, handed to its front once. The front may take body (then set it to
+ * NULL); msg and id are valid during the call only. */
+struct dispatch_result {
+    uint16_t status; /* SKP_S_OK, or the wire status of the failure */
+    const char *msg;
+    uint8_t *body; /* POSE/MESH: JSON or wire body (as asked); RENDER: the wire reply body */
+    size_t len;
+    const uint8_t *id; /* LOAD: the armature id */
+};
+typedef void (*dispatch_done_fn)(void *ctx, struct dispatch_result *res);
+
+/* A LOAD of bytes (taken) or of a path under --root, through the same pipeline as the binary
+ * protocol's (hash, cache, one parse per content). done is called once, later, never from
+ * within the call. NULL when it could not start: for the bytes, no memory; for the path,
+ * *status and why say why (and done is never called). */
+struct request *dispatch_load_bytes(struct dispatch *d, uint8_t *bytes, size_t len,
+                                    dispatch_done_fn done, void *ctx);
+struct request *dispatch_load_path(struct dispatch *d, const char *rel, size_t len,
+                                   dispatch_done_fn done, void *ctx, uint16_t *status, char *why,
+                                   size_t whylen);
+
+/* POSE, MESH (output: enum work_output) or RENDER (rm non-NULL) of the cached entry e (which
+ * the caller holds a reference to for the call), judged by the same request model as the
+ * binary protocol's. done is called once, later. NULL with *status and why when the request
+ * is refused (done is then never called). */
+struct request *dispatch_eval(struct dispatch *d, struct cache_entry *e, uint8_t op,
+                              uint8_t output, const struct skp_eval_req *m,
+                              const struct skp_render_req *rm, dispatch_done_fn done, void *ctx,
+                              uint16_t *status, char *why, size_t whylen);
+
+/* The front's client is gone: done will not be called, and work not yet started is dropped. */
+void dispatch_forget(struct request *r);
 
 /* Loads every .skf in dir into the cache on the calling thread. Startup only. */
 int dispatch_preload(struct dispatch *d, const char *dir);

@@ -222,7 +222,8 @@ int cli_render(int argc, char **argv)
         return rc;
     /* --scale and --position are the camera here: not engine options. */
     if (skp_cli_eval_parse(&args, false, &flags, msg, sizeof msg) ||
-        skp_cli_render_parse(&args, &rflags, msg, sizeof msg))
+        skp_cli_render_parse(&args, &rflags, msg, sizeof msg) ||
+        skp_cli_render_output(&rflags, msg, sizeof msg))
         return bad("%s", msg);
     struct render_run j;
     memset(&j, 0, sizeof j);

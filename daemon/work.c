@@ -15,6 +15,7 @@
 #include "engine/png.h"
 #include "engine/sheet.h"
 #include "sha256.h"
+#include "skp_cli.h"
 #include "skp_json.h"
 #include "skp_msg.h"
 
@@ -521,4 +522,64 @@ void work_render(struct job *job, struct worker *w)
     skp_put_u32(out.buf.data, out.count);
     r->body = out.buf.data;
     r->body_len = out.buf.len;
+}
+
+/* ---- skeld info's JSON ------------------------------------------------------------------- */
+
+static int put_json(struct byte_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int put_json(struct byte_buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0 || byte_buf_reserve(b, b->len + (size_t)n + 1))
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+    return 0;
+}
+
+static int put_string(struct byte_buf *b, const char *s)
+{
+    size_t n = skp_json_quote(NULL, 0, s);
+    if (byte_buf_reserve(b, b->len + n + 1))
+        return -1;
+    skp_json_quote((char *)b->data + b->len, n + 1, s);
+    b->len += n;
+    return 0;
+}
+
+int work_info_json(const struct armature *arm, struct byte_buf *b)
+{
+    int rc = put_json(b, "{\"version\":") || put_string(b, arm->version) ||
+             put_json(b, ",\"layout\":\"%s\",\"bones\":[", armature_layout_name(arm));
+    for (uint32_t i = 0; i < arm->bone_count && !rc; i++)
+        rc = put_json(b, "%s\n{\"id\":%u,\"name\":", i ? "," : "", i) ||
+             put_string(b, arm->bones[i].name) ||
+             put_json(b, ",\"parent\":%d}", arm->bones[i].parent);
+    rc = rc || put_json(b, "],\"animations\":[");
+    for (uint32_t a = 0; a < arm->anim_count && !rc; a++) {
+        const struct arm_anim *an = &arm->anims[a];
+        rc = put_json(b, "%s\n{\"id\":%u,\"name\":", a ? "," : "", a) ||
+             put_string(b, an->name) ||
+             put_json(b, ",\"fps\":%.9g,\"frames\":%.9g}", an->fps, an->last_frame + 1);
+    }
+    rc = rc || put_json(b, "],\"styles\":[");
+    for (uint32_t s = 0; s < arm->style_count && !rc; s++)
+        rc = put_json(b, "%s\n{\"id\":%d,\"name\":", s ? "," : "", arm->styles[s].id) ||
+             put_string(b, arm->styles[s].name) ||
+             put_json(b, ",\"textures\":%u}", arm->styles[s].tex_len);
+    rc = rc || put_json(b, "],\"atlases\":[");
+    for (uint32_t a = 0; a < arm->atlas_count && !rc; a++)
+        rc = put_json(b, "%s\n{\"filename\":", a ? "," : "") ||
+             put_string(b, arm->atlases[a].filename) ||
+             put_json(b, ",\"width\":%u,\"height\":%u}", arm->atlases[a].width,
+                      arm->atlases[a].height);
+    return rc || put_json(b, "],\"ik_families\":%u,\"mesh_vertices\":%u,\"keyframes\":%u}\n",
+                          arm->ik_root_count, arm->vert_count, arm->keyframe_count)
+               ? -1
+               : 0;
 }

@@ -51,6 +51,9 @@ enum work_output { WORK_OUT_WIRE = 0, WORK_OUT_JSON = 1 };
 /* Appends `skeld eval`'s JSON of p's constructed bones to out. 0 or -1 (no memory). */
 int work_pose_json(const struct pose *p, struct byte_buf *out);
 
+/* Appends `skeld info`'s JSON of arm to b. 0 or -1 (no memory). Any thread. */
+int work_info_json(const struct armature *arm, struct byte_buf *b);
+
 /* Frees what w owns (not w itself). */
 void work_release(struct work *w);
 

@@ -1,5 +1,7 @@
 #include "skp_cli.h"
 
+#include "skp_msg.h"
+
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -386,6 +388,11 @@ static int render_output(struct skp_cli_args *a, struct skp_cli_render *r, char 
         r->png_level = (int)n;
     }
     r->output = v[SKP_CLI_OUTPUT];
+    return 0;
+}
+
+int skp_cli_render_output(const struct skp_cli_render *r, char *msg, size_t cap)
+{
     if (!r->output)
         return FAIL("-o OUT.png is required");
     if ((r->cols || r->rows) && !strcmp(r->output, "-"))
@@ -408,5 +415,116 @@ int skp_cli_render_parse(struct skp_cli_args *a, struct skp_cli_render *r, char 
     if (render_canvas(a, r, msg, cap) || render_camera(a, r, msg, cap) ||
         render_output(a, r, msg, cap))
         return -1;
+    return 0;
+}
+
+/* ---- URL queries --------------------------------------------------------------------------- */
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                       : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                              : -1;
+}
+
+/* Percent-decoding in place ('+' is a space); false on a malformed escape or a NUL. */
+static bool url_decode(char *s)
+{
+    char *out = s;
+    for (; *s; s++) {
+        if (*s == '%') {
+            int hi = hex_digit(s[1]), lo = hi < 0 ? -1 : hex_digit(s[2]);
+            if (lo < 0 || (hi == 0 && lo == 0))
+                return false;
+            *out++ = (char)(hi * 16 + lo);
+            s += 2;
+        } else {
+            *out++ = *s == '+' ? ' ' : *s;
+        }
+    }
+    *out = 0;
+    return true;
+}
+
+static int flag_by_name(const char *name)
+{
+    for (int f = 0; f < SKP_CLI_NFLAGS; f++)
+        if (f != SKP_CLI_HELP && f != SKP_CLI_OUTPUT && !strcmp(flags[f].name, name))
+            return f;
+    return -1;
+}
+
+int skp_cli_query(char *query, uint32_t allowed, struct skp_cli_args *a, char *msg, size_t cap)
+{
+    memset(a, 0, sizeof *a);
+    char *save = NULL;
+    for (char *pair = query ? strtok_r(query, "&", &save) : NULL; pair;
+         pair = strtok_r(NULL, "&", &save)) {
+        char *eq = strchr(pair, '=');
+        char *value = eq ? eq + 1 : NULL;
+        if (eq)
+            *eq = 0;
+        if (!url_decode(pair) || (value && !url_decode(value)))
+            return FAIL("malformed percent-encoding in the query");
+        int f = flag_by_name(pair);
+        if (f < 0)
+            return FAIL("unknown parameter \"%.64s\"", pair);
+        if (!(allowed & SKP_CLI_BIT(f)))
+            return FAIL("parameter \"%s\" does not apply to this resource", flags[f].name);
+        if (!flags[f].value) { /* a switch */
+            if (value && strcmp(value, "") && strcmp(value, "1") && strcmp(value, "true"))
+                return FAIL("parameter \"%s\" is a switch: give it no value, 1 or true",
+                            flags[f].name);
+            a->value[f] = (char *)"";
+        } else {
+            if (!value || !*value)
+                return FAIL("parameter \"%s\" needs a value", flags[f].name);
+            a->value[f] = value;
+        }
+    }
+    return 0;
+}
+
+/* ---- as the wire's messages ---------------------------------------------------------------- */
+
+void skp_cli_eval_req(const struct skp_cli_eval *e, struct skp_eval_req *m)
+{
+    skp_eval_req_init(m);
+    m->flags = (uint16_t)((e->loop ? SKP_EVAL_LOOP : 0) | (e->reverse ? SKP_EVAL_REVERSE : 0) |
+                          (e->has_from ? SKP_EVAL_FROM : 0) | (e->y_down ? SKP_EVAL_Y_DOWN : 0));
+    m->anim_count = (uint8_t)e->count;
+    for (unsigned i = 0; i < e->count; i++)
+        m->anims[i] = (struct skp_anim_ref){{e->anims[i], strlen(e->anims[i])}, e->frames[i],
+                                            e->smooth[i]};
+    m->from = e->from;
+    /* The request model judges the warm-up; one past the wire's range says "too many". */
+    m->warmup = e->warmup < 0 || e->warmup > UINT32_MAX ? UINT32_MAX : (uint32_t)e->warmup;
+    memcpy(m->position, e->position, sizeof m->position);
+    memcpy(m->scale, e->scale, sizeof m->scale);
+    memcpy(m->velocity, e->velocity, sizeof m->velocity);
+}
+
+int skp_cli_render_req(const struct skp_cli_render *r, struct skp_render_req *m, char *msg,
+                       size_t cap)
+{
+    if (r->samples > 255 || r->cols > 65535 || r->rows > 65535 || r->png_level > 9)
+        return FAIL("samples, png-level or sheet out of range");
+    skp_render_req_init(m);
+    m->width = r->width;
+    m->height = r->height;
+    memcpy(m->background, r->background, 4);
+    m->camera = r->fit ? SKP_CAMERA_FIT : SKP_CAMERA_EXPLICIT;
+    m->fit = r->fraction;
+    memcpy(m->scale, r->scale, sizeof m->scale);
+    memcpy(m->position, r->position, sizeof m->position);
+    m->style_count = (uint8_t)r->style_count;
+    for (unsigned i = 0; i < r->style_count; i++)
+        m->styles[i] = (struct skp_str){r->styles[i], strlen(r->styles[i])};
+    m->samples = (uint8_t)r->samples;
+    m->png_level = r->png_level < 0 ? SKP_PNG_FAST : (uint8_t)r->png_level;
+    m->first = r->first;
+    m->last = r->last;
+    m->cols = (uint16_t)r->cols;
+    m->rows = (uint16_t)r->rows;
     return 0;
 }

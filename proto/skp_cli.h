@@ -114,6 +114,24 @@ struct skp_cli_render {
 /* 0, or -1 with msg naming the flag. */
 int skp_cli_render_parse(struct skp_cli_args *a, struct skp_cli_render *r, char *msg, size_t cap);
 
+/* The output rules of the command lines (-o required; a sheet needs a file name; a range
+ * without a sheet needs a %d pattern). 0, or -1 with msg. */
+int skp_cli_render_output(const struct skp_cli_render *r, char *msg, size_t cap);
+
+/* A URL query ("anim=Walk&frame=10&loop", decoded in place) as the same flags: names are the
+ * flags without their dashes, switches are on when present without a value or with 1 or true.
+ * 0, or -1 with msg naming the parameter (unknown, not for this resource, malformed). */
+int skp_cli_query(char *query, uint32_t allowed, struct skp_cli_args *a, char *msg, size_t cap);
+
+struct skp_eval_req;
+struct skp_render_req;
+
+/* The parsed flags as the wire's messages (names are views of e's and r's strings). The
+ * render one returns -1 with msg when a value does not fit its wire field. */
+void skp_cli_eval_req(const struct skp_cli_eval *e, struct skp_eval_req *m);
+int skp_cli_render_req(const struct skp_cli_render *r, struct skp_render_req *m, char *msg,
+                       size_t cap);
+
 /* "a,b,c" as numbers (finite): the count, or -1 if malformed or more than max. */
 int skp_cli_numbers(const char *s, double *out, int max);
 
