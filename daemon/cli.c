@@ -18,7 +18,7 @@
 int cli_fail(const char *cmd, const struct eng_error *err)
 {
     fprintf(stderr, "skeld %s: %s\n", cmd, err->msg);
-    return err->code == ENG_EINVAL ? 2 : 1;
+    return err->code == ENG_EINVAL || err->code == ENG_ENOTFOUND ? 2 : 1; /* usage errors */
 }
 
 int cli_load(const char *cmd, const char *path, bool pixels, struct armature **arm)

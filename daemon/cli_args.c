@@ -13,7 +13,7 @@ int cli_parse_eval(const struct armature *arm, const struct skp_cli_eval *f,
     for (unsigned i = 0; i < f->count; i++) {
         struct eng_error why;
         if (request_find_anim(arm, f->anims[i], &r->anims[i], &why))
-            return eng_seterr(err, ENG_EINVAL, "--anim: %s", why.msg);
+            return eng_seterr(err, why.code, "--anim: %s", why.msg);
         r->frames[i] = f->frames[i];
         r->smooth[i] = f->smooth[i];
     }

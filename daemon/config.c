@@ -25,6 +25,8 @@ static const struct option options[] = {
     {"preload", OPT_STR, F(preload), 0, 0, NULL, "load every .skf in this directory at start"},
     {"auth-token", OPT_STR, F(auth_token), 0, 0, NULL,
      "require HELLO with this token before anything but HELLO/PING"},
+    {"cors-origin", OPT_STR, F(cors_origin), 0, 0, NULL,
+     "HTTP: the origin browsers may call from (Access-Control-Allow-Origin)"},
     {"log-level", OPT_STR, F(log_level), 0, 0, "info", "error, warn, info or debug"},
     {"threads", OPT_INT, F(threads), 1, 256, NULL, "evaluation worker threads (default: cores)"},
     {"queue-depth", OPT_INT, F(queue_depth), 1, 1 << 20, "1024",
@@ -112,6 +114,7 @@ void config_free(struct config *c)
     free(c->root);
     free(c->preload);
     free(c->auth_token);
+    free(c->cors_origin);
     free(c->log_level);
     memset(c, 0, sizeof *c);
 }

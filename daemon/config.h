@@ -15,6 +15,7 @@ struct config {
     char *root;
     char *preload;
     char *auth_token;
+    char *cors_origin;
     char *log_level;
     int64_t threads;
     int64_t queue_depth;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -75,10 +76,15 @@ static int open_walk(int root_fd, const char *rel)
 
 static int open_beneath(int root_fd, const char *rel)
 {
+    static atomic_bool no_openat2; /* learnt once: the kernel (or a filter) lacks it */
+    if (atomic_load_explicit(&no_openat2, memory_order_relaxed))
+        return open_walk(root_fd, rel);
     struct open_how how = {.flags = FILE_FLAGS, .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
     long fd = syscall(SYS_openat2, root_fd, rel, &how, sizeof how);
-    if (fd < 0 && (errno == ENOSYS || errno == EPERM)) /* old kernel, or a seccomp filter */
+    if (fd < 0 && (errno == ENOSYS || errno == EPERM)) { /* old kernel, or a seccomp filter */
+        atomic_store_explicit(&no_openat2, true, memory_order_relaxed);
         return open_walk(root_fd, rel);
+    }
     return (int)fd;
 }
 

@@ -16,8 +16,10 @@
 
 #include <uv.h>
 
+#include "api.h"
 #include "cache.h"
 #include "conn.h"
+#include "http.h"
 #include "dispatch.h"
 #include "log.h"
 #include "pool.h"
@@ -25,6 +27,7 @@
 struct listener {
     union conn_stream h;
     struct server *srv;
+    bool http; /* an http:// listener: its connections speak HTTP/1.1 */
     char uri[256];
 };
 
@@ -34,7 +37,9 @@ struct server {
     struct cache cache;
     struct pool pool;
     struct conn_set conns;
+    struct http_set http;
     struct dispatch dispatch;
+    struct api api;
     struct listener listeners[CONFIG_MAX_LISTEN];
     int listener_count;
     uv_signal_t sigint, sigterm;
@@ -49,7 +54,10 @@ static void on_connection(uv_stream_t *server_stream, int status)
 {
     struct listener *l = server_stream->data;
     if (status >= 0) {
-        conn_accept(&l->srv->conns, server_stream);
+        if (l->http)
+            http_accept(&l->srv->http, server_stream);
+        else
+            conn_accept(&l->srv->conns, server_stream);
         return;
     }
     /* Out of file descriptors, typically: libuv has accepted and closed the connection to keep
@@ -92,11 +100,11 @@ static int listen_tcp(struct server *s, struct listener *l, const char *hostport
     uv_tcp_getsockname(&l->h.tcp, (struct sockaddr *)&addr, &len);
     if (addr.ss_family == AF_INET6) {
         uv_ip6_name((struct sockaddr_in6 *)&addr, ip, sizeof ip);
-        snprintf(l->uri, sizeof l->uri, "tcp://[%s]:%d", ip,
+        snprintf(l->uri, sizeof l->uri, "%s://[%s]:%d", l->http ? "http" : "tcp", ip,
                  ntohs(((struct sockaddr_in6 *)&addr)->sin6_port));
     } else {
         uv_ip4_name((struct sockaddr_in *)&addr, ip, sizeof ip);
-        snprintf(l->uri, sizeof l->uri, "tcp://%s:%d", ip,
+        snprintf(l->uri, sizeof l->uri, "%s://%s:%d", l->http ? "http" : "tcp", ip,
                  ntohs(((struct sockaddr_in *)&addr)->sin_port));
     }
     return 0;
@@ -145,8 +153,10 @@ static int open_listeners(struct server *s)
         struct listener *l = &s->listeners[i];
         const char *uri = s->cfg->listen[i];
         l->srv = s;
+        l->http = !strncmp(uri, "http://", 7);
         int rc = !strncmp(uri, "unix:", 5)    ? listen_unix(s, l, uri + 5)
                  : !strncmp(uri, "tcp://", 6) ? listen_tcp(s, l, uri + 6)
+                 : l->http                    ? listen_tcp(s, l, uri + 7)
                                               : UV_EINVAL;
         if (rc) {
             log_msg(LOG_ERROR, "cannot listen on %s: %s", uri, uv_strerror(rc));
@@ -195,9 +205,12 @@ static void begin_shutdown(struct server *s)
     uv_signal_stop(&s->sigterm);
     close_if_open((uv_handle_t *)&s->sigint);
     close_if_open((uv_handle_t *)&s->sigterm);
+    s->http.stopping = true;
     conn_set_drain(&s->conns);
-    if (!s->conns.head || !uv_is_active((uv_handle_t *)&s->sweep)) {
+    http_set_drain(&s->http);
+    if ((!s->conns.head && !s->http.head) || !uv_is_active((uv_handle_t *)&s->sweep)) {
         conn_set_close_all(&s->conns);
+        http_set_close_all(&s->http);
         finish_shutdown(s);
         return;
     }
@@ -217,7 +230,8 @@ static void on_sweep(uv_timer_t *t)
 {
     struct server *s = t->data;
     conn_set_sweep(&s->conns, uv_now(s->loop));
-    if (s->stopping && !s->conns.head)
+    http_set_sweep(&s->http, uv_now(s->loop));
+    if (s->stopping && !s->conns.head && !s->http.head)
         finish_shutdown(s);
 }
 
@@ -248,6 +262,8 @@ int server_run(struct config *cfg)
     if (cache_init(&s.cache, (size_t)cfg->cache_mb << 20))
         return 1;
     conn_set_init(&s.conns, s.loop, cfg, &dispatch_conn_hooks, &s.dispatch);
+    http_set_init(&s.http, s.loop, cfg, &api_http_hooks, &s.api, &s.conns);
+    api_init(&s.api, &s.dispatch, cfg, &s.http);
     if (dispatch_init(&s.dispatch, s.loop, cfg, &s.cache, &s.pool, &s.conns)) {
         cache_close(&s.cache);
         return 1;
@@ -255,6 +271,7 @@ int server_run(struct config *cfg)
     int rc = start(&s);
     if (rc == 0 && cfg->preload && dispatch_preload(&s.dispatch, cfg->preload))
         rc = UV_EINVAL;
+    s.api.ready = rc == 0; /* /readyz: preloading is done */
     if (rc) {
         log_msg(LOG_ERROR, "startup failed: %s", uv_strerror(rc));
         begin_shutdown(&s);

@@ -41,7 +41,8 @@ uint16_t work_status_of(int eng)
     case ENG_ENOMEM: return SKP_S_NO_MEMORY;
     case ENG_ELIMIT: return SKP_S_LIMIT;
     case ENG_EINVAL: return SKP_S_BAD_REQUEST;
-    case ENG_EIO: return SKP_S_NOT_FOUND;
+    case ENG_EIO:
+    case ENG_ENOTFOUND: return SKP_S_NOT_FOUND;
     default: return SKP_S_BAD_FILE;
     }
 }

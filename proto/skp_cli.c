@@ -427,8 +427,9 @@ static int hex_digit(char c)
                                                               : -1;
 }
 
-/* Percent-decoding in place ('+' is a space); false on a malformed escape or a NUL. */
-static bool url_decode(char *s)
+/* Percent-decoding in place, '+' a space in queries only; false on a malformed escape or a
+ * NUL. */
+static bool decode(char *s, bool query)
 {
     char *out = s;
     for (; *s; s++) {
@@ -439,11 +440,21 @@ static bool url_decode(char *s)
             *out++ = (char)(hi * 16 + lo);
             s += 2;
         } else {
-            *out++ = *s == '+' ? ' ' : *s;
+            *out++ = query && *s == '+' ? ' ' : *s;
         }
     }
     *out = 0;
     return true;
+}
+
+static bool url_decode(char *s)
+{
+    return decode(s, true);
+}
+
+bool skp_cli_path_decode(char *s)
+{
+    return decode(s, false);
 }
 
 static int flag_by_name(const char *name)

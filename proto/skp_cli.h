@@ -123,6 +123,10 @@ int skp_cli_render_output(const struct skp_cli_render *r, char *msg, size_t cap)
  * 0, or -1 with msg naming the parameter (unknown, not for this resource, malformed). */
 int skp_cli_query(char *query, uint32_t allowed, struct skp_cli_args *a, char *msg, size_t cap);
 
+/* Percent-decoding in place ('+' stays '+': for paths); false on a malformed escape or a
+ * NUL. */
+bool skp_cli_path_decode(char *s);
+
 struct skp_eval_req;
 struct skp_render_req;
 

@@ -26,6 +26,7 @@ const char *eng_strerror(int code)
     case ENG_EUNSUPPORTED: return "unsupported";
     case ENG_EINVAL: return "invalid argument";
     case ENG_EIO: return "i/o error";
+    case ENG_ENOTFOUND: return "not found";
     default: return "unknown error";
     }
 }

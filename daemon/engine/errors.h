@@ -12,6 +12,7 @@ enum eng_err {
     ENG_EUNSUPPORTED = -4, /* well-formed, but a format version or feature we do not read */
     ENG_EINVAL = -5,       /* bad argument (unknown animation, style, frame out of range...) */
     ENG_EIO = -6,          /* reading a file failed */
+    ENG_ENOTFOUND = -7,    /* a name (animation, style) the armature does not have */
 };
 
 #define ENG_ERRMSG_MAX 256

@@ -54,7 +54,7 @@ static int not_found(const struct armature *arm, const char *what, const char *n
         }
         len += (size_t)w;
     }
-    return eng_seterr(err, ENG_EINVAL, "no %s named or numbered \"%s\" (%s%s)", what,
+    return eng_seterr(err, ENG_ENOTFOUND, "no %s named or numbered \"%s\" (%s%s)", what,
                       eng_quote(name, q), count ? "there are: " : "there are none", valid);
 }
 

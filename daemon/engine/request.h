@@ -38,7 +38,7 @@ struct picture_request {
 void picture_request_init(struct picture_request *pr);
 
 /* Resolves an animation or style given by name or decimal index (a name wins). 0 and *out,
- * or ENG_EINVAL with a message listing the valid names. */
+ * or ENG_ENOTFOUND with a message listing the valid names. */
 int request_find_anim(const struct armature *arm, const char *name, int *out,
                       struct eng_error *err);
 int request_find_style(const struct armature *arm, const char *name, int *out,

@@ -1243,7 +1243,7 @@ START_TEST(pose_mesh_render)
     check_render_sheet(c, id);
     skc_eval ev;
     eval_one(&ev, id, "NoSuchAnim", 1, 0);
-    expect_status(c, skc_pose(c, &ev, NULL), SKC_S_BAD_REQUEST, "unknown animation");
+    expect_status(c, skc_pose(c, &ev, NULL), SKC_S_NOT_FOUND, "unknown animation");
     skc_free(c);
     daemon_stop(d);
 }

@@ -1,0 +1,696 @@
+/* The HTTP front's request layer (api.h, proto/HTTP.md). */
+#include "api.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/png.h"
+#include "log.h"
+#include "sha256.h"
+#include "skp_cli.h"
+#include "skp_msg.h"
+#include "work.h"
+
+/* Bumped whenever the bytes of an answer for the same content and query change, so that
+ * caches holding the old ones (ETag, result cache, CDNs) stop matching. */
+#define OUTPUT_VERSION 1
+
+enum route { R_OTHER, R_LIST, R_UPLOAD, R_INFO, R_POSE, R_MESH, R_RENDER, R_SHEET, R_OPS };
+static const char *const route_names[API_ROUTES] = {"other", "list",   "upload", "info", "pose",
+                                                    "mesh",  "render", "sheet",  "ops"};
+static const int statuses[API_STATUSES] = {200, 201, 204, 304, 400, 401, 403, 404,
+                                           405, 408, 413, 414, 429, 431, 500, 503};
+
+/* One HTTP request on its way: its route, its armature, the job running for it. */
+struct exchange {
+    struct api *api;
+    struct http_req *hr;
+    struct request *job; /* dispatch's, while one runs */
+    enum route route;
+    bool files;     /* under /v1/files/: the armature is a file under --root */
+    bool check_put; /* PUT /v1/armatures/{id}: the bytes must hash to want */
+    uint8_t want[32];
+    char *query; /* the query string (owned), read again once the armature is known */
+    char *path;  /* the URL's path (owned): routing cuts it up, the access log keeps the URL */
+    char etag[80];
+};
+
+/* ---- answers --------------------------------------------------------------------------------- */
+
+static void count(struct api *a, enum route r, int status)
+{
+    for (int i = 0; i < API_STATUSES; i++)
+        if (statuses[i] == status)
+            a->counts[r][i]++;
+}
+
+static void free_exchange(struct exchange *ex)
+{
+    if (ex->hr)
+        ex->hr->ctx = NULL;
+    free(ex->query);
+    free(ex->path);
+    free(ex);
+}
+
+/* Ends ex, handing back its request to answer (answering may free it, so ex lets go first). */
+static struct http_req *finish(struct exchange *ex)
+{
+    struct http_req *hr = ex->hr;
+    free_exchange(ex);
+    return hr;
+}
+
+/* The headers every answer of ex carries: CORS, then the caller's. */
+static const char *with_cors(const struct exchange *ex, const char *extra, char *buf, size_t cap)
+{
+    const char *origin = ex->api->cfg->cors_origin;
+    snprintf(buf, cap, "%s%s%s%s", origin ? "Access-Control-Allow-Origin: " : "",
+             origin ? origin : "", origin ? "\r\nVary: Origin\r\n" : "", extra ? extra : "");
+    return buf;
+}
+
+static void reply(struct exchange *ex, int status, const char *type, const char *extra,
+                  const void *body, size_t len)
+{
+    char headers[512];
+    count(ex->api, ex->route, status);
+    with_cors(ex, extra, headers, sizeof headers);
+    http_respond(finish(ex), status, type, headers, body, len);
+}
+
+static void fail(struct exchange *ex, int status, const char *extra, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void fail(struct exchange *ex, int status, const char *extra, const char *fmt, ...)
+{
+    char msg[400], headers[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    count(ex->api, ex->route, status);
+    with_cors(ex, extra, headers, sizeof headers);
+    http_error(finish(ex), status, headers, "%s", msg);
+}
+
+/* The HTTP status for a wire status. */
+static int http_status_of(uint16_t st)
+{
+    switch (st) {
+    case SKP_S_OK: return 200;
+    case SKP_S_NOT_FOUND: return 404;
+    case SKP_S_FORBIDDEN_PATH: return 403;
+    case SKP_S_BUSY: return 429;
+    case SKP_S_SHUTDOWN: return 503;
+    case SKP_S_AUTH: return 401;
+    case SKP_S_NO_MEMORY:
+    case SKP_S_INTERNAL: return 500;
+    default: return 400;
+    }
+}
+
+static void fail_status(struct exchange *ex, uint16_t st, const char *msg)
+{
+    fail(ex, http_status_of(st), st == SKP_S_BUSY ? "Retry-After: 1\r\n" : NULL, "%s", msg);
+}
+
+/* Cache-Control and ETag of an answer about content: immutable under /v1/armatures/{id}/. */
+static const char *cache_headers(const struct exchange *ex, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "Cache-Control: public, %s\r\nETag: %s\r\n",
+             ex->files ? "max-age=60" : "max-age=31536000, immutable", ex->etag);
+    return buf;
+}
+
+static void reply_content(struct exchange *ex, const char *type, const void *body, size_t len)
+{
+    char h[256];
+    reply(ex, 200, type, cache_headers(ex, h, sizeof h), body, len);
+}
+
+/* ---- keys and tags --------------------------------------------------------------------------- */
+
+static void hex(char *out, const uint8_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+static bool parse_id(const char *s, size_t len, uint8_t id[32])
+{
+    if (len != 64)
+        return false;
+    for (int i = 0; i < 32; i++) {
+        unsigned v;
+        char pair[3] = {s[2 * i], s[2 * i + 1], 0};
+        if (!((pair[0] >= '0' && pair[0] <= '9') || (pair[0] >= 'a' && pair[0] <= 'f')) ||
+            !((pair[1] >= '0' && pair[1] <= '9') || (pair[1] >= 'a' && pair[1] <= 'f')) ||
+            sscanf(pair, "%2x", &v) != 1)
+            return false;
+        id[i] = (uint8_t)v;
+    }
+    return true;
+}
+
+/* The tag of an answer: a hash of the content id, the route, the canonical request (its wire
+ * encoding) and the output version. */
+static void make_etag(struct exchange *ex, const uint8_t id[32], const struct skp_eval_req *m,
+                      const struct skp_render_req *rm)
+{
+    uint8_t buf[8192], digest[32];
+    struct skp_writer w;
+    skp_writer_init(&w, buf, sizeof buf);
+    skp_write_raw(&w, id, 32);
+    skp_write_u32(&w, OUTPUT_VERSION);
+    skp_write_u8(&w, (uint8_t)ex->route);
+    if (m)
+        skp_encode_eval_req(&w, m);
+    if (rm)
+        skp_encode_render_req(&w, rm);
+    sha256(buf, w.len, digest);
+    char h[33];
+    hex(h, digest, 16);
+    snprintf(ex->etag, sizeof ex->etag, "\"v%d-%s%s\"", OUTPUT_VERSION, h, w.err ? "-x" : "");
+}
+
+/* If-None-Match names our tag (or "*"): the client has this answer already. */
+static bool not_modified(const struct exchange *ex)
+{
+    const char *inm = ex->hr->if_none_match;
+    return inm && (strstr(inm, ex->etag) || !strcmp(inm, "*"));
+}
+
+/* ---- evaluation -------------------------------------------------------------------------------- */
+
+static const char *content_of(enum route r)
+{
+    return r == R_RENDER ? "image/png" : "application/json";
+}
+
+/* The first picture of a RENDER reply body, or its sheet JSON. */
+static bool render_part(const uint8_t *body, size_t len, bool sheet, const uint8_t **out,
+                        size_t *out_len)
+{
+    struct skp_reader rd;
+    skp_reader_init(&rd, body, len);
+    uint32_t count = skp_read_u32(&rd);
+    for (uint32_t i = 0; i < count && !rd.err; i++) {
+        skp_read_u32(&rd);
+        skp_read_u32(&rd);
+        skp_read_u32(&rd);
+        size_t n;
+        const void *p = skp_read_bytes(&rd, &n, len);
+        if (i == 0 && !sheet) {
+            *out = p;
+            *out_len = n;
+            return p != NULL;
+        }
+    }
+    *out = skp_read_bytes(&rd, out_len, len);
+    return *out != NULL && !rd.err;
+}
+
+static void on_eval_done(void *ctx, struct dispatch_result *res)
+{
+    struct exchange *ex = ctx;
+    ex->job = NULL;
+    if (res->status) {
+        fail_status(ex, res->status, res->msg);
+        return;
+    }
+    if (ex->route == R_POSE || ex->route == R_MESH) {
+        reply_content(ex, "application/json", res->body, res->len);
+        return;
+    }
+    const uint8_t *part;
+    size_t len;
+    if (!render_part(res->body, res->len, ex->route == R_SHEET, &part, &len)) {
+        fail(ex, 500, NULL, "the render's reply could not be read");
+        return;
+    }
+    reply_content(ex, content_of(ex->route), part, len);
+}
+
+/* The query as the flags of the route: pose and mesh take the evaluation flags and engine
+ * options, render.png and sheet.json the render flags. 0, or -1 after answering 400. */
+static int read_query(struct exchange *ex, struct skp_cli_args *a, struct skp_eval_req *m,
+                      struct skp_render_req *rm, struct skp_cli_eval *e, struct skp_cli_render *r)
+{
+    bool render = ex->route == R_RENDER || ex->route == R_SHEET;
+    char msg[256];
+    uint32_t allowed = (render ? SKP_CLI_RENDER_FLAGS : SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS) &
+                       ~SKP_CLI_BIT(SKP_CLI_HELP) & ~SKP_CLI_BIT(SKP_CLI_OUTPUT);
+    if (skp_cli_query(ex->query, allowed, a, msg, sizeof msg) ||
+        skp_cli_eval_parse(a, !render, e, msg, sizeof msg) ||
+        (render && skp_cli_render_parse(a, r, msg, sizeof msg))) {
+        fail(ex, 400, NULL, "%s", msg);
+        return -1;
+    }
+    skp_cli_eval_req(e, m);
+    if (!render)
+        return 0;
+    if (r->range && !(r->cols || r->rows)) {
+        fail(ex, 400, NULL, "frames needs sheet=COLSxROWS: one picture per answer");
+        return -1;
+    }
+    if (ex->route == R_SHEET && !(r->cols || r->rows)) {
+        fail(ex, 400, NULL, "sheet.json needs frames=F0-F1 and sheet=COLSxROWS");
+        return -1;
+    }
+    if (skp_cli_render_req(r, rm, msg, sizeof msg)) {
+        fail(ex, 400, NULL, "%s", msg);
+        return -1;
+    }
+    if (r->range)
+        m->flags |= SKP_EVAL_RANGE;
+    return 0;
+}
+
+/* The resource asked of the cached entry e (referenced by the caller for this call). */
+static void run_resource(struct exchange *ex, struct cache_entry *e)
+{
+    if (ex->route == R_INFO) {
+        make_etag(ex, e->id, NULL, NULL);
+        if (not_modified(ex)) {
+            char h[256];
+            reply(ex, 304, NULL, cache_headers(ex, h, sizeof h), NULL, 0);
+            return;
+        }
+        struct byte_buf b = {NULL, 0, 0};
+        if (work_info_json(e->arm, &b))
+            fail(ex, 500, NULL, "out of memory");
+        else
+            reply_content(ex, "application/json", b.data, b.len);
+        free(b.data);
+        return;
+    }
+    struct skp_cli_args a;
+    struct skp_cli_eval ev;
+    struct skp_cli_render rv;
+    struct skp_eval_req m;
+    struct skp_render_req rm;
+    bool render = ex->route == R_RENDER || ex->route == R_SHEET;
+    if (read_query(ex, &a, &m, &rm, &ev, &rv))
+        return;
+    make_etag(ex, e->id, &m, render ? &rm : NULL);
+    if (not_modified(ex)) {
+        char h[256];
+        reply(ex, 304, NULL, cache_headers(ex, h, sizeof h), NULL, 0);
+        return;
+    }
+    uint16_t st;
+    char why[256];
+    uint8_t op = ex->route == R_POSE ? SKP_OP_POSE : ex->route == R_MESH ? SKP_OP_MESH
+                                                                         : SKP_OP_RENDER;
+    ex->job = dispatch_eval(ex->api->d, e, op, WORK_OUT_JSON, &m, render ? &rm : NULL,
+                            on_eval_done, ex, &st, why, sizeof why);
+    if (!ex->job)
+        fail_status(ex, st, why);
+}
+
+/* ---- armatures --------------------------------------------------------------------------------- */
+
+static void on_file_loaded(void *ctx, struct dispatch_result *res)
+{
+    struct exchange *ex = ctx;
+    ex->job = NULL;
+    if (res->status) {
+        fail_status(ex, res->status, res->msg);
+        return;
+    }
+    struct cache *cache = ex->api->d->cache; /* run_resource may end ex */
+    struct cache_entry *e = cache_get(cache, res->id);
+    if (!e) {
+        fail(ex, 503, "Retry-After: 1\r\n", "the armature was evicted at once: retry");
+        return;
+    }
+    run_resource(ex, e);
+    cache_unref(cache, e);
+}
+
+/* An upload answered: {"id":..} and the info, 201 with its Location. */
+static void on_uploaded(void *ctx, struct dispatch_result *res)
+{
+    struct exchange *ex = ctx;
+    ex->job = NULL;
+    if (res->status) {
+        fail_status(ex, res->status, res->msg);
+        return;
+    }
+    char id[65], head[128], loc[128];
+    hex(id, res->id, 32);
+    if (ex->check_put && memcmp(ex->want, res->id, 32) != 0) {
+        fail(ex, 400, NULL, "the body's SHA-256 is %s, not the id in the URL", id);
+        return;
+    }
+    struct cache *cache = ex->api->d->cache; /* reply ends ex */
+    struct cache_entry *e = cache_get(cache, res->id);
+    struct byte_buf b = {NULL, 0, 0};
+    int n = snprintf(head, sizeof head, "{\"id\":\"%s\",", id);
+    if (!e || byte_buf_append(&b, head, (size_t)n) || work_info_json(e->arm, &b)) {
+        fail(ex, e ? 500 : 503, NULL, e ? "out of memory" : "the armature was evicted at once");
+    } else {
+        memmove(b.data + n, b.data + n + 1, b.len - (size_t)n - 1); /* drop the info's "{" */
+        b.len--;
+        snprintf(loc, sizeof loc, "Location: /v1/armatures/%s\r\n", id);
+        reply(ex, 201, "application/json", loc, b.data, b.len);
+    }
+    free(b.data);
+    if (e)
+        cache_unref(cache, e);
+}
+
+static void upload(struct exchange *ex)
+{
+    struct http_req *hr = ex->hr;
+    uint8_t *body = hr->body ? hr->body : malloc(1);
+    size_t len = hr->body_len;
+    hr->body = NULL; /* the LOAD takes it */
+    if (!body) {
+        fail(ex, 500, NULL, "out of memory");
+        return;
+    }
+    ex->job = dispatch_load_bytes(ex->api->d, body, len, on_uploaded, ex);
+    if (!ex->job)
+        fail(ex, 500, NULL, "out of memory");
+}
+
+static void list(struct exchange *ex)
+{
+    struct byte_buf b = {NULL, 0, 0};
+    bool bad = byte_buf_append(&b, "{\"armatures\":[", 14) != 0;
+    const struct cache *c = ex->api->d->cache;
+    for (const struct cache_entry *e = c->head; e && !bad; e = e->next) {
+        char id[65], item[160];
+        hex(id, e->id, 32);
+        int n = snprintf(item, sizeof item, "%s\n{\"id\":\"%s\",\"bones\":%u,\"animations\":[",
+                         e == c->head ? "" : ",", id, e->arm->bone_count);
+        bad = byte_buf_append(&b, item, (size_t)n) != 0;
+        for (uint32_t i = 0; i < e->arm->anim_count && !bad; i++) {
+            char small[128], *q = skp_json_quoted(e->arm->anims[i].name, small, sizeof small);
+            bad = !q || (i && byte_buf_append(&b, ",", 1)) || byte_buf_append(&b, q, strlen(q));
+            if (q && q != small)
+                free(q);
+        }
+        bad = bad || byte_buf_append(&b, "]}", 2);
+    }
+    if (bad || byte_buf_append(&b, "\n]}\n", 4))
+        fail(ex, 500, NULL, "out of memory");
+    else
+        reply(ex, 200, "application/json", "Cache-Control: no-store\r\n", b.data, b.len);
+    free(b.data);
+}
+
+/* ---- routing ------------------------------------------------------------------------------------ */
+
+static enum route resource_of(const char *s)
+{
+    return !*s                        ? R_INFO
+           : !strcmp(s, "pose")       ? R_POSE
+           : !strcmp(s, "mesh")       ? R_MESH
+           : !strcmp(s, "render.png") ? R_RENDER
+           : !strcmp(s, "sheet.json") ? R_SHEET
+                                      : R_OTHER;
+}
+
+static bool is_read(const struct http_req *hr)
+{
+    return hr->verb == HTTP_VERB_GET || hr->verb == HTTP_VERB_HEAD;
+}
+
+static void method_not_allowed(struct exchange *ex, const char *allow)
+{
+    char h[96];
+    snprintf(h, sizeof h, "Allow: %s\r\n", allow);
+    fail(ex, 405, h, "%s is not allowed here (%s are)", ex->hr->method, allow);
+}
+
+/* /v1/armatures/{id}[/resource] */
+static void route_armature(struct exchange *ex, char *rest)
+{
+    char *slash = strchr(rest, '/');
+    size_t idlen = slash ? (size_t)(slash - rest) : strlen(rest);
+    uint8_t id[32];
+    if (!parse_id(rest, idlen, id)) {
+        fail(ex, 404, NULL, "an armature id is 64 lowercase hex digits");
+        return;
+    }
+    ex->route = resource_of(slash ? slash + 1 : "");
+    if (ex->route == R_OTHER) {
+        fail(ex, 404, NULL, "no such resource (pose, mesh, render.png or sheet.json)");
+        return;
+    }
+    struct http_req *hr = ex->hr;
+    if (ex->route == R_INFO && hr->verb == HTTP_VERB_PUT) {
+        ex->route = R_UPLOAD;
+        ex->check_put = true;
+        memcpy(ex->want, id, 32);
+        upload(ex);
+        return;
+    }
+    if (ex->route == R_INFO && hr->verb == HTTP_VERB_DELETE) {
+        if (cache_remove(ex->api->d->cache, id))
+            reply(ex, 204, NULL, NULL, NULL, 0);
+        else
+            fail(ex, 404, NULL, "no armature with that id is loaded");
+        return;
+    }
+    if (!is_read(hr)) {
+        method_not_allowed(ex, ex->route == R_INFO ? "GET, HEAD, PUT, DELETE" : "GET, HEAD");
+        return;
+    }
+    struct cache *cache = ex->api->d->cache; /* run_resource may end ex */
+    struct cache_entry *e = cache_get(cache, id);
+    if (!e) {
+        fail(ex, 404, NULL, "no armature with that id is loaded");
+        return;
+    }
+    run_resource(ex, e);
+    cache_unref(cache, e);
+}
+
+/* /v1/files/{path}[/resource]: the path is everything before a known resource name. */
+static void route_file(struct exchange *ex, char *path)
+{
+    static const char *const names[] = {"/pose", "/mesh", "/render.png", "/sheet.json"};
+    ex->files = true;
+    ex->route = R_INFO;
+    size_t len = strlen(path);
+    for (size_t i = 0; i < 4; i++) {
+        size_t n = strlen(names[i]);
+        if (len > n && !strcmp(path + len - n, names[i])) {
+            ex->route = resource_of(names[i] + 1);
+            path[len - n] = 0;
+            break;
+        }
+    }
+    if (!is_read(ex->hr)) {
+        method_not_allowed(ex, "GET, HEAD");
+        return;
+    }
+    if (!skp_cli_path_decode(path)) {
+        fail(ex, 400, NULL, "malformed percent-encoding in the path");
+        return;
+    }
+    uint16_t st;
+    char why[256];
+    ex->job = dispatch_load_path(ex->api->d, path, strlen(path), on_file_loaded, ex, &st, why,
+                                 sizeof why);
+    if (!ex->job)
+        fail_status(ex, st, why);
+}
+
+static void route_v1(struct exchange *ex, char *path)
+{
+    struct http_req *hr = ex->hr;
+    if (!strcmp(path, "/v1/armatures")) {
+        ex->route = hr->verb == HTTP_VERB_POST ? R_UPLOAD : R_LIST;
+        if (hr->verb == HTTP_VERB_POST)
+            upload(ex);
+        else if (is_read(hr))
+            list(ex);
+        else
+            method_not_allowed(ex, "GET, HEAD, POST");
+    } else if (!strncmp(path, "/v1/armatures/", 14)) {
+        route_armature(ex, path + 14);
+    } else if (!strncmp(path, "/v1/files/", 10)) {
+        route_file(ex, path + 10);
+    } else {
+        fail(ex, 404, NULL, "no such resource");
+    }
+}
+
+static void route_ops(struct exchange *ex, const char *path);
+
+/* Authorization: Bearer TOKEN, compared in constant time, when --auth-token is set. */
+static bool authorized(const struct exchange *ex)
+{
+    const char *want = ex->api->cfg->auth_token, *got = ex->hr->authorization;
+    if (!want || !*want)
+        return true;
+    if (!got || strncmp(got, "Bearer ", 7))
+        return false;
+    got += 7;
+    size_t wl = strlen(want), gl = strlen(got);
+    unsigned diff = (unsigned)(wl ^ gl);
+    for (size_t i = 0; i < wl; i++)
+        diff |= (unsigned char)want[i] ^ (unsigned char)(i < gl ? got[i] : 0);
+    return diff == 0;
+}
+
+static void on_request(void *owner, struct http_req *hr)
+{
+    struct api *a = owner;
+    struct exchange *ex = calloc(1, sizeof *ex);
+    if (!ex) {
+        http_error(hr, 500, NULL, "out of memory");
+        return;
+    }
+    ex->api = a;
+    ex->hr = hr;
+    hr->ctx = ex;
+    const char *full = hr->url ? hr->url : "/", *q = strchr(full, '?');
+    ex->path = q ? strndup(full, (size_t)(q - full)) : strdup(full);
+    ex->query = strdup(q ? q + 1 : "");
+    if (!ex->path || !ex->query) {
+        fail(ex, 500, NULL, "out of memory");
+        return;
+    }
+    char *url = ex->path;
+    if (hr->verb == HTTP_VERB_OPTIONS) { /* a CORS preflight */
+        reply(ex, 204, NULL,
+              "Access-Control-Allow-Methods: GET, HEAD, POST, PUT, DELETE, OPTIONS\r\n"
+              "Access-Control-Allow-Headers: Authorization, Content-Type, If-None-Match\r\n",
+              NULL, 0);
+        return;
+    }
+    bool open = !strcmp(url, "/healthz") || !strcmp(url, "/readyz");
+    if (!open && !authorized(ex)) {
+        fail(ex, 401, "WWW-Authenticate: Bearer\r\n", "send Authorization: Bearer TOKEN");
+        return;
+    }
+    if (!strncmp(url, "/v1/", 4))
+        route_v1(ex, url);
+    else
+        route_ops(ex, url);
+}
+
+static void on_gone(void *owner, struct http_req *hr)
+{
+    (void)owner;
+    struct exchange *ex = hr->ctx;
+    if (!ex)
+        return;
+    if (ex->job)
+        dispatch_forget(ex->job);
+    ex->hr = NULL;
+    free_exchange(ex);
+}
+
+const struct http_hooks api_http_hooks = {on_request, on_gone};
+
+void api_init(struct api *a, struct dispatch *d, const struct config *cfg, struct http_set *http)
+{
+    memset(a, 0, sizeof *a);
+    a->d = d;
+    a->cfg = cfg;
+    a->http = http;
+}
+
+/* ---- operations ------------------------------------------------------------------------------ */
+
+struct text {
+    struct byte_buf b;
+    bool bad;
+};
+
+static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(struct text *t, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0 || byte_buf_append(&t->b, line, (size_t)n))
+        t->bad = true;
+}
+
+static void metric(struct text *t, const char *name, const char *type, const char *help,
+                   uint64_t v)
+{
+    add(t, "# HELP skeld_%s %s\n# TYPE skeld_%s %s\nskeld_%s %llu\n", name, help, name, type, name,
+        (unsigned long long)v);
+}
+
+/* The Prometheus text format: the STATS counters (one source), HTTP requests by route and
+ * status, and the latency histogram in seconds. */
+static void metrics(struct exchange *ex)
+{
+    struct api *a = ex->api;
+    const struct dispatch *d = a->d;
+    struct text t = {{NULL, 0, 0}, false};
+    add(&t, "# HELP skeld_requests_total Requests by operation, both protocols.\n"
+            "# TYPE skeld_requests_total counter\n");
+    for (int op = 1; op < SKP_OP_MAX; op++)
+        add(&t, "skeld_requests_total{op=\"%s\"} %llu\n", skp_opcode_name(op),
+            (unsigned long long)d->requests[op]);
+    add(&t, "# HELP skeld_http_requests_total HTTP answers by route and status.\n"
+            "# TYPE skeld_http_requests_total counter\n");
+    for (int r = 0; r < API_ROUTES; r++)
+        for (int s = 0; s < API_STATUSES; s++)
+            if (a->counts[r][s])
+                add(&t, "skeld_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
+                    route_names[r], statuses[s], (unsigned long long)a->counts[r][s]);
+    add(&t, "# HELP skeld_job_seconds Pool jobs from arrival to answer.\n"
+            "# TYPE skeld_job_seconds histogram\n");
+    uint64_t cum = 0;
+    for (int b = 0; b < 16; b++) {
+        cum += d->latency_us[b];
+        if (b < 15)
+            add(&t, "skeld_job_seconds_bucket{le=\"%.6f\"} %llu\n", (64ull << b) / 1e6,
+                (unsigned long long)cum);
+    }
+    add(&t, "skeld_job_seconds_bucket{le=\"+Inf\"} %llu\nskeld_job_seconds_count %llu\n",
+        (unsigned long long)cum, (unsigned long long)cum);
+    metric(&t, "queue_depth", "gauge", "Jobs queued or running.", pool_depth(d->pool));
+    metric(&t, "busy_total", "counter", "Requests refused: the queue was full.", d->busy);
+    metric(&t, "jobs_dropped_total", "counter", "Jobs dropped: their client had gone.",
+           pool_dropped(d->pool));
+    metric(&t, "cache_bytes", "gauge", "Armature cache size.", d->cache->bytes);
+    metric(&t, "cache_entries", "gauge", "Armatures cached.", d->cache->count);
+    metric(&t, "cache_hits_total", "counter", "Armature cache hits.", d->cache->stats.hits);
+    metric(&t, "cache_misses_total", "counter", "Armature cache misses.", d->cache->stats.misses);
+    metric(&t, "cache_evictions_total", "counter", "Armatures evicted.", d->cache->stats.evictions);
+    metric(&t, "loads_parsed_total", "counter", "Armature files parsed.", d->parses);
+    metric(&t, "connections", "gauge", "Open connections, both protocols.",
+           d->conns->count + a->http->count);
+    metric(&t, "connections_refused_total", "counter", "Connections refused at the limits.",
+           d->conns->refused + a->http->refused);
+    if (t.bad)
+        fail(ex, 500, NULL, "out of memory");
+    else
+        reply(ex, 200, "text/plain; version=0.0.4", "Cache-Control: no-store\r\n", t.b.data,
+              t.b.len);
+    free(t.b.data);
+}
+
+static void route_ops(struct exchange *ex, const char *path)
+{
+    ex->route = R_OPS;
+    if (!is_read(ex->hr)) {
+        method_not_allowed(ex, "GET, HEAD");
+    } else if (!strcmp(path, "/healthz")) {
+        reply(ex, 200, "text/plain", "Cache-Control: no-store\r\n", "ok\n", 3);
+    } else if (!strcmp(path, "/readyz")) {
+        bool ready = ex->api->ready && !ex->api->http->stopping;
+        reply(ex, ready ? 200 : 503, "text/plain", "Cache-Control: no-store\r\n",
+              ready ? "ready\n" : "not ready\n", ready ? 6 : 10);
+    } else if (!strcmp(path, "/metrics")) {
+        metrics(ex);
+    } else {
+        fail(ex, 404, NULL, "no such resource");
+    }
+}

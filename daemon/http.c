@@ -1,0 +1,722 @@
+/* HTTP/1.1 connections (http.h) over Debian's http-parser. The parser is paused at the end of
+ * each request, so requests are handed over one at a time and reading stops while
+ * --max-inflight of them await their answers; answers are queued per connection and written
+ * strictly in request order. */
+#include "http.h"
+
+#include <http_parser.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+
+#include "log.h"
+
+#define IN_SIZE 65536          /* bytes read at a time; a request's body is copied out */
+#define MAX_URL 8192           /* 414 past it */
+#define MAX_HEADER_BYTES 16384 /* 431 past it */
+#define MAX_HEADERS 100        /* 431 past it */
+#define LINGER_MS 2000
+#define SHUTDOWN_MS 10000
+#define FD_RESERVE 32
+
+struct http_conn {
+    union conn_stream h;
+    struct http_set *set;
+    struct http_conn *prev, *next;
+    http_parser parser;
+    uint8_t *in;
+    size_t in_len, in_off;
+    struct http_req *cur;         /* being parsed */
+    struct http_req *head, *tail; /* read, awaiting or holding their answers, in order */
+    unsigned pending;
+    char field[32];      /* the header name being read, lowercased (longer ones are cut) */
+    size_t field_len;
+    bool in_value;       /* the last callback was a header value */
+    char **value;        /* where the current header's value goes, or NULL to skip it */
+    char *expect;        /* the Expect header of the current request */
+    size_t header_bytes, header_count;
+    size_t body_cap;
+    int fail_status; /* a limit a callback hit: answered, then the connection ends */
+    bool reading, closing, closed, close_after, lingering;
+    int inflight; /* writes and the half-close: the connection lives while > 0 */
+    uv_shutdown_t shutdown;
+    uint64_t last_active, linger_until, req_since;
+};
+
+struct write_req {
+    uv_write_t req;
+    struct http_conn *c;
+    uint8_t *data;
+};
+
+static uint64_t now_ms(const struct http_conn *c)
+{
+    return uv_now(c->set->loop);
+}
+
+const char *http_reason(int status)
+{
+    switch (status) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 201: return "Created";
+    case 204: return "No Content";
+    case 304: return "Not Modified";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 408: return "Request Timeout";
+    case 413: return "Payload Too Large";
+    case 414: return "URI Too Long";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 500: return "Internal Server Error";
+    case 503: return "Service Unavailable";
+    default: return status < 400 ? "OK" : status < 500 ? "Bad Request" : "Server Error";
+    }
+}
+
+/* ---- lifetime ------------------------------------------------------------------------------ */
+
+static void free_req(struct http_req *r)
+{
+    free(r->url);
+    free(r->if_none_match);
+    free(r->authorization);
+    free(r->origin);
+    free(r->body);
+    free(r->out);
+    free(r);
+}
+
+static void free_conn(struct http_conn *c)
+{
+    struct http_set *set = c->set;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        set->head = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    set->count--;
+    free(c->in);
+    free(c);
+}
+
+/* The client is gone: what it asked and was not answered is forgotten by the owner. */
+static void drop_requests(struct http_conn *c)
+{
+    for (struct http_req *r = c->head, *n; r; r = n) {
+        n = r->next;
+        if (!r->answered)
+            c->set->hooks->on_gone(c->set->owner, r);
+        free_req(r);
+    }
+    c->head = c->tail = NULL;
+    c->pending = 0;
+    if (c->cur)
+        free_req(c->cur);
+    c->cur = NULL;
+    free(c->expect);
+    c->expect = NULL;
+}
+
+static void on_closed(uv_handle_t *h)
+{
+    struct http_conn *c = h->data;
+    c->closed = true;
+    drop_requests(c);
+    if (c->inflight == 0)
+        free_conn(c);
+}
+
+static void http_close(struct http_conn *c)
+{
+    if (c->closing)
+        return;
+    c->closing = true;
+    uv_read_stop(&c->h.stream);
+    uv_close(&c->h.handle, on_closed);
+}
+
+/* ---- ending politely: half-close once all is written, then read to the peer's end --------- */
+
+static void on_discard_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    static char sink[65536]; /* loop thread only, never read */
+    (void)h;
+    (void)suggested;
+    *buf = uv_buf_init(sink, sizeof sink);
+}
+
+static void on_discard_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    (void)buf;
+    if (nread < 0)
+        http_close(st->data);
+}
+
+static void on_half_closed(uv_shutdown_t *req, int status)
+{
+    struct http_conn *c = req->data;
+    c->inflight--;
+    if (c->closed && c->inflight == 0) {
+        free_conn(c);
+        return;
+    }
+    if (c->closing)
+        return;
+    if (status < 0 || uv_read_start(&c->h.stream, on_discard_alloc, on_discard_read))
+        http_close(c);
+}
+
+static void finish_if_done(struct http_conn *c)
+{
+    bool ending = c->close_after || (c->set->stopping && !c->cur);
+    if (!ending || c->pending || c->inflight || c->lingering || c->closing)
+        return;
+    c->lingering = true;
+    c->linger_until = now_ms(c) + LINGER_MS;
+    uv_read_stop(&c->h.stream);
+    c->reading = false;
+    c->shutdown.data = c;
+    if (uv_shutdown(&c->shutdown, &c->h.stream, on_half_closed) == 0)
+        c->inflight++;
+    else
+        http_close(c);
+}
+
+/* ---- writing ------------------------------------------------------------------------------- */
+
+static void update_reading(struct http_conn *c);
+
+static void on_written(uv_write_t *req, int status)
+{
+    struct write_req *w = (struct write_req *)req;
+    struct http_conn *c = w->c;
+    free(w->data);
+    free(w);
+    c->inflight--;
+    if (c->closed && c->inflight == 0) {
+        free_conn(c);
+        return;
+    }
+    c->last_active = now_ms(c);
+    if (status < 0) {
+        http_close(c);
+        return;
+    }
+    update_reading(c);
+    finish_if_done(c);
+}
+
+/* Writes data (taking it) to c. */
+static void write_owned(struct http_conn *c, uint8_t *data, size_t len)
+{
+    struct write_req *w = c->closing || c->lingering ? NULL : malloc(sizeof *w);
+    if (!w) {
+        free(data);
+        if (!c->closing && !c->lingering)
+            http_close(c);
+        return;
+    }
+    w->c = c;
+    w->data = data;
+    uv_buf_t buf = uv_buf_init((char *)data, (unsigned)len);
+    c->inflight++;
+    if (uv_write(&w->req, &c->h.stream, &buf, 1, on_written) < 0) {
+        c->inflight--;
+        free(data);
+        free(w);
+        http_close(c);
+    }
+}
+
+static void access_log(const struct http_req *r, uint64_t now_us)
+{
+    log_msg(LOG_INFO, "http %s %.*s %d %zu %lluus", r->method, (int)(r->url_len > 200 ? 200 : r->url_len),
+            r->url ? r->url : "", r->status, r->body_bytes,
+            (unsigned long long)(now_us - r->started_us));
+}
+
+/* Writes the answers at the head of the queue, in order, as they become ready. */
+static void flush_answers(struct http_conn *c)
+{
+    uint64_t now_us = uv_hrtime() / 1000;
+    while (c->head && c->head->answered) {
+        struct http_req *r = c->head;
+        c->head = r->next;
+        if (!c->head)
+            c->tail = NULL;
+        c->pending--;
+        access_log(r, now_us);
+        write_owned(c, r->out, r->out_len);
+        r->out = NULL;
+        free_req(r);
+    }
+    update_reading(c);
+    finish_if_done(c);
+}
+
+/* The status line and headers every answer carries, then the caller's. */
+static int head_len(const struct http_req *r, int status, const char *type, const char *headers,
+                    size_t len, char *buf, size_t cap)
+{
+    bool close = r->c->close_after || r->c->set->stopping;
+    return snprintf(buf, cap,
+                    "HTTP/1.1 %d %s\r\nServer: skeld\r\nContent-Length: %zu\r\n%s%s%s%s%s\r\n",
+                    status, http_reason(status), len, type ? "Content-Type: " : "", type ? type : "",
+                    type ? "\r\n" : "", headers ? headers : "", close ? "Connection: close\r\n" : "");
+}
+
+void http_respond(struct http_req *r, int status, const char *content_type, const char *headers,
+                  const void *body, size_t len)
+{
+    if (r->answered)
+        return;
+    bool with_body = r->verb != HTTP_VERB_HEAD && status != 304 && status != 204;
+    int n = head_len(r, status, content_type, headers, with_body || status == 200 ? len : 0, NULL, 0);
+    size_t total = (size_t)n + (with_body ? len : 0);
+    r->out = n >= 0 ? malloc(total + 1) : NULL;
+    if (!r->out) {
+        r->c->close_after = true;
+        r->out_len = 0;
+    } else {
+        head_len(r, status, content_type, headers, with_body || status == 200 ? len : 0,
+                 (char *)r->out, (size_t)n + 1);
+        if (with_body && len)
+            memcpy(r->out + n, body, len);
+        r->out_len = total;
+    }
+    r->status = status;
+    r->body_bytes = with_body ? len : 0;
+    r->answered = true;
+    flush_answers(r->c);
+}
+
+void http_error(struct http_req *r, int status, const char *headers, const char *fmt, ...)
+{
+    char msg[512], body[1200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* A JSON string of the message: quotes, backslashes and controls escaped. */
+    char esc[1100];
+    size_t k = 0;
+    for (const char *p = msg; *p && k + 7 < sizeof esc; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch == '"' || ch == '\\')
+            k += (size_t)snprintf(esc + k, sizeof esc - k, "\\%c", ch);
+        else if (ch < 0x20)
+            k += (size_t)snprintf(esc + k, sizeof esc - k, "\\u%04x", ch);
+        else
+            esc[k++] = (char)ch;
+    }
+    esc[k] = 0;
+    int n = snprintf(body, sizeof body, "{\"error\":\"%s\",\"message\":\"%s\"}\n",
+                     http_reason(status), esc);
+    log_msg(LOG_DEBUG, "http %s: %d %s", r->url ? r->url : "", status, msg);
+    http_respond(r, status, "application/json", headers, body, (size_t)n);
+}
+
+/* ---- parsing ------------------------------------------------------------------------------- */
+
+static struct http_conn *conn_of(http_parser *p)
+{
+    return p->data;
+}
+
+/* A limit was hit inside a callback: the parser stops; the request is answered with status. */
+static int fail(struct http_conn *c, int status)
+{
+    c->fail_status = status;
+    return -1;
+}
+
+static int append(char **dst, size_t *len, const char *at, size_t n, size_t max)
+{
+    if (*len + n > max)
+        return -1;
+    char *b = realloc(*dst, *len + n + 1);
+    if (!b)
+        return -1;
+    memcpy(b + *len, at, n);
+    *len += n;
+    b[*len] = 0;
+    *dst = b;
+    return 0;
+}
+
+static int on_message_begin(http_parser *p)
+{
+    struct http_conn *c = conn_of(p);
+    c->cur = calloc(1, sizeof *c->cur);
+    if (!c->cur)
+        return fail(c, 500);
+    c->cur->c = c;
+    c->cur->started_us = uv_hrtime() / 1000;
+    c->req_since = now_ms(c);
+    c->header_bytes = c->header_count = 0;
+    c->in_value = false;
+    c->field_len = 0;
+    c->value = NULL;
+    c->body_cap = 0;
+    return 0;
+}
+
+static int on_url(http_parser *p, const char *at, size_t n)
+{
+    struct http_conn *c = conn_of(p);
+    return append(&c->cur->url, &c->cur->url_len, at, n, MAX_URL) ? fail(c, 414) : 0;
+}
+
+static int on_header_field(http_parser *p, const char *at, size_t n)
+{
+    struct http_conn *c = conn_of(p);
+    if ((c->header_bytes += n) > MAX_HEADER_BYTES)
+        return fail(c, 431);
+    if (c->in_value || !c->header_count) { /* a new field */
+        if (++c->header_count > MAX_HEADERS)
+            return fail(c, 431);
+        c->in_value = false;
+        c->field_len = 0;
+        c->value = NULL;
+    }
+    for (size_t i = 0; i < n && c->field_len + 1 < sizeof c->field; i++)
+        c->field[c->field_len++] = (char)(at[i] >= 'A' && at[i] <= 'Z' ? at[i] + 32 : at[i]);
+    c->field[c->field_len] = 0;
+    return 0;
+}
+
+static int on_header_value(http_parser *p, const char *at, size_t n)
+{
+    struct http_conn *c = conn_of(p);
+    if ((c->header_bytes += n) > MAX_HEADER_BYTES)
+        return fail(c, 431);
+    if (!c->in_value) {
+        c->in_value = true;
+        struct http_req *r = c->cur;
+        c->value = !strcmp(c->field, "if-none-match")   ? &r->if_none_match
+                   : !strcmp(c->field, "authorization") ? &r->authorization
+                   : !strcmp(c->field, "origin")        ? &r->origin
+                   : !strcmp(c->field, "expect")        ? &c->expect
+                                                        : NULL;
+        if (c->value && *c->value) { /* a repeated header: the last one counts */
+            free(*c->value);
+            *c->value = NULL;
+        }
+    }
+    if (!c->value)
+        return 0;
+    size_t len = *c->value ? strlen(*c->value) : 0;
+    return append(c->value, &len, at, n, MAX_HEADER_BYTES) ? fail(c, 431) : 0;
+}
+
+static enum http_verb verb_of(unsigned m)
+{
+    switch (m) {
+    case HTTP_GET: return HTTP_VERB_GET;
+    case HTTP_HEAD: return HTTP_VERB_HEAD;
+    case HTTP_POST: return HTTP_VERB_POST;
+    case HTTP_PUT: return HTTP_VERB_PUT;
+    case HTTP_DELETE: return HTTP_VERB_DELETE;
+    case HTTP_OPTIONS: return HTTP_VERB_OPTIONS;
+    default: return HTTP_VERB_OTHER;
+    }
+}
+
+static uint64_t max_body(const struct http_conn *c)
+{
+    return (uint64_t)c->set->cfg->max_skf_mb << 20;
+}
+
+static int on_headers_complete(http_parser *p)
+{
+    struct http_conn *c = conn_of(p);
+    struct http_req *r = c->cur;
+    r->verb = verb_of(p->method);
+    snprintf(r->method, sizeof r->method, "%s", http_method_str((enum http_method)p->method));
+    if ((p->flags & F_CONTENTLENGTH) && p->content_length > max_body(c))
+        return fail(c, 413);
+    bool body = (p->flags & F_CHUNKED) || p->content_length > 0;
+    /* The client waits for this before sending the body; only when no earlier answer is still
+     * due, since an interim answer may not overtake them. */
+    if (body && c->expect && !strcasecmp(c->expect, "100-continue") && !c->head) {
+        static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+        uint8_t *b = malloc(sizeof cont - 1);
+        if (b) {
+            memcpy(b, cont, sizeof cont - 1);
+            write_owned(c, b, sizeof cont - 1);
+        }
+    }
+    return 0;
+}
+
+static int on_body(http_parser *p, const char *at, size_t n)
+{
+    struct http_conn *c = conn_of(p);
+    struct http_req *r = c->cur;
+    if (r->body_len + n > max_body(c))
+        return fail(c, 413);
+    if (r->body_len + n > c->body_cap) {
+        size_t cap = c->body_cap ? c->body_cap : 65536;
+        while (cap < r->body_len + n)
+            cap *= 2;
+        uint8_t *b = realloc(r->body, cap);
+        if (!b)
+            return fail(c, 500);
+        r->body = b;
+        c->body_cap = cap;
+    }
+    memcpy(r->body + r->body_len, at, n);
+    r->body_len += n;
+    return 0;
+}
+
+static int on_message_complete(http_parser *p)
+{
+    struct http_conn *c = conn_of(p);
+    if (!http_should_keep_alive(p))
+        c->close_after = true;
+    http_parser_pause(p, 1); /* one request at a time: see parse_input */
+    return 0;
+}
+
+static const http_parser_settings settings = {
+    .on_message_begin = on_message_begin,
+    .on_url = on_url,
+    .on_header_field = on_header_field,
+    .on_header_value = on_header_value,
+    .on_headers_complete = on_headers_complete,
+    .on_body = on_body,
+    .on_message_complete = on_message_complete,
+};
+
+/* The request just parsed joins the queue of answers due and goes to the owner. */
+static void deliver(struct http_conn *c)
+{
+    struct http_req *r = c->cur;
+    c->cur = NULL;
+    free(c->expect);
+    c->expect = NULL;
+    c->req_since = 0;
+    if (c->tail)
+        c->tail->next = r;
+    else
+        c->head = r;
+    c->tail = r;
+    c->pending++;
+    if (c->set->stopping)
+        http_error(r, 503, "Retry-After: 1\r\n", "shutting down");
+    else
+        c->set->hooks->on_request(c->set->owner, r);
+}
+
+/* A request that broke a limit or the syntax: answered (after those before it), then the end. */
+static void reject(struct http_conn *c, int status)
+{
+    struct http_req *r = c->cur;
+    c->cur = NULL;
+    if (!r && !(r = calloc(1, sizeof *r))) {
+        http_close(c);
+        return;
+    }
+    r->c = c;
+    if (!r->method[0])
+        snprintf(r->method, sizeof r->method, "-");
+    if (c->tail)
+        c->tail->next = r;
+    else
+        c->head = r;
+    c->tail = r;
+    c->pending++;
+    c->close_after = true;
+    uv_read_stop(&c->h.stream);
+    c->reading = false;
+    http_error(r, status, NULL, "%s",
+               status == 413   ? "the body is larger than --max-skf-mb"
+               : status == 414 ? "the URL is longer than 8 KiB"
+               : status == 431 ? "the headers are larger than 16 KiB or more than 100"
+               : status == 408 ? "the request did not arrive in time (--frame-timeout)"
+                               : "malformed HTTP request");
+}
+
+static void parse_input(struct http_conn *c)
+{
+    while (c->in_off < c->in_len && !c->closing && !c->close_after && !c->lingering &&
+           c->pending < (unsigned)c->set->cfg->max_inflight) {
+        size_t n = http_parser_execute(&c->parser, &settings, (const char *)c->in + c->in_off,
+                                       c->in_len - c->in_off);
+        c->in_off += n;
+        enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
+        if (e == HPE_PAUSED) {
+            http_parser_pause(&c->parser, 0);
+            deliver(c);
+            continue;
+        }
+        if (e != HPE_OK) {
+            reject(c, c->fail_status ? c->fail_status : 400);
+            return;
+        }
+    }
+    if (c->in_off == c->in_len)
+        c->in_off = c->in_len = 0;
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+    struct http_conn *c = h->data;
+    (void)suggested;
+    if (c->in_off) { /* keep what a paused parse left, at the front */
+        memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
+        c->in_len -= c->in_off;
+        c->in_off = 0;
+    }
+    *buf = c->in_len < IN_SIZE ? uv_buf_init((char *)c->in + c->in_len, (unsigned)(IN_SIZE - c->in_len))
+                               : uv_buf_init(NULL, 0);
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+    struct http_conn *c = st->data;
+    (void)buf;
+    if (nread == UV_EOF) {
+        /* The client is done sending: what it asked for is still answered. */
+        http_parser_execute(&c->parser, &settings, NULL, 0);
+        c->close_after = true;
+        uv_read_stop(&c->h.stream);
+        c->reading = false;
+        if (c->cur) { /* a request cut short */
+            free_req(c->cur);
+            c->cur = NULL;
+        }
+        finish_if_done(c);
+        return;
+    }
+    if (nread < 0) {
+        http_close(c);
+        return;
+    }
+    c->last_active = now_ms(c);
+    c->in_len += (size_t)nread;
+    parse_input(c);
+    update_reading(c);
+    finish_if_done(c);
+}
+
+/* Reading pauses while --max-inflight requests await answers or --out-high-water bytes of
+ * answers are queued, and resumes below --out-low-water. */
+static void update_reading(struct http_conn *c)
+{
+    if (c->closing || c->lingering || c->close_after)
+        return;
+    size_t queued = uv_stream_get_write_queue_size(&c->h.stream);
+    bool full = c->pending >= (unsigned)c->set->cfg->max_inflight;
+    if (c->reading && (full || queued > (size_t)c->set->cfg->out_high_water)) {
+        uv_read_stop(&c->h.stream);
+        c->reading = false;
+    } else if (!c->reading && !full && queued <= (size_t)c->set->cfg->out_low_water) {
+        parse_input(c); /* requests already read come first */
+        if (!c->close_after && c->pending < (unsigned)c->set->cfg->max_inflight)
+            c->reading = uv_read_start(&c->h.stream, on_alloc, on_read) == 0;
+    }
+}
+
+/* ---- the set ------------------------------------------------------------------------------- */
+
+void http_set_init(struct http_set *set, uv_loop_t *loop, const struct config *cfg,
+                   const struct http_hooks *hooks, void *owner, const struct conn_set *peer)
+{
+    memset(set, 0, sizeof *set);
+    set->loop = loop;
+    set->cfg = cfg;
+    set->hooks = hooks;
+    set->owner = owner;
+    set->peer = peer;
+}
+
+static bool over_limits(const struct http_set *set)
+{
+    uint32_t all = set->count + (set->peer ? set->peer->count : 0);
+    if (all > (uint32_t)set->cfg->max_connections)
+        return true;
+    struct rlimit rl;
+    return !getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
+           all + FD_RESERVE > rl.rlim_cur;
+}
+
+void http_accept(struct http_set *set, uv_stream_t *listener)
+{
+    struct http_conn *c = calloc(1, sizeof *c);
+    bool tcp = listener->type == UV_TCP;
+    int rc = !c    ? UV_ENOMEM
+             : tcp ? uv_tcp_init(set->loop, &c->h.tcp)
+                   : uv_pipe_init(set->loop, &c->h.pipe, 0);
+    if (rc) {
+        free(c);
+        return;
+    }
+    c->h.handle.data = c;
+    c->set = set;
+    c->in = malloc(IN_SIZE);
+    http_parser_init(&c->parser, HTTP_REQUEST);
+    c->parser.data = c;
+    c->last_active = uv_now(set->loop);
+    c->next = set->head;
+    if (set->head)
+        set->head->prev = c;
+    set->head = c;
+    set->count++;
+    set->total++;
+    if (!c->in || uv_accept(listener, &c->h.stream)) {
+        http_close(c);
+        return;
+    }
+    if (tcp)
+        uv_tcp_nodelay(&c->h.tcp, 1);
+    if (set->stopping || over_limits(set)) {
+        set->refused++;
+        reject(c, 503);
+        return;
+    }
+    c->reading = uv_read_start(&c->h.stream, on_alloc, on_read) == 0;
+}
+
+void http_set_drain(struct http_set *set)
+{
+    set->stop_deadline = uv_now(set->loop) + SHUTDOWN_MS;
+    for (struct http_conn *c = set->head, *n; c; c = n) {
+        n = c->next;
+        finish_if_done(c);
+    }
+}
+
+void http_set_sweep(struct http_set *set, uint64_t now)
+{
+    uint64_t idle_ms = (uint64_t)set->cfg->idle_timeout * 1000;
+    uint64_t frame_ms = (uint64_t)set->cfg->frame_timeout * 1000;
+    for (struct http_conn *c = set->head, *n; c; c = n) {
+        n = c->next;
+        if (c->closing)
+            continue;
+        if ((c->lingering && now > c->linger_until) ||
+            (set->stopping && !c->pending && now > set->stop_deadline)) {
+            http_close(c);
+        } else if (c->req_since && !c->close_after && now - c->req_since > frame_ms) {
+            reject(c, 408); /* headers or body too slow: a trickle is not activity */
+        } else if (idle_ms && !c->pending && !c->req_since && now - c->last_active > idle_ms) {
+            http_close(c);
+        }
+    }
+}
+
+void http_set_close_all(struct http_set *set)
+{
+    for (struct http_conn *c = set->head; c; c = c->next)
+        http_close(c);
+}
