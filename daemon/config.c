@@ -20,7 +20,8 @@ struct option {
 
 static const struct option options[] = {
     {"listen", OPT_LIST, F(listen), 0, 0, NULL,
-     "listen on URI (unix:/path or tcp://host:port; repeatable; default tcp://127.0.0.1:7878)"},
+     "listen on URI (unix:/path, tcp://host:port for the binary protocol, http://host:port for "
+     "HTTP; repeatable; default tcp://127.0.0.1:7878 and http://127.0.0.1:8080)"},
     {"root", OPT_STR, F(root), 0, 0, ".", "directory LOAD by path is confined to"},
     {"preload", OPT_STR, F(preload), 0, 0, NULL, "load every .skf in this directory at start"},
     {"auth-token", OPT_STR, F(auth_token), 0, 0, NULL,
@@ -206,7 +207,17 @@ int config_check(struct config *c, FILE *err)
         fprintf(err, "skeld: --out-low-water must be below --out-high-water\n");
         return -1;
     }
-    if (c->listen_count == 0 && set(c, &options[0], "tcp://127.0.0.1:7878", err))
+    /* No listener given: the binary protocol and HTTP, both on the loopback interface. */
+    if (c->listen_count == 0 && (set(c, &options[0], "tcp://127.0.0.1:7878", err) ||
+                                 set(c, &options[0], "http://127.0.0.1:8080", err)))
         return -1;
+    for (int i = 0; i < c->listen_count; i++) {
+        const char *u = c->listen[i];
+        if (strncmp(u, "unix:", 5) && strncmp(u, "tcp://", 6) && strncmp(u, "http://", 7)) {
+            fprintf(err, "skeld: --listen %s: expected unix:/path, tcp://HOST:PORT or "
+                         "http://HOST:PORT\n", u);
+            return -1;
+        }
+    }
     return 0;
 }

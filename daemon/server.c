@@ -250,6 +250,28 @@ static int start(struct server *s)
     return open_listeners(s);
 }
 
+/* How to try the daemon, for each kind of listener it has. */
+static void print_ready(const struct server *s)
+{
+    const char *bin = NULL, *web = NULL;
+    for (int i = 0; i < s->listener_count; i++) {
+        const struct listener *l = &s->listeners[i];
+        if (l->http && !web)
+            web = l->uri;
+        else if (!l->http && !bin)
+            bin = l->uri;
+    }
+    printf("ready:");
+    if (bin)
+        printf(" client/skelctl --uri %s render robot.skf --anim Walk --frame 10 -o out.png", bin);
+    if (bin && web)
+        printf(" |");
+    if (web)
+        printf(" curl -o out.png '%s/v1/files/robot.skf/render.png?anim=Walk&frame=10' | open %s/",
+               web, web);
+    printf("\n");
+}
+
 int server_run(struct config *cfg)
 {
     struct server s;
@@ -277,9 +299,7 @@ int server_run(struct config *cfg)
         begin_shutdown(&s);
     } else {
         log_msg(LOG_INFO, "serving with %d threads", (int)cfg->threads);
-        printf("ready: try `client/skelctl --uri %s stats` or `client/skelctl --uri %s render "
-               "FILE.skf --anim 0 --frame 10 -o out.png`\n",
-               s.listeners[0].uri, s.listeners[0].uri);
+        print_ready(&s);
         fflush(stdout);
     }
     uv_run(s.loop, UV_RUN_DEFAULT);
