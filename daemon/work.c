@@ -244,12 +244,17 @@ int work_pose_json(const struct pose *p, struct byte_buf *out)
                                           (const double *)(p->verts + bone->vert_off),
                                           bone->vert_len > 0};
     }
-    size_t len = skp_pose_json(NULL, 0, views, n);
-    int rc = byte_buf_reserve(out, out->len + len + 1);
-    if (!rc) {
+    /* Formatting doubles is most of the cost: one pass into room for the longest output
+     * (a second only if a name was longer than guessed). */
+    size_t guess = 64 + (size_t)n * 200 + (size_t)arm->vert_count * 56;
+    for (uint32_t b = 0; b < n; b++)
+        guess += strlen(views[b].tex);
+    int rc = byte_buf_reserve(out, out->len + guess + 1);
+    size_t len = rc ? 0 : skp_pose_json((char *)out->data + out->len, guess + 1, views, n);
+    if (!rc && len > guess && !(rc = byte_buf_reserve(out, out->len + len + 1)))
         skp_pose_json((char *)out->data + out->len, len + 1, views, n);
+    if (!rc)
         out->len += len;
-    }
     free(views);
     return rc ? -1 : 0;
 }
@@ -353,10 +358,14 @@ static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, i
 /* The binary draw list in r->body becomes its JSON. */
 static void mesh_to_json(struct work *r)
 {
-    size_t len = skp_mesh_json_wire(NULL, 0, r->body, r->body_len);
-    char *json = len ? malloc(len + 1) : NULL;
-    if (json)
-        skp_mesh_json_wire(json, len + 1, r->body, r->body_len);
+    /* One pass: a number takes at most 16 bytes of text for its 8 of wire. */
+    size_t cap = 64 + r->body_len * 3;
+    char *json = malloc(cap + 1);
+    size_t len = json ? skp_mesh_json_wire(json, cap + 1, r->body, r->body_len) : 0;
+    if (json && (!len || len > cap)) {
+        free(json);
+        json = NULL;
+    }
     free(r->body);
     r->body = (uint8_t *)json;
     r->body_len = json ? len : 0;

@@ -4,6 +4,9 @@
 #   2. POSE paced at half the rate measured in 1: latency p50/p99/p99.9
 #   3. RENDER 512x512 PNG with 1 worker, then with 2: renders/s and the ratio
 #   4. the daemon's RSS with FILE and the project's two samples cached (three armatures)
+#   5. HTTP (wrk, keep-alive, 2 workers): the same POSE as 1, and its ratio to the binary
+#      protocol's rate; a repeated 256x256 render (the result cache's hit path when it has
+#      one); the same render answered 304 (If-None-Match)
 # Each throughput figure is the median of RUNS runs of SECONDS seconds.
 #
 #   contrib/bench/bench-daemon.sh FILE.skf [RUNS] [SECONDS]
@@ -29,8 +32,8 @@ trap 'stop; rm -rf "$dir"' EXIT INT TERM
 
 # start THREADS: a daemon with the samples preloaded (FILE is uploaded by bench-load)
 start() {
-    $bin serve --listen "unix:$dir/s.sock" --root samples --preload samples \
-        --threads "$1" --log-level warn >"$dir/out" 2>&1 &
+    $bin serve --listen "unix:$dir/s.sock" --listen http://127.0.0.1:0 --root samples \
+        --preload samples --threads "$1" --log-level warn >"$dir/out" 2>&1 &
     pid=$!
     i=0
     until grep -q '^listening' "$dir/out" 2>/dev/null; do
@@ -77,3 +80,34 @@ echo "RENDER 512x512, 1 worker: $render1 PNG/s"
 stop
 
 awk -v a="$render2" -v b="$render1" 'BEGIN {printf "RENDER 2 workers / 1 worker: %.2fx\n", a / b}'
+
+# ---- HTTP, with wrk (Debian's wrk; contrib/install-deps does not install it) -----------------
+if ! command -v wrk >/dev/null 2>&1; then
+    echo "HTTP figures skipped: wrk is not installed (apt-get install wrk)"
+    exit 0
+fi
+cp "$skf" "$dir/bench.skf"
+start 2
+web=$(sed -n 's/^listening \(http:.*\)/\1/p' "$dir/out")
+id=$(curl -s -X POST --data-binary @"$skf" "$web/v1/armatures" | sed -n 's/.*"id":"\([0-9a-f]*\)".*/\1/p')
+anim=$(curl -s "$web/v1/armatures/$id" | sed -n 's/.*"animations":\[ *{"id":0,"name":"\([^"]*\)".*/\1/p' | head -n 1)
+[ -n "$anim" ] || anim=0
+# wrkps URL [HEADER]: the median requests/s of RUNS wrk runs (4 connections, 2 threads)
+wrkps() {
+    n=0
+    while [ $n -lt "$runs" ]; do
+        if [ $# -gt 1 ]; then wrk -t2 -c4 -d"${secs}s" -H "$2" "$1"; else wrk -t2 -c4 -d"${secs}s" "$1"; fi |
+            sed -n 's/^Requests\/sec: *\([0-9.]*\)/\1/p'
+        n=$((n + 1))
+    done | median
+}
+hpose=$(wrkps "$web/v1/armatures/$id/pose?anim=$anim&frame=7&loop")
+echo "HTTP POSE keep-alive, 2 workers: $hpose req/s"
+awk -v h="$hpose" -v b="$pose" 'BEGIN {printf "HTTP POSE / binary POSE: %.2f\n", h / b}'
+rurl="$web/v1/armatures/$id/render.png?anim=$anim&frame=7&size=256x256"
+hrender=$(wrkps "$rurl")
+echo "HTTP repeated 256x256 render: $hrender req/s"
+etag=$(curl -s -D - -o /dev/null "$rurl" | sed -n 's/^[Ee][Tt][Aa][Gg]: *\([^\r]*\).*/\1/p' | tr -d '\r')
+h304=$(wrkps "$rurl" "If-None-Match: $etag")
+echo "HTTP 304 (If-None-Match): $h304 req/s"
+stop
