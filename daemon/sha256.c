@@ -46,25 +46,62 @@ static void block(uint32_t h[8], const uint8_t *p)
     h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
 }
 
-void sha256(const void *data, size_t len, uint8_t out[32])
+void sha256_init(struct sha256_ctx *ctx)
 {
-    uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                     0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    static const uint32_t iv[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    memcpy(ctx->h, iv, sizeof iv);
+    ctx->len = 0;
+    ctx->fill = 0;
+}
+
+void sha256_update(struct sha256_ctx *ctx, const void *data, size_t len)
+{
     const uint8_t *p = data;
-    size_t n = len;
-    for (; n >= 64; p += 64, n -= 64)
-        block(h, p);
+    if (len == 0)
+        return; /* data may be NULL: no memcpy from it, even of zero bytes */
+    ctx->len += len;
+    if (ctx->fill) {
+        size_t take = 64 - ctx->fill < len ? 64 - ctx->fill : len;
+        memcpy(ctx->buf + ctx->fill, p, take);
+        ctx->fill += take;
+        p += take;
+        len -= take;
+        if (ctx->fill < 64)
+            return;
+        block(ctx->h, ctx->buf);
+        ctx->fill = 0;
+    }
+    /* Whole blocks straight from the input: a large file is hashed without copying. */
+    for (; len >= 64; p += 64, len -= 64)
+        block(ctx->h, p);
+    if (len)
+        memcpy(ctx->buf, p, len);
+    ctx->fill = len;
+}
+
+void sha256_final(struct sha256_ctx *ctx, uint8_t out[32])
+{
     uint8_t tail[128] = {0};
-    memcpy(tail, p, n);
+    size_t n = ctx->fill;
+    memcpy(tail, ctx->buf, n);
     tail[n] = 0x80;
     size_t total = n < 56 ? 64 : 128;
-    uint64_t bits = (uint64_t)len * 8;
+    uint64_t bits = ctx->len * 8;
     for (int i = 0; i < 8; i++)
         tail[total - 1 - i] = (uint8_t)(bits >> (8 * i));
-    block(h, tail);
+    block(ctx->h, tail);
     if (total == 128)
-        block(h, tail + 64);
+        block(ctx->h, tail + 64);
     for (int i = 0; i < 8; i++)
         for (int j = 0; j < 4; j++)
-            out[4 * i + j] = (uint8_t)(h[i] >> (24 - 8 * j));
+            out[4 * i + j] = (uint8_t)(ctx->h[i] >> (24 - 8 * j));
+}
+
+void sha256(const void *data, size_t len, uint8_t out[32])
+{
+    struct sha256_ctx ctx;
+    sha256_init(&ctx);
+    sha256_update(&ctx, data, len);
+    sha256_final(&ctx, out);
 }
