@@ -35,6 +35,7 @@ struct exchange {
     char *query; /* the query string (owned), read again once the armature is known */
     char *path;  /* the URL's path (owned): routing cuts it up, the access log keeps the URL */
     char etag[80];
+    uint8_t key[32]; /* the answer's result-cache key (the ETag is its first half) */
 };
 
 /* ---- answers --------------------------------------------------------------------------------- */
@@ -170,6 +171,7 @@ static void make_etag(struct exchange *ex, const uint8_t id[32], const struct sk
     if (rm)
         skp_encode_render_req(&w, rm);
     sha256(buf, w.len, digest);
+    memcpy(ex->key, digest, 32);
     char h[33];
     hex(h, digest, 16);
     snprintf(ex->etag, sizeof ex->etag, "\"v%d-%s%s\"", OUTPUT_VERSION, h, w.err ? "-x" : "");
@@ -220,7 +222,9 @@ static void on_eval_done(void *ctx, struct dispatch_result *res)
         fail_status(ex, res->status, res->msg);
         return;
     }
+    struct rcache *results = &ex->api->d->results;
     if (ex->route == R_POSE || ex->route == R_MESH) {
+        rcache_put(results, ex->key, (uint8_t)ex->route, res->body, res->len);
         reply_content(ex, "application/json", res->body, res->len);
         return;
     }
@@ -230,6 +234,7 @@ static void on_eval_done(void *ctx, struct dispatch_result *res)
         fail(ex, 500, NULL, "the render's reply could not be read");
         return;
     }
+    rcache_put(results, ex->key, (uint8_t)ex->route, part, len);
     reply_content(ex, content_of(ex->route), part, len);
 }
 
@@ -298,6 +303,11 @@ static void run_resource(struct exchange *ex, struct cache_entry *e)
     if (not_modified(ex)) {
         char h[256];
         reply(ex, 304, NULL, cache_headers(ex, h, sizeof h), NULL, 0);
+        return;
+    }
+    const struct rcache_item *hit = rcache_get(&ex->api->d->results, ex->key);
+    if (hit) { /* answered before: from memory, nothing evaluated */
+        reply_content(ex, content_of(ex->route), hit->body, hit->len);
         return;
     }
     uint16_t st;
@@ -665,6 +675,13 @@ static void metrics(struct exchange *ex)
     metric(&t, "cache_misses_total", "counter", "Armature cache misses.", d->cache->stats.misses);
     metric(&t, "cache_evictions_total", "counter", "Armatures evicted.", d->cache->stats.evictions);
     metric(&t, "loads_parsed_total", "counter", "Armature files parsed.", d->parses);
+    metric(&t, "results_bytes", "gauge", "Result cache size.", d->results.stats.bytes);
+    metric(&t, "results_hits_total", "counter", "Answers served from the result cache.",
+           d->results.stats.hits);
+    metric(&t, "results_misses_total", "counter", "Result cache misses.",
+           d->results.stats.misses);
+    metric(&t, "results_evictions_total", "counter", "Answers evicted from the result cache.",
+           d->results.stats.evictions);
     metric(&t, "connections", "gauge", "Open connections, both protocols.",
            d->conns->count + a->http->count);
     metric(&t, "connections_refused_total", "counter", "Connections refused at the limits.",

@@ -33,6 +33,8 @@ static const struct option options[] = {
     {"queue-depth", OPT_INT, F(queue_depth), 1, 1 << 20, "1024",
      "queued jobs before requests get BUSY"},
     {"cache-mb", OPT_INT, F(cache_mb), 1, 1 << 20, "512", "armature cache budget in MiB"},
+    {"result-cache-mb", OPT_INT, F(result_cache_mb), 0, 1 << 20, "64",
+     "cache of encoded answers (renders, poses) in MiB; 0 turns it off"},
     {"max-frame", OPT_INT, F(max_frame), 1024, 64 << 20, "67108864", "largest request body"},
     {"max-connections", OPT_INT, F(max_connections), 1, 1 << 20, "1024", "open connections"},
     {"max-inflight", OPT_INT, F(max_inflight), 1, 1 << 16, "64",

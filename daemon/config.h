@@ -20,6 +20,7 @@ struct config {
     int64_t threads;
     int64_t queue_depth;
     int64_t cache_mb;
+    int64_t result_cache_mb;
     int64_t max_frame;
     int64_t max_connections;
     int64_t max_inflight;

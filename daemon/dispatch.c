@@ -19,6 +19,7 @@
 #include "engine/png.h"
 #include "engine/request.h"
 #include "log.h"
+#include "sha256.h"
 #include "skp_msg.h"
 
 /* A stateful instance: a pose that persists between requests on one connection. */
@@ -53,6 +54,8 @@ struct request {
     struct cache_entry *entry; /* referenced until done */
     struct instance *inst;
     bool big; /* a LOAD whose parse counts as the one big parse (WORK_BIG_PARSE_BYTES) */
+    bool cacheable;     /* a stateless evaluation: its answer goes to the result cache */
+    uint8_t result_key[32];
     struct request *out_prev, *out_next; /* on the session's outstanding list */
     bool outstanding;
     /* another front's request (conn NULL): its completion, until forgotten */
@@ -177,6 +180,8 @@ static void reply_done(struct request *r)
     if (r->work.status)
         conn_error(c, r->opcode, r->id, r->work.status, "%s", r->work.msg);
     else {
+        if (r->cacheable)
+            rcache_put(&r->d->results, r->result_key, r->opcode, r->work.body, r->work.body_len);
         conn_reply(c, r->opcode, r->id, SKP_S_OK, r->work.body, r->work.body_len);
         r->work.body = NULL;
     }
@@ -805,6 +810,20 @@ static void h_instance_free(struct conn *c, const struct skp_frame *f, struct sk
     conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, NULL, 0);
 }
 
+/* A stateless evaluation's answer depends only on the armature and the request's bytes: its
+ * result-cache key. */
+static void result_key(const struct request *r, const struct skp_frame *f, uint8_t key[32])
+{
+    struct sha256_ctx h;
+    uint8_t op = f->h.opcode;
+    sha256_init(&h);
+    sha256_update(&h, "skeld-bin-v1", 12);
+    sha256_update(&h, r->entry->id, 32);
+    sha256_update(&h, &op, 1);
+    sha256_update(&h, f->body, f->h.body_len);
+    sha256_final(&h, key);
+}
+
 static void h_eval(struct conn *c, const struct skp_frame *f, struct skp_reader *rd,
                    void (*run)(struct job *, struct worker *), bool render)
 {
@@ -814,6 +833,18 @@ static void h_eval(struct conn *c, const struct skp_frame *f, struct skp_reader 
     if (!read_eval(c, f, rd, r, render)) {
         free_request(r);
         return;
+    }
+    if (!r->inst && disp(c)->results.budget) {
+        result_key(r, f, r->result_key);
+        const struct rcache_item *hit = rcache_get(&disp(c)->results, r->result_key);
+        uint8_t *body = hit ? malloc(hit->len ? hit->len : 1) : NULL;
+        if (body) {
+            memcpy(body, hit->body, hit->len);
+            conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, body, hit->len);
+            free_request(r);
+            return;
+        }
+        r->cacheable = true;
     }
     start_job(r, run);
 }
@@ -867,6 +898,10 @@ static void h_stats(struct conn *c, const struct skp_frame *f, struct skp_reader
         {"errors", s->conns->error_replies},
         {"busy", s->busy},
         {"jobs.dropped", pool_dropped(s->pool)},
+        {"results.hits", s->results.stats.hits},
+        {"results.misses", s->results.stats.misses},
+        {"results.evictions", s->results.stats.evictions},
+        {"results.bytes", s->results.stats.bytes},
         {"loads.parsed", s->parses},
         {"cache.hits", s->cache->stats.hits},
         {"cache.misses", s->cache->stats.misses},
@@ -986,11 +1021,17 @@ int dispatch_init(struct dispatch *d, uv_loop_t *loop, const struct config *cfg,
         log_msg(LOG_ERROR, "--root %s: %s", cfg->root, strerror(errno));
         return -1;
     }
+    if (rcache_init(&d->results, (size_t)cfg->result_cache_mb << 20)) {
+        log_msg(LOG_ERROR, "out of memory for the result cache");
+        close(d->root_fd);
+        return -1;
+    }
     return 0;
 }
 
 void dispatch_close(struct dispatch *d)
 {
+    rcache_close(&d->results);
     if (d->root_fd >= 0)
         close(d->root_fd);
     d->root_fd = -1;

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "conn.h"
 #include "pool.h"
+#include "rcache.h"
 #include "skp.h"
 
 struct request;
@@ -27,6 +28,7 @@ struct dispatch {
     struct conn_set *conns; /* for STATS and the shutdown flag */
     int root_fd;            /* --root, opened: LOAD by path opens beneath it */
     uint64_t started_ms;
+    struct rcache results;   /* encoded answers of stateless evaluations, both fronts */
     struct request *parsing; /* LOADs whose content is being parsed, one per content id */
     bool big_parsing;        /* a big armature.json is being parsed: others wait in line */
     struct request *big_head, *big_tail;

@@ -1249,6 +1249,54 @@ START_TEST(pose_mesh_render)
 }
 END_TEST
 
+/* The result cache: a repeated stateless RENDER or POSE is answered from memory, byte for
+ * byte the same; requests on an instance never are (their answer depends on its state); and
+ * under a small --result-cache-mb old answers are evicted. */
+START_TEST(result_cache_hits_and_evictions)
+{
+    struct daemon *d = daemon_up(g_samples, FLAGS("--result-cache-mb", "1"));
+    skc_client *c = client_open(d->unix_uri, NULL);
+    unsigned char id[SKC_ID_SIZE];
+    load_path(c, "robot.skf", id);
+    skc_eval ev;
+    skc_render_opts ro;
+    eval_one(&ev, id, "Walk", 10, 0);
+    skc_render_opts_init(&ro);
+    ro.width = ro.height = 96;
+    skc_reply *a = render_ok(c, &ev, &ro);
+    uint64_t hits = counter(c, "results.hits");
+    skc_reply *b = render_ok(c, &ev, &ro);
+    ck_assert_uint_eq(counter(c, "results.hits"), hits + 1);
+    const skc_image *ia = skc_reply_images(a, NULL), *ib = skc_reply_images(b, NULL);
+    ck_assert(ia->size == ib->size && !memcmp(ia->data, ib->data, ia->size));
+    skc_reply_free(a);
+    skc_reply_free(b);
+    skc_reply *p1 = pose_ok(c, &ev), *p2 = pose_ok(c, &ev);
+    ck_assert_uint_eq(counter(c, "results.hits"), hits + 2);
+    assert_same_pose(p1, p2, "a cached pose");
+    skc_reply_free(p1);
+    skc_reply_free(p2);
+    uint32_t inst;
+    ck_assert_int_eq(skc_instance_new(c, id, &inst), 0);
+    ev.target = SKC_TARGET_INSTANCE;
+    ev.instance = inst;
+    for (int i = 0; i < 2; i++)
+        skc_reply_free(pose_ok(c, &ev));
+    ck_assert_uint_eq(counter(c, "results.hits"), hits + 2);
+    /* 512x512 renders of many frames: more than 1 MiB of answers */
+    ev.target = SKC_TARGET_ARMATURE;
+    ro.width = ro.height = 512;
+    for (int f = 0; f < 40; f++) {
+        ev.anims[0].frame = f;
+        skc_reply_free(render_ok(c, &ev, &ro));
+    }
+    ck_assert_uint_gt(counter(c, "results.evictions"), 0);
+    ck_assert_uint_le(counter(c, "results.bytes"), 1u << 20);
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 START_TEST(stats_count_requests)
 {
     struct daemon *d = daemon_up(g_samples, NULL);
@@ -2427,6 +2475,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, info_matches_skeld_info);
     tcase_add_test(tc, instance_new_and_free);
     tcase_add_test(tc, pose_mesh_render);
+    tcase_add_test(tc, result_cache_hits_and_evictions);
     tcase_add_test(tc, mesh_options_move_points);
     tcase_add_test(tc, stats_count_requests);
     tcase_add_test(tc, unload_keeps_instances);
