@@ -30,10 +30,13 @@ stop() {
 }
 trap 'stop; rm -rf "$dir"' EXIT INT TERM
 
-# start THREADS: a daemon with the samples preloaded (FILE is uploaded by bench-load)
+# start THREADS [RESULT-CACHE-MB]: a daemon with the samples preloaded (FILE is uploaded by
+# bench-load). The result cache is off unless asked for: the figures measure the work, not
+# answers repeated from memory.
 start() {
     $bin serve --listen "unix:$dir/s.sock" --listen http://127.0.0.1:0 --root samples \
-        --preload samples --threads "$1" --log-level warn >"$dir/out" 2>&1 &
+        --preload samples --threads "$1" --result-cache-mb "${2:-0}" --log-level warn \
+        >"$dir/out" 2>&1 &
     pid=$!
     i=0
     until grep -q '^listening' "$dir/out" 2>/dev/null; do
@@ -102,11 +105,15 @@ wrkps() {
     done | median
 }
 hpose=$(wrkps "$web/v1/armatures/$id/pose?anim=$anim&frame=7&loop")
-echo "HTTP POSE keep-alive, 2 workers: $hpose req/s"
+echo "HTTP POSE keep-alive, 2 workers (no result cache): $hpose req/s"
 awk -v h="$hpose" -v b="$pose" 'BEGIN {printf "HTTP POSE / binary POSE: %.2f\n", h / b}'
+stop
+start 2 64
+web=$(sed -n 's/^listening \(http:.*\)/\1/p' "$dir/out")
+curl -s -X POST --data-binary @"$skf" "$web/v1/armatures" >/dev/null
 rurl="$web/v1/armatures/$id/render.png?anim=$anim&frame=7&size=256x256"
 hrender=$(wrkps "$rurl")
-echo "HTTP repeated 256x256 render: $hrender req/s"
+echo "HTTP repeated 256x256 render (result cache hits): $hrender req/s"
 etag=$(curl -s -D - -o /dev/null "$rurl" | sed -n 's/^[Ee][Tt][Aa][Gg]: *\([^\r]*\).*/\1/p' | tr -d '\r')
 h304=$(wrkps "$rurl" "If-None-Match: $etag")
 echo "HTTP 304 (If-None-Match): $h304 req/s"
