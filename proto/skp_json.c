@@ -4,6 +4,7 @@
 #include "skp_cli.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,9 +26,100 @@ static void put(struct out *o, const char *fmt, ...)
         o->len += (size_t)n;
 }
 
+/* %.9g of v, byte for byte as printf writes it, without printf's multi-precision path (most
+ * of the cost of pose JSON): exact integer arithmetic for 1e-5 <= |v| < 1e15, where the
+ * scaled value fits 128 bits; the caller falls back to printf elsewhere. Returns the length
+ * written to buf (at least 24 bytes), or 0 outside the fast range. */
+size_t skp_fmt_g9(char *buf, double v)
+{
+    double a = fabs(v);
+    if (!(a >= 1e-5 && a < 1e15))
+        return 0;
+    int e2;
+    double m = frexp(a, &e2); /* a = m 2^e2, m in [0.5, 1) */
+    uint64_t mant = (uint64_t)ldexp(m, 53);
+    int sh = 53 - e2; /* a = mant / 2^sh, 0 < sh <= 70 here */
+    int x = (int)floor(log10(a)), tries = 0;
+    unsigned __int128 q, r, d;
+    for (;;) { /* q = a * 10^(8 - x), which must have 9 digits; x may be off by one */
+        int k = 8 - x;
+        unsigned __int128 n = mant, p10 = 1;
+        for (int i = 0; i < (k < 0 ? -k : k); i++)
+            p10 *= 10;
+        d = (unsigned __int128)1 << sh;
+        if (k >= 0)
+            n *= p10;
+        else
+            d *= p10;
+        q = n / d;
+        r = n % d;
+        if (q < 100000000u && tries++ < 2)
+            x--;
+        else if (q >= 1000000000u && tries++ < 2)
+            x++;
+        else
+            break;
+    }
+    if (q < 100000000u || q >= 1000000000u)
+        return 0;
+    /* round to nearest, ties to even, as printf in the default rounding mode */
+    if (2 * r > d || (2 * r == d && (q & 1)))
+        q++;
+    if (q == 1000000000u) {
+        q = 100000000u;
+        x++;
+    }
+    char dig[10];
+    for (int i = 8; i >= 0; i--, q /= 10)
+        dig[i] = (char)('0' + (int)(q % 10));
+    int nd = 9;
+    while (nd > 1 && dig[nd - 1] == '0')
+        nd--; /* %g drops trailing zeros */
+    char *o = buf;
+    if (v < 0)
+        *o++ = '-';
+    if (x < -4 || x >= 9) { /* d.ddde+XX */
+        *o++ = dig[0];
+        if (nd > 1) {
+            *o++ = '.';
+            for (int i = 1; i < nd; i++)
+                *o++ = dig[i];
+        }
+        o += sprintf(o, "e%c%02d", x < 0 ? '-' : '+', x < 0 ? -x : x);
+    } else if (x >= 0) { /* ddd.ddd */
+        for (int i = 0; i <= x; i++)
+            *o++ = i < nd ? dig[i] : '0';
+        if (nd > x + 1) {
+            *o++ = '.';
+            for (int i = x + 1; i < nd; i++)
+                *o++ = dig[i];
+        }
+    } else { /* 0.000ddd */
+        *o++ = '0';
+        *o++ = '.';
+        for (int i = 0; i < -x - 1; i++)
+            *o++ = '0';
+        for (int i = 0; i < nd; i++)
+            *o++ = dig[i];
+    }
+    *o = 0;
+    return (size_t)(o - buf);
+}
+
 static void num(struct out *o, double v)
 {
-    put(o, "%.9g", v == 0.0 ? 0.0 : v); /* no "-0" */
+    char b[32];
+    size_t n = v == 0.0 ? 0 : skp_fmt_g9(b, v);
+    if (!n) {
+        put(o, "%.9g", v == 0.0 ? 0.0 : v); /* no "-0" */
+        return;
+    }
+    size_t room = o->len < o->cap ? o->cap - o->len : 0;
+    if (room > n)
+        memcpy(o->buf + o->len, b, n + 1);
+    else if (room)
+        memcpy(o->buf + o->len, b, room); /* truncated: the caller sizes and calls again */
+    o->len += n;
 }
 
 static void string(struct out *o, const char *s)
@@ -102,13 +194,20 @@ static bool draw_item(struct out *o, struct skp_reader *rd, uint32_t i)
     double tint[4];
     for (int k = 0; k < 4; k++)
         tint[k] = skp_read_f64(rd);
-    put(o, "%s\n{\"bone\":%u,\"atlas\":%u,\"tint\":[%.9g,%.9g,%.9g,%.9g],\"vertices\":[",
-        i ? "," : "", bone, atlas, tint[0], tint[1], tint[2], tint[3]);
+    put(o, "%s\n{\"bone\":%u,\"atlas\":%u,\"tint\":[", i ? "," : "", bone, atlas);
+    for (int k = 0; k < 4; k++) {
+        put(o, k ? "," : "");
+        num(o, tint[k]);
+    }
+    put(o, "],\"vertices\":[");
     uint32_t nv = skp_read_u32(rd);
     for (uint32_t v = 0; v < nv && !rd->err; v++) {
-        double x = skp_read_f64(rd), y = skp_read_f64(rd), u = skp_read_f64(rd),
-               w = skp_read_f64(rd);
-        put(o, "%s[%.9g,%.9g,%.9g,%.9g]", v ? "," : "", x, y, u, w);
+        put(o, v ? ",[" : "[");
+        for (int k = 0; k < 4; k++) {
+            put(o, k ? "," : "");
+            num(o, skp_read_f64(rd));
+        }
+        put(o, "]");
     }
     put(o, "],\"indices\":[");
     uint32_t ni = skp_read_u32(rd);

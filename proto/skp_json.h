@@ -28,6 +28,11 @@ size_t skp_pose_json(char *buf, size_t cap, const struct skp_bone_view *bones, u
 size_t skp_sheet_json_named(char *buf, size_t cap, const char *sheet_json, size_t sheet_len,
                             const char *image);
 
+/* %.9g of v exactly as printf writes it, for 1e-5 <= |v| < 1e15 (the numbers of poses): the
+ * length written to buf (24 bytes at least, terminated), or 0 outside that range (then use
+ * printf). Exact: 128-bit integer arithmetic, ties to even. */
+size_t skp_fmt_g9(char *buf, double v);
+
 /* The JSON of a MESH reply's body (the binary draw list): [{"bone","atlas","tint",
  * "vertices":[[x,y,u,v],..],"indices":[..]},..] in draw order, as `skelctl mesh` prints it
  * and the HTTP front serves it. Same buffer contract as skp_pose_json; 0 if the body is not a

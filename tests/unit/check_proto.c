@@ -2038,6 +2038,55 @@ static bool str_is(struct skp_str s, const char *want)
     return s.len == strlen(want) && !memcmp(s.p, want, s.len);
 }
 
+/* skp_fmt_g9 writes what printf's %.9g writes, byte for byte, wherever it answers: random
+ * doubles over every decade of its range and around its edges, whole numbers, exact ties
+ * (which round to even), and values just below a power of ten (which round up into the next
+ * decade). Outside its range it declines. */
+START_TEST(fmt_g9_matches_printf)
+{
+    char want[64], got[64];
+    uint64_t s = 0x9e3779b97f4a7c15u;
+    long checked = 0;
+    for (long i = 0; i < 2000000; i++) {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        double mant = (double)(s >> 11) / 9007199254740992.0; /* [0, 1) */
+        int dec = (int)(s % 21) - 6;                            /* 1e-6 .. 1e15 */
+        double v = (mant + 0.05) * pow(10.0, dec) * ((s >> 7) & 1 ? -1 : 1);
+        if (i % 7 == 0)
+            v = round(v * 1e4) / 1e4; /* short decimals, many trailing zeros */
+        if (i % 11 == 0)
+            v = (double)(int64_t)v + 0.5; /* exact ties at the 10th digit for 9-digit ints */
+        size_t n = skp_fmt_g9(got, v);
+        snprintf(want, sizeof want, "%.9g", v);
+        if (!n) {
+            double a = fabs(v);
+            ck_assert_msg(!(a >= 1e-5 && a < 1e15), "declined %.17g", v);
+            continue;
+        }
+        ck_assert_msg(!strcmp(got, want) && n == strlen(want), "%.17g: got %s, printf %s", v, got,
+                      want);
+        checked++;
+    }
+    ck_assert_int_gt(checked, 1500000);
+    static const double edges[] = {1e-5,        9.9999999949e-5, 0.000123456789, 0.5,
+                                   1,           9.9999999949,    9.99999999501,  999999999.5,
+                                   123456789.5, 123456788.5,     1e9,            1e14,
+                                   999999999999999.875, 1e-5 * 1.0000000001, 2.5e-5, -3.14159265358979};
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        size_t n = skp_fmt_g9(got, edges[i]);
+        snprintf(want, sizeof want, "%.9g", edges[i]);
+        ck_assert_msg(n && !strcmp(got, want), "%.17g: got %s, printf %s", edges[i], n ? got : "-",
+                      want);
+    }
+    ck_assert_uint_eq(skp_fmt_g9(got, 1e15), 0);
+    ck_assert_uint_eq(skp_fmt_g9(got, 9.9e-6), 0);
+    ck_assert_uint_eq(skp_fmt_g9(got, NAN), 0);
+    ck_assert_uint_eq(skp_fmt_g9(got, INFINITY), 0);
+}
+END_TEST
+
 START_TEST(eval_req_layout_and_roundtrip)
 {
     struct skp_eval_req m, d;
@@ -2263,6 +2312,11 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, unknown_flag_bits);
     tcase_add_test(tc, reserved_partial_header);
     tcase_add_test(tc, reserved_and_oversize);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("number formatting");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, fmt_g9_matches_printf);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("message codecs");
