@@ -12,6 +12,7 @@
 #include "skp_cli.h"
 #include "skp_msg.h"
 #include "work.h"
+#include "www.h"
 
 /* Bumped whenever the bytes of an answer for the same content and query change, so that
  * caches holding the old ones (ETag, result cache, CDNs) stop matching. */
@@ -696,6 +697,7 @@ static void metrics(struct exchange *ex)
 
 static void route_ops(struct exchange *ex, const char *path)
 {
+    const struct www_file *page;
     ex->route = R_OPS;
     if (!is_read(ex->hr)) {
         method_not_allowed(ex, "GET, HEAD");
@@ -707,6 +709,9 @@ static void route_ops(struct exchange *ex, const char *path)
               ready ? "ready\n" : "not ready\n", ready ? 6 : 10);
     } else if (!strcmp(path, "/metrics")) {
         metrics(ex);
+    } else if ((page = www_find(path))) {
+        reply(ex, 200, page->content_type, "Cache-Control: no-cache\r\n", page->bytes,
+              page->length);
     } else {
         fail(ex, 404, NULL, "no such resource");
     }

@@ -1,0 +1,362 @@
+// skeld's preview page: a thin client. The browser runs no SkelForm code; every frame is a PNG
+// that skeld renders (GET .../render.png?anim=A&frame=F&from=0&warmup=30&size=WxH&style=S),
+// preloaded as an Image and drawn on a timer at the animation's fps.
+//
+// URL parameters open an armature and play it without a click:
+//   /?id=<64 hex>&anim=Walk&size=128x128&style=Red   an armature in skeld's cache
+//   /?file=robot.skf&anim=Walk                        a file under skeld's --root
+// <body data-frames-played="N"> counts the frames the timer has shown (tests read it).
+// Loaded as a module: strict, and its names stay out of the global scope.
+
+const WARMUP = 30; // constructs at rest before frame 0, as SkelForm's web player runs
+const MAX_IN_FLIGHT = 4; // frame requests at once: a long animation must not flood skeld
+const MAX_RETRIES = 5; // per frame, while skeld answers 429 (busy) or 503
+const RETRY_MS = 1000; // skeld's Retry-After
+
+const $ = (id) => document.getElementById(id);
+const ui = {
+  form: $('controls'), armature: $('armature'), refresh: $('refresh'), upload: $('upload'),
+  playback: $('playback'), anim: $('anim'), style: $('style'), size: $('size'),
+  play: $('play'), frame: $('frame'), frameText: $('frame-text'), sheet: $('sheet'),
+  view: $('view'), status: $('status'),
+};
+
+// What is on show. Opening an armature or changing the animation, style or size starts a new
+// generation; answers to an older generation's requests are ignored.
+const player = {
+  base: '', // '/v1/armatures/{id}' or '/v1/files/{path}'
+  info: null, // that armature's `skeld info` JSON
+  anim: null, // the chosen entry of info.animations (null: the rest pose)
+  params: null, // the render parameters every frame of this generation shares
+  frames: [], // per frame: undefined (not asked for yet) or {img, ready}
+  inFlight: 0,
+  current: 0, // the frame on show, or to show next
+  shown: false, // whether `current` is drawn
+  playing: false,
+  timer: 0,
+  generation: 0,
+  played: 0, // frames the timer has drawn since the page loaded
+};
+const uploadedNames = new Map(); // id -> file name, for the list's labels
+
+function say(text) {
+  ui.status.textContent = text;
+}
+
+// A query string; values percent-encoded (a space as %20, never '+'), empty ones left out.
+function query(params) {
+  return Object.entries(params)
+    .filter(([, v]) => v !== '' && v !== null && v !== undefined)
+    .map(([k, v]) => `${k}=${encodeURIComponent(v)}`)
+    .join('&');
+}
+
+// fetch() and its JSON body. skeld's errors are {"error": .., "message": ..}.
+async function fetchJSON(url, options) {
+  const res = await fetch(url, options);
+  const body = await res.json().catch(() => null);
+  if (!res.ok) {
+    throw new Error(body && body.message ? body.message : `${res.status} ${res.statusText}`);
+  }
+  return body;
+}
+
+// How to name an animation or style to skeld: by name, or by index when the name would not
+// survive as one entry of a comma-separated list.
+function nameFor(item) {
+  return item.name === '' || item.name.includes(',') ? String(item.id) : item.name;
+}
+
+function frameCount() {
+  return player.anim ? Math.max(1, player.anim.frames) : 1;
+}
+
+// ---- the list of armatures and uploads ------------------------------------------------------
+
+// Refills the list with what skeld has cached (keeping a file: entry) and selects `choice`.
+async function listArmatures(choice, quiet) {
+  let list;
+  try {
+    list = (await fetchJSON('/v1/armatures')).armatures;
+  } catch (e) {
+    say(`Cannot list the cached armatures: ${e.message}`);
+    return;
+  }
+  for (const opt of [...ui.armature.options]) {
+    if (opt.value.startsWith('id:')) opt.remove();
+  }
+  for (const a of list) {
+    const name = uploadedNames.get(a.id) || `${a.id.slice(0, 12)}\u2026`;
+    const label = `${name}: ${a.bones} bones; ${a.animations.join(', ') || 'no animations'}`;
+    ui.armature.add(new Option(label, `id:${a.id}`));
+  }
+  if (choice) ui.armature.value = choice;
+  if (!quiet) say(list.length ? 'Choose an armature.' : 'Nothing is cached: upload a .skf.');
+}
+
+async function upload() {
+  const file = ui.upload.files[0];
+  if (!file) return;
+  say(`Uploading ${file.name}\u2026`);
+  try {
+    // The body is the file's bytes; skeld answers 201 with the id (the bytes' SHA-256).
+    const summary = await fetchJSON('/v1/armatures', {
+      method: 'POST', body: file, headers: {'Content-Type': 'application/octet-stream'},
+    });
+    uploadedNames.set(summary.id, file.name);
+    await listArmatures(`id:${summary.id}`, true);
+    await open(`id:${summary.id}`, {});
+  } catch (e) {
+    say(`Upload of ${file.name} failed: ${e.message}`);
+  }
+  ui.upload.value = '';
+}
+
+// ---- opening an armature ------------------------------------------------------------------
+
+// Fills a <select> with items ({id, name, ..}) and selects the one `wanted` names (by name or
+// index). Returns false if `wanted` was given and matched nothing.
+function fillSelect(select, items, label, wanted, first) {
+  select.replaceChildren();
+  if (first) select.add(new Option(first, ''));
+  for (const it of items) select.add(new Option(label(it), String(it.id)));
+  if (!wanted) return true;
+  const hit = items.find((it) => it.name === wanted) ||
+              items.find((it) => String(it.id) === wanted);
+  if (hit) select.value = String(hit.id);
+  return Boolean(hit);
+}
+
+// Opens "id:HEX" or "file:PATH" and plays it; `wanted` holds the URL's anim and style.
+async function open(choice, wanted) {
+  stop();
+  player.generation++;
+  player.base = '';
+  ui.playback.disabled = true;
+  if (!choice) {
+    say('Choose an armature.');
+    return;
+  }
+  const colon = choice.indexOf(':');
+  const kind = choice.slice(0, colon), what = choice.slice(colon + 1);
+  const base = kind === 'id' ? `/v1/armatures/${encodeURIComponent(what)}`
+                             : `/v1/files/${what.split('/').map(encodeURIComponent).join('/')}`;
+  const generation = player.generation;
+  say(`Opening ${what}\u2026`);
+  let info;
+  try {
+    info = await fetchJSON(base);
+  } catch (e) {
+    if (generation === player.generation) say(`Cannot open ${what}: ${e.message}`);
+    return;
+  }
+  if (generation !== player.generation) return; // another choice was made meanwhile
+  player.base = base;
+  player.info = info;
+  const notes = [];
+  const anims = info.animations || [], styles = info.styles || [];
+  if (!fillSelect(ui.anim, anims, (a) => `${a.name} (${a.frames} frames, ${a.fps} fps)`,
+                  wanted.anim, anims.length ? '' : '(rest pose)')) {
+    notes.push(`no animation "${wanted.anim}"`);
+  }
+  if (!fillSelect(ui.style, styles, (s) => s.name, wanted.style, '(default)')) {
+    notes.push(`no style "${wanted.style}"`);
+  }
+  ui.playback.disabled = false;
+  restart(notes.length ? ` (${notes.join(', ')})` : '');
+}
+
+// ---- playing ------------------------------------------------------------------------------
+
+function validSize() {
+  return /^[1-9][0-9]*x[1-9][0-9]*$/.test(ui.size.value);
+}
+
+// Starts the chosen animation over from frame 0 with the current style and size.
+function restart(note = '') {
+  stop();
+  player.generation++;
+  if (!validSize()) {
+    say('The size is width x height in pixels, such as 128x128.');
+    return;
+  }
+  player.anim = (player.info.animations || []).find((a) => String(a.id) === ui.anim.value) ||
+                null;
+  const style = (player.info.styles || []).find((s) => String(s.id) === ui.style.value);
+  player.params = {
+    anim: player.anim ? nameFor(player.anim) : '',
+    size: ui.size.value,
+    style: style ? nameFor(style) : '',
+  };
+  player.frames = [];
+  player.inFlight = 0;
+  player.current = 0;
+  player.shown = false;
+  const n = frameCount();
+  ui.frame.max = String(n - 1);
+  ui.frame.value = '0';
+  ui.frameText.textContent = `0 / ${n - 1}`;
+  const what = player.anim ? player.anim.name : 'the rest pose';
+  ui.view.setAttribute('aria-label', `${what}, rendered by skeld`);
+  updateSheetLink();
+  say(player.anim ? `${what}: ${n} frames at ${player.anim.fps} fps, ${ui.size.value}${note}`
+                  : `The rest pose, ${ui.size.value}${note}`);
+  pump();
+  play();
+}
+
+function frameURL(f) {
+  const p = player.params;
+  const q = p.anim ? {anim: p.anim, frame: f, from: 0, warmup: WARMUP, size: p.size, style: p.style}
+                   : {warmup: WARMUP, size: p.size, style: p.style};
+  return `${player.base}/render.png?${query(q)}`;
+}
+
+// The whole animation on one PNG, in a grid about as wide as it is tall.
+function updateSheetLink() {
+  const n = frameCount(), p = player.params;
+  const cols = Math.ceil(Math.sqrt(n)), rows = Math.ceil(n / cols);
+  const q = {anim: p.anim, frames: `0-${n - 1}`, warmup: WARMUP, sheet: `${cols}x${rows}`,
+             size: p.size, style: p.style};
+  ui.sheet.href = `${player.base}/render.png?${query(q)}`;
+  ui.sheet.download = `${player.anim ? player.anim.name : 'rest'}-sheet.png`;
+}
+
+// Asks for frames not asked for yet, from the current one onwards (wrapping), a few at a time.
+function pump() {
+  const n = frameCount();
+  for (let k = 0; k < n && player.inFlight < MAX_IN_FLIGHT; k++) {
+    const f = (player.current + k) % n;
+    if (!player.frames[f]) request(f, player.generation, 0);
+  }
+}
+
+function request(f, generation, attempt) {
+  const img = new Image();
+  const slot = {img, ready: false};
+  player.frames[f] = slot;
+  player.inFlight++;
+  img.onload = () => {
+    if (generation !== player.generation) return;
+    player.inFlight--;
+    slot.ready = true;
+    if (f === player.current && !player.shown) show(f); // the first frame, or a seek's
+    pump();
+  };
+  img.onerror = () => {
+    if (generation !== player.generation) return;
+    player.inFlight--;
+    failed(f, generation, attempt);
+  };
+  img.src = frameURL(f);
+}
+
+// A frame did not load. An Image cannot tell why, so fetch the same URL: while skeld is only
+// busy, try again a little later; otherwise stop and show skeld's message.
+async function failed(f, generation, attempt) {
+  let res = null, body = null;
+  try {
+    res = await fetch(frameURL(f));
+    if (!res.ok) body = await res.json().catch(() => null);
+  } catch (e) {
+    // unreachable: res stays null
+  }
+  if (generation !== player.generation) return;
+  const transient = !res || res.ok || res.status === 429 || res.status === 503;
+  if (transient && attempt < MAX_RETRIES) {
+    setTimeout(() => {
+      if (generation === player.generation) request(f, generation, attempt + 1);
+    }, RETRY_MS);
+    return;
+  }
+  stop();
+  let why = 'skeld is unreachable';
+  if (body && body.message) why = body.message;
+  else if (res) why = `${res.status} ${res.statusText}`;
+  say(`Frame ${f} could not be rendered: ${why}`);
+}
+
+// Draws frame f if it has arrived; returns whether it did.
+function show(f) {
+  const slot = player.frames[f];
+  if (!slot || !slot.ready) return false;
+  const img = slot.img, canvas = ui.view;
+  if (canvas.width !== img.naturalWidth || canvas.height !== img.naturalHeight) {
+    canvas.width = img.naturalWidth;
+    canvas.height = img.naturalHeight;
+  }
+  const ctx = canvas.getContext('2d');
+  ctx.clearRect(0, 0, canvas.width, canvas.height);
+  ctx.drawImage(img, 0, 0);
+  player.current = f;
+  player.shown = true;
+  ui.frame.value = String(f);
+  ui.frameText.textContent = `${f} / ${frameCount() - 1}`;
+  return true;
+}
+
+// One tick of the timer: the next frame if it is here; if not, the same one stays up and the
+// next tick tries again.
+function tick() {
+  const next = player.shown ? (player.current + 1) % frameCount() : player.current;
+  if (show(next)) {
+    player.played++;
+    document.body.dataset.framesPlayed = String(player.played);
+  }
+}
+
+function play() {
+  if (player.playing || !player.anim || frameCount() < 2) return;
+  player.playing = true;
+  player.timer = setInterval(tick, 1000 / (player.anim.fps > 0 ? player.anim.fps : 24));
+  ui.play.textContent = 'Pause';
+}
+
+function stop() {
+  clearInterval(player.timer);
+  player.playing = false;
+  ui.play.textContent = 'Play';
+}
+
+function seek(f) {
+  stop();
+  player.current = f;
+  player.shown = false;
+  ui.frameText.textContent = `${f} / ${frameCount() - 1}`;
+  if (!show(f)) pump(); // drawn when it arrives
+}
+
+// ---- wiring --------------------------------------------------------------------------------
+
+ui.armature.addEventListener('change', () => open(ui.armature.value, {}));
+ui.refresh.addEventListener('click', () => listArmatures(ui.armature.value, Boolean(player.base)));
+ui.upload.addEventListener('change', upload);
+ui.anim.addEventListener('change', () => restart());
+ui.style.addEventListener('change', () => restart());
+ui.size.addEventListener('change', () => restart());
+ui.form.addEventListener('submit', (e) => { // Enter in the size field
+  e.preventDefault();
+  if (player.base) restart();
+});
+ui.play.addEventListener('click', () => (player.playing ? stop() : play()));
+ui.frame.addEventListener('input', () => seek(Number(ui.frame.value)));
+
+// Starts from the URL's parameters: ?id= or ?file=, with anim, style and size.
+async function start() {
+  const url = new URLSearchParams(location.search);
+  const id = url.get('id'), file = url.get('file');
+  if (url.get('size')) ui.size.value = url.get('size');
+  let choice = '';
+  if (id && /^[0-9a-fA-F]{64}$/.test(id)) {
+    choice = `id:${id.toLowerCase()}`;
+  } else if (id) {
+    say('The id parameter must be 64 hex digits.');
+  } else if (file) {
+    choice = `file:${file}`;
+    ui.armature.add(new Option(`${file} (under skeld's root)`, choice));
+  }
+  await listArmatures(choice, Boolean(choice) || Boolean(id));
+  if (choice) await open(choice, {anim: url.get('anim'), style: url.get('style')});
+}
+
+start();
