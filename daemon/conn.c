@@ -387,9 +387,7 @@ void conn_set_init(struct conn_set *set, uv_loop_t *loop, const struct config *c
  * loaded, and the refusals themselves. */
 #define FD_RESERVE 32
 
-/* How many connections the file-descriptor limit leaves room for (read at each accept: an
- * operator may change it at run time). */
-static uint32_t fd_room(void)
+uint32_t conn_fd_room(void)
 {
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY)
@@ -400,17 +398,18 @@ static uint32_t fd_room(void)
 /* Why a new connection is refused, or NULL. Logs the descriptor limit once a second. */
 static const char *refusal(struct conn_set *set)
 {
+    uint32_t all = set->count + (set->also ? *set->also : 0);
     if (set->stopping)
         return "shutting down";
-    if (set->count > (uint32_t)set->cfg->max_connections)
+    if (all > (uint32_t)set->cfg->max_connections)
         return "too many connections (--max-connections)";
-    uint32_t room = fd_room();
-    if (set->count <= room)
+    uint32_t room = conn_fd_room();
+    if (all <= room)
         return NULL;
     uint64_t now = uv_now(set->loop);
     if (!set->fd_logged_ms || now - set->fd_logged_ms >= 1000) {
         log_msg(LOG_WARN, "%u connections reach the file-descriptor limit (ulimit -n): refusing",
-                set->count - 1);
+                all - 1);
         set->fd_logged_ms = now ? now : 1;
     }
     return "too many connections for the daemon's file-descriptor limit";

@@ -48,6 +48,7 @@ struct conn_set {
     uint64_t error_replies; /* replies sent with a status other than OK */
     uint64_t refused;       /* connections refused: over --max-connections, or shutting down */
     size_t in_bytes;        /* input buffers held over all connections (--max-input-mb) */
+    const uint32_t *also;   /* the other front's open connections, counted in the limits */
     uint64_t fd_logged_ms;  /* when the file-descriptor limit was last logged */
     bool stopping;          /* shutdown: every connection ends once its work is done */
     uint64_t stop_deadline; /* ms: at shutdown, connections with no job left are closed then */
@@ -108,5 +109,10 @@ void conn_set_sweep(struct conn_set *set, uint64_t now);
 
 /* Closes every connection now (startup failure). */
 void conn_set_close_all(struct conn_set *set);
+
+/* How many connections (of both fronts) the file-descriptor limit leaves room for, keeping
+ * some descriptors for everything else; read at each accept, as an operator may change the
+ * limit at run time. Any thread. */
+uint32_t conn_fd_room(void);
 
 #endif

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
 
 #include "log.h"
 
@@ -20,7 +19,6 @@
 #define MAX_HEADERS 100        /* 431 past it */
 #define LINGER_MS 2000
 #define SHUTDOWN_MS 10000
-#define FD_RESERVE 32
 
 struct http_conn {
     union conn_stream h;
@@ -643,11 +641,7 @@ void http_set_init(struct http_set *set, uv_loop_t *loop, const struct config *c
 static bool over_limits(const struct http_set *set)
 {
     uint32_t all = set->count + (set->peer ? set->peer->count : 0);
-    if (all > (uint32_t)set->cfg->max_connections)
-        return true;
-    struct rlimit rl;
-    return !getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY &&
-           all + FD_RESERVE > rl.rlim_cur;
+    return all > (uint32_t)set->cfg->max_connections || all > conn_fd_room();
 }
 
 void http_accept(struct http_set *set, uv_stream_t *listener)

@@ -285,6 +285,7 @@ int server_run(struct config *cfg)
         return 1;
     conn_set_init(&s.conns, s.loop, cfg, &dispatch_conn_hooks, &s.dispatch);
     http_set_init(&s.http, s.loop, cfg, &api_http_hooks, &s.api, &s.conns);
+    s.conns.also = &s.http.count; /* --max-connections counts both fronts */
     api_init(&s.api, &s.dispatch, cfg, &s.http);
     if (dispatch_init(&s.dispatch, s.loop, cfg, &s.cache, &s.pool, &s.conns)) {
         cache_close(&s.cache);
