@@ -106,7 +106,16 @@ wrkps() {
 }
 hpose=$(wrkps "$web/v1/armatures/$id/pose?anim=$anim&frame=7&loop")
 echo "HTTP POSE keep-alive, 2 workers (no result cache): $hpose req/s"
-awk -v h="$hpose" -v b="$pose" 'BEGIN {printf "HTTP POSE / binary POSE: %.2f\n", h / b}'
+# The same pipelining as the binary figure: 4 connections x 64 requests in flight.
+n=0
+hpipe=$(while [ $n -lt "$runs" ]; do
+    wrk -t1 -c4 -d"${secs}s" -s "$(dirname "$0")/pipeline.lua" \
+        "$web/v1/armatures/$id/pose?anim=$anim&frame=7&loop" -- 64 |
+        sed -n 's/^Requests\/sec: *\([0-9.]*\)/\1/p'
+    n=$((n + 1))
+done | median)
+echo "HTTP POSE pipelined 4 x 64, 2 workers: $hpipe req/s"
+awk -v h="$hpipe" -v b="$pose" 'BEGIN {printf "HTTP POSE pipelined / binary POSE pipelined: %.2f\n", h / b}'
 stop
 start 2 64
 web=$(sed -n 's/^listening \(http:.*\)/\1/p' "$dir/out")
