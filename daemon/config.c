@@ -223,3 +223,60 @@ int config_check(struct config *c, FILE *err)
     }
     return 0;
 }
+
+/* What a running daemon takes from a reloaded configuration (SIGHUP): the log level, the
+ * auth token, the CORS origin and the per-request and per-connection limits. The rest
+ * (listeners, root, threads, cache sizes, queue depth) shapes what was built at start. */
+static bool live_option(const char *name)
+{
+    static const char *const live[] = {
+        "log-level",        "auth-token",     "cors-origin",   "max-frame",
+        "max-connections",  "max-inflight",   "out-high-water", "out-low-water",
+        "max-image-pixels", "max-skf-mb",     "max-json-mb",   "max-bones",
+        "max-bone-steps",   "idle-timeout",   "frame-timeout", "max-input-mb"};
+    for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
+        if (!strcmp(name, live[i]))
+            return true;
+    return false;
+}
+
+static bool same_value(const struct option *o, const struct config *a, const struct config *b)
+{
+    const char *pa = (const char *)a + o->offset, *pb = (const char *)b + o->offset;
+    if (o->type == OPT_INT)
+        return *(const int64_t *)(const void *)pa == *(const int64_t *)(const void *)pb;
+    if (o->type == OPT_STR) {
+        const char *x = *(char *const *)(const void *)pa, *y = *(char *const *)(const void *)pb;
+        return (!x && !y) || (x && y && !strcmp(x, y));
+    }
+    if (a->listen_count != b->listen_count)
+        return false;
+    for (int i = 0; i < a->listen_count; i++)
+        if (strcmp(a->listen[i], b->listen[i]))
+            return false;
+    return true;
+}
+
+int config_apply_live(struct config *live, struct config *fresh, FILE *err)
+{
+    int changed = 0;
+    for (size_t i = 0; i < NOPTS; i++) {
+        const struct option *o = &options[i];
+        if (same_value(o, live, fresh))
+            continue;
+        if (!live_option(o->name)) {
+            fprintf(err, "skeld: %s changed: it takes effect at the next start\n", o->name);
+            continue;
+        }
+        char *pl = (char *)live + o->offset, *pf = (char *)fresh + o->offset;
+        if (o->type == OPT_INT) {
+            *(int64_t *)(void *)pl = *(int64_t *)(void *)pf;
+        } else { /* a string: the fresh one moves over, the old one goes with fresh */
+            char *old = *(char **)(void *)pl;
+            *(char **)(void *)pl = *(char **)(void *)pf;
+            *(char **)(void *)pf = old;
+        }
+        changed++;
+    }
+    return changed;
+}

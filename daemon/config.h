@@ -51,6 +51,12 @@ int config_check(struct config *c, FILE *err);
 
 void config_print_help(FILE *out);
 
+/* SIGHUP: copies into live the options that can change at run time (log level, auth token,
+ * CORS origin, limits) where fresh differs, and says on err which others differ (they need a
+ * restart). Strings move from fresh to live (fresh keeps the old ones, to free). Returns the
+ * number of options changed. Loop thread. */
+int config_apply_live(struct config *live, struct config *fresh, FILE *err);
+
 void config_free(struct config *c);
 
 #endif

@@ -35,7 +35,8 @@ static int serve(int argc, char **argv, int first)
     int status = rc == 1 ? 0 : 2; /* 1: --help was printed */
     if (rc == 0) {
         log_set_level((enum log_level)level);
-        status = server_run(&cfg);
+        struct config_source src = {argc, argv, first};
+        status = server_run(&cfg, &src);
     }
     config_free(&cfg);
     return status;

@@ -42,7 +42,8 @@ struct server {
     struct api api;
     struct listener listeners[CONFIG_MAX_LISTEN];
     int listener_count;
-    uv_signal_t sigint, sigterm;
+    uv_signal_t sigint, sigterm, sighup;
+    const struct config_source *src;
     uv_timer_t sweep;
     bool stopping;
     uint64_t accept_errors, accept_logged_ms;
@@ -203,8 +204,10 @@ static void begin_shutdown(struct server *s)
         close_if_open(&s->listeners[i].h.handle);
     uv_signal_stop(&s->sigint);
     uv_signal_stop(&s->sigterm);
+    uv_signal_stop(&s->sighup);
     close_if_open((uv_handle_t *)&s->sigint);
     close_if_open((uv_handle_t *)&s->sigterm);
+    close_if_open((uv_handle_t *)&s->sighup);
     s->http.stopping = true;
     conn_set_drain(&s->conns);
     http_set_drain(&s->http);
@@ -216,6 +219,28 @@ static void begin_shutdown(struct server *s)
     }
     uv_timer_stop(&s->sweep);
     uv_timer_start(&s->sweep, on_sweep, 100, 100);
+}
+
+/* SIGHUP: the command line and its --config file read again; what can change at run time
+ * changes (nothing in flight is touched: requests read their limits as they arrive). */
+static void on_reload(uv_signal_t *h, int signum)
+{
+    struct server *s = h->data;
+    struct config fresh;
+    (void)signum;
+    config_init(&fresh, (int)s->cfg->threads);
+    fresh.threads = s->cfg->threads; /* a default computed at start is not a change */
+    int rc = config_parse_args(&fresh, s->src->argc, s->src->argv, s->src->first, stderr);
+    int level = rc == 0 && config_check(&fresh, stderr) == 0 ? log_parse_level(fresh.log_level) : -1;
+    if (rc != 0 || level < 0) {
+        log_msg(LOG_ERROR, "SIGHUP: the configuration does not read: keeping the running one");
+    } else {
+        int n = config_apply_live(s->cfg, &fresh, stderr);
+        log_set_level((enum log_level)level);
+        log_msg(LOG_INFO, "SIGHUP: configuration reloaded, %d option%s changed", n,
+                n == 1 ? "" : "s");
+    }
+    config_free(&fresh);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -239,11 +264,12 @@ static int start(struct server *s)
 {
     int rc;
     if ((rc = uv_signal_init(s->loop, &s->sigint)) || (rc = uv_signal_init(s->loop, &s->sigterm)) ||
-        (rc = uv_timer_init(s->loop, &s->sweep)))
+        (rc = uv_signal_init(s->loop, &s->sighup)) || (rc = uv_timer_init(s->loop, &s->sweep)))
         return rc;
-    s->sigint.data = s->sigterm.data = s->sweep.data = s;
+    s->sigint.data = s->sigterm.data = s->sighup.data = s->sweep.data = s;
     uv_signal_start(&s->sigint, on_signal, SIGINT);
     uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    uv_signal_start(&s->sighup, on_reload, SIGHUP);
     uv_timer_start(&s->sweep, on_sweep, 1000, 1000);
     if ((rc = pool_init(&s->pool, s->loop, (int)s->cfg->threads, (size_t)s->cfg->queue_depth)))
         return rc;
@@ -272,11 +298,12 @@ static void print_ready(const struct server *s)
     printf("\n");
 }
 
-int server_run(struct config *cfg)
+int server_run(struct config *cfg, const struct config_source *src)
 {
     struct server s;
     memset(&s, 0, sizeof s);
     s.cfg = cfg;
+    s.src = src;
     s.loop = uv_default_loop();
     /* A peer that hangs up before its replies are written must cost us an EPIPE on that
      * connection, not the process. */

@@ -6,7 +6,16 @@
 
 #include "config.h"
 
-/* Runs the daemon until SIGINT/SIGTERM. Returns the process exit status. */
-int server_run(struct config *cfg);
+/* The command line the configuration came from, read again on SIGHUP (with its --config
+ * file) to reload what can change at run time. */
+struct config_source {
+    int argc;
+    char **argv;
+    int first;
+};
+
+/* Runs the daemon until SIGINT/SIGTERM; SIGHUP reloads the configuration from src. Returns
+ * the process exit status. */
+int server_run(struct config *cfg, const struct config_source *src);
 
 #endif

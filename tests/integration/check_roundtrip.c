@@ -2337,6 +2337,45 @@ static void send_renders_then_ping(skc_client *c, const unsigned char id[SKC_ID_
     ck_assert_msg(skc_recv(c, ping, NULL) == 0, "PING: %s", skc_errmsg(c));
 }
 
+/* SIGHUP reloads the configuration file: a limit lowered in it applies to the next request,
+ * the daemon keeps its connections and state, and an option that needs a restart is named.
+ * (SIGHUP once killed the daemon without draining.) */
+START_TEST(sighup_reloads_config)
+{
+    char conf[PATH_MAX];
+    join(conf, g_work, "skeld.conf");
+    spit(conf, "max-bone-steps = 100000000\n", 27);
+    struct daemon *d = daemon_up(g_samples, FLAGS("--config", conf, "--log-level", "info"));
+    skc_client *c = client_open(d->unix_uri, NULL);
+    unsigned char id[SKC_ID_SIZE];
+    load_path(c, "robot.skf", id);
+    skc_eval ev;
+    eval_one(&ev, id, "Walk", 3, 0);
+    ev.warmup = 2000; /* 2001 steps of 25 bones: about 50,000 bone-steps */
+    skc_reply_free(pose_ok(c, &ev));
+    const char lowered[] = "max-bone-steps = 10000\nthreads = 3\n";
+    spit(conf, lowered, sizeof lowered - 1);
+    ck_assert_int_eq(kill(d->pid, SIGHUP), 0);
+    int64_t deadline = now_ms() + 120000; /* a bound for a hung daemon, not a timing */
+    char *log = NULL;
+    for (;;) { /* until the daemon says it reloaded */
+        free(log);
+        log = slurp(d->err, NULL);
+        if ((log && strstr(log, "configuration reloaded")) || now_ms() > deadline)
+            break;
+        sleep_ms(20);
+    }
+    ck_assert_msg(log && strstr(log, "configuration reloaded, 1 option changed"), "%s", log);
+    ck_assert_msg(strstr(log, "threads changed: it takes effect at the next start"), "%s", log);
+    free(log);
+    expect_status(c, skc_pose(c, &ev, NULL), SKC_S_LIMIT, "the lowered limit");
+    ev.warmup = 0;
+    skc_reply_free(pose_ok(c, &ev)); /* same connection, still served */
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 START_TEST(sigterm_drains)
 {
     enum { N = 5 };
@@ -2511,6 +2550,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, busy_when_queue_full);
     tc = tcase(s, "shutdown");
     tcase_add_test(tc, sigterm_drains);
+    tcase_add_test(tc, sighup_reloads_config);
     tcase_add_test(tc, sigterm_answers_unread_requests);
     tcase_add_test(tc, sigterm_completes_instance_queue);
     tcase_add_test(tc, half_closed_client_gets_replies);
