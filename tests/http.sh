@@ -225,7 +225,7 @@ elif cmd == "drain":
     while time.time() - t0 < 10:  # the listener closes at SIGTERM
         try:
             connect(port).close()
-        except ConnectionRefusedError:
+        except (ConnectionRefusedError, ConnectionResetError):  # reset: queued as it closed
             break
         time.sleep(0.01)
     else:
