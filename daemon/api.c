@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "engine/png.h"
 #include "log.h"
@@ -562,7 +563,12 @@ static void on_request(void *owner, struct http_req *hr)
     ex->api = a;
     ex->hr = hr;
     hr->ctx = ex;
-    const char *full = hr->url ? hr->url : "/", *q = strchr(full, '?');
+    const char *full = hr->url ? hr->url : "/";
+    if (hr->url && !strncasecmp(hr->url, "http://", 7)) { /* absolute-form: RFC 9112 3.2.2 */
+        const char *p = hr->url + 7 + strcspn(hr->url + 7, "/");
+        full = *p ? p : "/";
+    }
+    const char *q = strchr(full, '?');
     ex->path = q ? strndup(full, (size_t)(q - full)) : strdup(full);
     ex->query = strdup(q ? q + 1 : "");
     if (!ex->path || !ex->query) {
@@ -600,7 +606,12 @@ static void on_gone(void *owner, struct http_req *hr)
     free_exchange(ex);
 }
 
-const struct http_hooks api_http_hooks = {on_request, on_gone};
+static void on_refused(void *owner, int status)
+{
+    count(owner, R_OTHER, status);
+}
+
+const struct http_hooks api_http_hooks = {on_request, on_gone, on_refused};
 
 void api_init(struct api *a, struct dispatch *d, const struct config *cfg, struct http_set *http)
 {

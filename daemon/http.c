@@ -39,6 +39,7 @@ struct http_conn {
     size_t body_cap;
     int fail_status; /* a limit a callback hit: answered, then the connection ends */
     bool reading, closing, closed, close_after, lingering;
+    bool parsing; /* in parse_input: an answer given meanwhile must not parse (or read) again */
     int inflight; /* writes and the half-close: the connection lives while > 0 */
     uv_shutdown_t shutdown;
     uint64_t last_active, linger_until, req_since;
@@ -65,6 +66,7 @@ const char *http_reason(int status)
     case 304: return "Not Modified";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
@@ -260,15 +262,28 @@ static void flush_answers(struct http_conn *c)
     finish_if_done(c);
 }
 
-/* The status line and headers every answer carries, then the caller's. */
+/* Whether r's answer is the connection's last: r asked for it or broke a limit, or the daemon
+ * is draining and nothing is read after r. */
+static bool last_answer(const struct http_req *r)
+{
+    const struct http_conn *c = r->c;
+    return r->close ||
+           (c->set->stopping && !r->next && !c->cur && c->in_off == c->in_len);
+}
+
+/* The status line and headers every answer carries, then the caller's. No Content-Length on
+ * 204 and 304 (RFC 9110 8.6: a 304's would have to be the 200's, which is not known). */
 static int head_len(const struct http_req *r, int status, const char *type, const char *headers,
                     size_t len, char *buf, size_t cap)
 {
-    bool close = r->c->close_after || r->c->set->stopping;
-    return snprintf(buf, cap,
-                    "HTTP/1.1 %d %s\r\nServer: skeld\r\nContent-Length: %zu\r\n%s%s%s%s%s\r\n",
-                    status, http_reason(status), len, type ? "Content-Type: " : "", type ? type : "",
-                    type ? "\r\n" : "", headers ? headers : "", close ? "Connection: close\r\n" : "");
+    bool close = last_answer(r);
+    char length[48] = "";
+    if (status != 204 && status != 304)
+        snprintf(length, sizeof length, "Content-Length: %zu\r\n", len);
+    return snprintf(buf, cap, "HTTP/1.1 %d %s\r\nServer: skeld\r\n%s%s%s%s%s%s\r\n", status,
+                    http_reason(status), length, type ? "Content-Type: " : "", type ? type : "",
+                    type ? "\r\n" : "", headers ? headers : "",
+                    close ? "Connection: close\r\n" : r->http10 ? "Connection: keep-alive\r\n" : "");
 }
 
 void http_respond(struct http_req *r, int status, const char *content_type, const char *headers,
@@ -277,15 +292,14 @@ void http_respond(struct http_req *r, int status, const char *content_type, cons
     if (r->answered)
         return;
     bool with_body = r->verb != HTTP_VERB_HEAD && status != 304 && status != 204;
-    int n = head_len(r, status, content_type, headers, with_body || status == 200 ? len : 0, NULL, 0);
+    int n = head_len(r, status, content_type, headers, len, NULL, 0);
     size_t total = (size_t)n + (with_body ? len : 0);
     r->out = n >= 0 ? malloc(total + 1) : NULL;
     if (!r->out) {
-        r->c->close_after = true;
+        r->c->close_after = r->close = true;
         r->out_len = 0;
     } else {
-        head_len(r, status, content_type, headers, with_body || status == 200 ? len : 0,
-                 (char *)r->out, (size_t)n + 1);
+        head_len(r, status, content_type, headers, len, (char *)r->out, (size_t)n + 1);
         if (with_body && len)
             memcpy(r->out + n, body, len);
         r->out_len = total;
@@ -479,8 +493,9 @@ static int on_body(http_parser *p, const char *at, size_t n)
 static int on_message_complete(http_parser *p)
 {
     struct http_conn *c = conn_of(p);
+    c->cur->http10 = p->http_major == 1 && p->http_minor == 0;
     if (!http_should_keep_alive(p))
-        c->close_after = true;
+        c->close_after = c->cur->close = true;
     http_parser_pause(p, 1); /* one request at a time: see parse_input */
     return 0;
 }
@@ -509,10 +524,12 @@ static void deliver(struct http_conn *c)
         c->head = r;
     c->tail = r;
     c->pending++;
-    if (c->set->stopping)
+    if (c->set->stopping) {
+        c->set->hooks->on_refused(c->set->owner, 503);
         http_error(r, 503, "Retry-After: 1\r\n", "shutting down");
-    else
+    } else {
         c->set->hooks->on_request(c->set->owner, r);
+    }
 }
 
 /* A request that broke a limit or the syntax: answered (after those before it), then the end. */
@@ -533,9 +550,10 @@ static void reject(struct http_conn *c, int status)
         c->head = r;
     c->tail = r;
     c->pending++;
-    c->close_after = true;
+    c->close_after = r->close = true;
     uv_read_stop(&c->h.stream);
     c->reading = false;
+    c->set->hooks->on_refused(c->set->owner, status);
     http_error(r, status, NULL, "%s",
                status == 413   ? "the body is larger than --max-skf-mb"
                : status == 414 ? "the URL is longer than 8 KiB"
@@ -546,6 +564,9 @@ static void reject(struct http_conn *c, int status)
 
 static void parse_input(struct http_conn *c)
 {
+    if (c->parsing) /* an answer given from the loop below: the loop goes on when it returns */
+        return;
+    c->parsing = true;
     while (c->in_off < c->in_len && !c->closing && !c->close_after && !c->lingering &&
            c->pending < (unsigned)c->set->cfg->max_inflight) {
         size_t n = http_parser_execute(&c->parser, &settings, (const char *)c->in + c->in_off,
@@ -558,10 +579,12 @@ static void parse_input(struct http_conn *c)
             continue;
         }
         if (e != HPE_OK) {
+            c->parsing = false;
             reject(c, c->fail_status ? c->fail_status : 400);
             return;
         }
     }
+    c->parsing = false;
     if (c->in_off == c->in_len)
         c->in_off = c->in_len = 0;
 }
@@ -596,6 +619,11 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
         finish_if_done(c);
         return;
     }
+    if (nread == UV_ENOBUFS) { /* the input buffer is full: read again once it drains */
+        uv_read_stop(&c->h.stream);
+        c->reading = false;
+        return;
+    }
     if (nread < 0) {
         http_close(c);
         return;
@@ -620,7 +648,8 @@ static void update_reading(struct http_conn *c)
         c->reading = false;
     } else if (!c->reading && !full && queued <= (size_t)c->set->cfg->out_low_water) {
         parse_input(c); /* requests already read come first */
-        if (!c->close_after && c->pending < (unsigned)c->set->cfg->max_inflight)
+        if (!c->reading && !c->parsing && !c->closing && !c->lingering && !c->close_after &&
+            c->pending < (unsigned)c->set->cfg->max_inflight)
             c->reading = uv_read_start(&c->h.stream, on_alloc, on_read) == 0;
     }
 }

@@ -34,6 +34,8 @@ struct http_req {
     uint8_t *body;                                /* the request body (owned), or NULL */
     size_t body_len;
     uint64_t started_us; /* when its first byte arrived: for the access log */
+    bool http10;         /* an HTTP/1.0 request: keep-alive is said, not assumed */
+    bool close;          /* the connection ends after this answer */
     void *ctx;           /* the owner's */
     /* the answer */
     bool answered;
@@ -50,6 +52,9 @@ struct http_hooks {
     /* The connection is gone before r was answered: forget r (the owner must not answer it);
      * r is freed after this returns. */
     void (*on_gone)(void *owner, struct http_req *r);
+    /* A request answered by the connection layer itself (a limit, malformed, draining), for
+     * the owner's counters; the owner never sees r otherwise. */
+    void (*on_refused)(void *owner, int status);
 };
 
 /* Every HTTP connection. Shares --max-connections with the binary connections (peer). */
