@@ -44,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len);
 /* Small enough that the worst request allowed runs in milliseconds. */
 #define FUZZ_MAX_PIXELS (64 * 64)
 #define FUZZ_MAX_BONE_STEPS 100000
-#define FUZZ_QUEUE_DEPTH 8
+#define FUZZ_QUEUE_DEPTH 4 /* the pipelined seed holds more */
 
 static const char *const sample_names[] = {"robot.skf", "critter.skf", "robot-0.7.skf",
                                            "lamp-0.7.skf"};

@@ -208,6 +208,20 @@ int main(int argc, char **argv)
     u32_body(&s, SKP_OP_INSTANCE_FREE, 1);
     save(dir, "instance", &s);
 
+    /* Pipelined: more evaluations than the fuzzer's queue holds (BUSY when the "workers" do
+     * not run in between), stateless and on an instance, whose requests wait their turn. */
+    memset(&s, 0, sizeof s);
+    id_body(&s, SKP_OP_INSTANCE_NEW, "critter.skf");
+    for (int i = 0; i < 6; i++) {
+        e = on(i % 2 ? "critter.skf" : "robot-0.7.skf", "1", 4.0 * i);
+        if (i >= 3) {
+            e.target = SKP_TARGET_INSTANCE;
+            e.instance = 1;
+        }
+        eval(&s, i % 3 == 2 ? SKP_OP_MESH : SKP_OP_POSE, &e, NULL);
+    }
+    save(dir, "pipelined", &s);
+
     /* The small messages: HELLO, PING, INFO, STATS. */
     memset(&s, 0, sizeof s);
     uint8_t hello[8];
