@@ -13,8 +13,9 @@
 # tree and never written: contrib/fuzz/corpus/TARGET, plus, for load and json, the built
 # samples (copied into an empty CORPUS-DIR, as .skf or their armature.json). A crash, leak,
 # sanitizer report or timeout exits nonzero and leaves its input as crash-*, leak-* or
-# timeout-* in ARTIFACTS (default CORPUS-DIR/..). Reproduce with
-# /tmp/skeld-fuzz-TARGET.bin FILE. Set FUZZ_JOBS to compile in parallel (default: nproc).
+# timeout-* in ARTIFACTS (default CORPUS-DIR/..). Reproduce with the binary, FILE as its
+# argument: FUZZ_BIN (default /tmp/skeld-fuzz-TARGET.bin; FUZZ_TRACE=1 prints the request
+# target's replies). FUZZ_JOBS compiles in parallel (default: nproc).
 #
 # Run from a configured and built source tree (request includes daemon/dispatch.c, which
 # needs autoconfig.h, and loads samples/). Needs clang and its runtime libraries (Debian:
@@ -23,7 +24,7 @@ set -eu
 target=${1:?usage: run.sh load|json|request|seeds [SECONDS] [CORPUS-DIR]}
 secs=${2:-60}
 corpus=${3:-/tmp/skeld-fuzz-$target}
-out=/tmp/skeld-fuzz-$target.bin
+out=${FUZZ_BIN:-/tmp/skeld-fuzz-$target.bin}
 pkgs="libzip jansson libpng zlib"
 cflags="-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -I. -Idaemon -Iproto -Itests/helpers"
 
@@ -48,8 +49,7 @@ request)
     [ -f autoconfig.h ] || { echo "run.sh: run ./configure first (autoconfig.h)" >&2; exit 2; }
     [ -f samples/robot.skf ] || { echo "run.sh: run make first (samples/)" >&2; exit 2; }
     srcs="contrib/fuzz/fuzz-request.c daemon/work.c daemon/pool.c daemon/cache.c daemon/log.c
-          daemon/config.c daemon/sha256.c proto/skp_codec.c proto/skp_parser.c proto/skp_msg.c
-          $engine"
+          daemon/config.c daemon/sha256.c $(ls proto/*.c) $engine"
     pkgs="$pkgs libuv" ;;
 *) echo "run.sh: unknown target $target" >&2; exit 2 ;;
 esac
