@@ -15,12 +15,14 @@ opcodes, versions and flags, special numbers, spliced and repeated frames, LOAD_
 mutated samples, LOAD_PATH of hostile paths, UNLOAD. Bytes go out in random chunk sizes;
 most connections then half-close and read every reply to the end of stream, some just go
 away (with a reset, or with requests still running). Every reply must be a well-formed
-reply frame. After each batch a fresh connection must have a PING answered; at the end the
-daemon must still be running, and exit 0 on SIGTERM with no sanitizer report on stderr.
+reply frame, an OK RENDER must hold its pictures and an OK POSE or MESH its count. After
+each batch a fresh connection must have a PING answered; at the end the daemon must still be
+running, and exit 0 on SIGTERM with no sanitizer report on stderr.
 
 On failure it exits 1 and leaves the batch's streams in --out (default a temp dir) with the
-daemon's stderr; the seed it prints replays the same batches. Nothing waits on time except
-the deadlines that declare a hang. CI runs it for 20 s against the ASan+UBSan daemon (.ci/run).
+daemon's stderr; the seed it prints makes the same streams again (their interleaving on the
+daemon's threads differs). Nothing waits on time except the deadlines that declare a hang.
+CI runs it for 20 s against the ASan+UBSan daemon and 15 s against the TSan daemon (.ci/run).
 """
 
 import argparse
@@ -300,19 +302,39 @@ class Conn:
         self.done = False
 
 
+def check_images(body):
+    """An OK RENDER body: u32 count, count x (u32 frame, width, height, bytes), bytes JSON."""
+    try:
+        (count,), at = struct.unpack_from("<I", body), 4
+        for _ in range(count):
+            _, w, h, n = struct.unpack_from("<IIII", body, at)
+            at += 16 + n
+            if not w or not h or at > len(body):
+                raise struct.error("picture %d x %d of %d bytes" % (w, h, n))
+        at += 4 + struct.unpack_from("<I", body, at)[0]
+        if at != len(body):
+            raise struct.error("%d bytes for %d" % (len(body), at))
+    except struct.error as e:
+        raise Failure("an OK RENDER reply that does not hold its pictures: %s" % e)
+
+
 def check_replies(buf, seen):
     """Consumes the whole reply frames at the front of buf, counting them by status in seen;
     raises on a malformed one."""
     while len(buf) >= HEADER:
         if buf[:4] != MAGIC:
             raise Failure("a reply without the magic: %r" % bytes(buf[:HEADER]))
-        version, _, flags, status, reserved, _, n = struct.unpack_from("<BBHHHII", buf, 4)
+        version, opcode, flags, status, reserved, _, n = struct.unpack_from("<BBHHHII", buf, 4)
         if version != 1 or not flags & 1 or reserved:
             raise Failure("a malformed reply header: %r" % bytes(buf[:HEADER]))
         if n > 64 << 20:
             raise Failure("a reply of %d bytes" % n)
         if len(buf) < HEADER + n:
             return
+        if status == 0 and opcode == OP["RENDER"]:
+            check_images(bytes(buf[HEADER:HEADER + n]))
+        elif status == 0 and opcode in (OP["POSE"], OP["MESH"]) and n < 4:
+            raise Failure("an OK %s reply of %d bytes" % ("POSE" if opcode == 9 else "MESH", n))
         del buf[:HEADER + n]
         seen[status] = seen.get(status, 0) + 1
 
