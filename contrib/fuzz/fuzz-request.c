@@ -62,7 +62,7 @@ static struct {
     struct job *head, *tail; /* the queue standing in for the pool */
     size_t queued;
     bool trace; /* $FUZZ_TRACE: each reply to stderr, to see what a reproducer does */
-    /* the current input's connection */
+    /* over the current input's two sessions */
     uint32_t requests, replies;
 } g;
 
