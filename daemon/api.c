@@ -384,9 +384,11 @@ static void upload(struct exchange *ex)
         fail(ex, 500, NULL, "out of memory");
         return;
     }
-    ex->job = dispatch_load_bytes(ex->api->d, body, len, on_uploaded, ex);
+    uint16_t st;
+    char why[256];
+    ex->job = dispatch_load_bytes(ex->api->d, body, len, on_uploaded, ex, &st, why, sizeof why);
     if (!ex->job)
-        fail(ex, 500, NULL, "out of memory");
+        fail_status(ex, st, why);
 }
 
 static void list(struct exchange *ex)

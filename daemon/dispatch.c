@@ -169,6 +169,11 @@ static void instance_next(struct dispatch *s, struct instance *inst)
 static void reply_done(struct request *r)
 {
     struct conn *c = r->conn;
+    if (!c && r == r->d->starting) { /* refused as it started: the start returns it */
+        r->d->start_status = r->work.status ? r->work.status : SKP_S_INTERNAL;
+        snprintf(r->d->start_msg, sizeof r->d->start_msg, "%s", r->work.msg);
+        return;
+    }
     if (!c) { /* another front's: it takes the result (and the body) */
         struct dispatch_result res = {r->work.status, r->work.msg, r->work.body,
                                       r->work.body_len, r->work.digest};
@@ -262,10 +267,10 @@ static void submit(struct request *r)
     on_job_done(&r->work.job);
 }
 
-/* Starts r's job: the connection and the armature stay referenced until done. */
-static void start_job(struct request *r, void (*run)(struct job *, struct worker *))
+/* Starts r's job (run already set): the connection and the armature stay referenced until
+ * done. */
+static void start_eval(struct request *r)
 {
-    r->work.job.run = run;
     r->work.arm = r->entry->arm;
     r->work.arm_serial = r->entry->serial;
     r->work.pose = r->inst ? r->inst->pose : NULL;
@@ -275,6 +280,12 @@ static void start_job(struct request *r, void (*run)(struct job *, struct worker
     if (r->entry)
         cache_ref(r->entry);
     submit(r);
+}
+
+static void start_job(struct request *r, void (*run)(struct job *, struct worker *))
+{
+    r->work.job.run = run;
+    start_eval(r);
 }
 
 /* ---- request decoding ----------------------------------------------------------------------- */
@@ -1106,18 +1117,42 @@ static struct request *front_request(struct dispatch *d, uint8_t opcode, dispatc
     return r;
 }
 
+/* Starts front request r with start (a LOAD or an evaluation). r, or NULL with *status and
+ * why if it ended within the start (the pool refused it; r is then already freed). */
+static struct request *front_start(struct request *r, void (*start)(struct request *),
+                                   uint16_t *status, char *why, size_t whylen)
+{
+    struct dispatch *d = r->d;
+    d->starting = r;
+    d->start_status = SKP_S_OK;
+    start(r);
+    d->starting = NULL;
+    if (d->start_status == SKP_S_OK)
+        return r;
+    *status = d->start_status;
+    snprintf(why, whylen, "%s", d->start_msg);
+    return NULL;
+}
+
+static void no_memory(uint16_t *status, char *why, size_t whylen)
+{
+    *status = SKP_S_NO_MEMORY;
+    snprintf(why, whylen, "out of memory");
+}
+
 struct request *dispatch_load_bytes(struct dispatch *d, uint8_t *bytes, size_t len,
-                                    dispatch_done_fn done, void *ctx)
+                                    dispatch_done_fn done, void *ctx, uint16_t *status, char *why,
+                                    size_t whylen)
 {
     struct request *r = front_request(d, SKP_OP_LOAD_BYTES, done, ctx);
     if (!r) {
         free(bytes);
+        no_memory(status, why, whylen);
         return NULL;
     }
     r->work.input = bytes;
     r->work.input_len = len;
-    start_load(r);
-    return r;
+    return front_start(r, start_load, status, why, whylen);
 }
 
 struct request *dispatch_load_path(struct dispatch *d, const char *rel, size_t len,
@@ -1131,12 +1166,10 @@ struct request *dispatch_load_path(struct dispatch *d, const char *rel, size_t l
         memcpy(r->work.path, rel, len);
         r->work.path[len] = 0;
         r->work.root_fd = d->root_fd;
-        start_load(r);
-        return r;
+        return front_start(r, start_load, status, why, whylen);
     }
     free(r);
-    *status = SKP_S_NO_MEMORY;
-    snprintf(why, whylen, "out of memory");
+    no_memory(status, why, whylen);
     return NULL;
 }
 
@@ -1147,8 +1180,7 @@ struct request *dispatch_eval(struct dispatch *d, struct cache_entry *e, uint8_t
 {
     struct request *r = front_request(d, op, done, ctx);
     if (!r) {
-        *status = SKP_S_NO_MEMORY;
-        snprintf(why, whylen, "out of memory");
+        no_memory(status, why, whylen);
         return NULL;
     }
     r->entry = e;
@@ -1168,8 +1200,8 @@ struct request *dispatch_eval(struct dispatch *d, struct cache_entry *e, uint8_t
         free_request(r);
         return NULL;
     }
-    start_job(r, op == SKP_OP_POSE ? work_pose : op == SKP_OP_MESH ? work_mesh : work_render);
-    return r;
+    r->work.job.run = op == SKP_OP_POSE ? work_pose : op == SKP_OP_MESH ? work_mesh : work_render;
+    return front_start(r, start_eval, status, why, whylen);
 }
 
 void dispatch_forget(struct request *r)

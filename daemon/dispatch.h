@@ -32,6 +32,11 @@ struct dispatch {
     struct request *parsing; /* LOADs whose content is being parsed, one per content id */
     bool big_parsing;        /* a big armature.json is being parsed: others wait in line */
     struct request *big_head, *big_tail;
+    /* A front request being started: if it ends within the start (the pool refused it), its
+     * result is kept here and the start returns it, so done is never called from the call. */
+    struct request *starting;
+    uint16_t start_status;
+    char start_msg[256];
     /* counters (STATS) */
     uint64_t requests[SKP_OP_MAX], busy, parses;
     uint64_t latency_us[16]; /* histogram: bucket i counts latencies below 2^i * 64 us */
@@ -63,10 +68,11 @@ typedef void (*dispatch_done_fn)(void *ctx, struct dispatch_result *res);
 
 /* A LOAD of bytes (taken) or of a path under --root, through the same pipeline as the binary
  * protocol's (hash, cache, one parse per content). done is called once, later, never from
- * within the call. NULL when it could not start: for the bytes, no memory; for the path,
- * *status and why say why (and done is never called). */
+ * within the call. NULL with *status and why when it could not start (no memory, a path out
+ * of --root, the queue full): done is then never called. */
 struct request *dispatch_load_bytes(struct dispatch *d, uint8_t *bytes, size_t len,
-                                    dispatch_done_fn done, void *ctx);
+                                    dispatch_done_fn done, void *ctx, uint16_t *status, char *why,
+                                    size_t whylen);
 struct request *dispatch_load_path(struct dispatch *d, const char *rel, size_t len,
                                    dispatch_done_fn done, void *ctx, uint16_t *status, char *why,
                                    size_t whylen);

@@ -10,7 +10,7 @@
  *
  * dispatch.c is included, not copied or mirrored: every check the daemon makes is the one
  * fuzzed here. The connection layer (conn.c) is replaced by the four calls dispatch makes
- * (conn_reply, conn_error, conn_job_started, conn_job_done), which check what they are given.
+ * (conn_reply, conn_error, conn_set_max_frame, conn_job_started, conn_job_done), which check what they are given.
  *
  * Armatures: the project's samples, loaded once from $SKELD_SAMPLES (default ./samples) and
  * cached under fixed ids, the file name padded with zeros to 32 bytes ("robot.skf\0..."), so
@@ -187,6 +187,11 @@ void conn_error(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, co
     conn_reply(c, opcode, id, status, body, n + 2);
 }
 
+void conn_set_max_frame(struct conn *c, uint32_t max)
+{
+    c->max_frame = max;
+}
+
 void conn_job_started(struct conn *c)
 {
     c->inflight++;
@@ -309,6 +314,7 @@ static void session(const uint8_t *data, size_t len, uint64_t *rng)
     struct conn c;
     memset(&c, 0, sizeof c);
     c.set = &g.set;
+    c.max_frame = (uint32_t)g.cfg.max_frame; /* as conn.c starts it; on_open may lower it */
     if (g.set.hooks->on_open(g.set.owner, &c))
         die("on_open refused a connection");
     uint8_t *in = malloc(len ? len : 1); /* what has arrived and is not yet a frame */
@@ -325,7 +331,7 @@ static void session(const uint8_t *data, size_t len, uint64_t *rng)
         for (;;) {
             struct skp_frame f;
             size_t used;
-            int rc = skp_parser_feed(in + off, in_len - off, (uint32_t)g.cfg.max_frame, &f, &used);
+            int rc = skp_parser_feed(in + off, in_len - off, c.max_frame, &f, &used);
             if (rc == SKP_NEED_MORE)
                 break;
             if (rc < 0) { /* conn.c replies and closes: nothing more is read */

@@ -49,6 +49,7 @@ request)
     [ -f autoconfig.h ] || { echo "run.sh: run ./configure first (autoconfig.h)" >&2; exit 2; }
     [ -f samples/robot.skf ] || { echo "run.sh: run make first (samples/)" >&2; exit 2; }
     srcs="contrib/fuzz/fuzz-request.c daemon/work.c daemon/pool.c daemon/cache.c daemon/log.c
+          daemon/confine.c daemon/rcache.c
           daemon/config.c daemon/sha256.c $(ls proto/*.c) $engine"
     pkgs="$pkgs libuv" ;;
 *) echo "run.sh: unknown target $target" >&2; exit 2 ;;
