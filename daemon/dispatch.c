@@ -169,6 +169,8 @@ static void instance_next(struct dispatch *s, struct instance *inst)
 static void reply_done(struct request *r)
 {
     struct conn *c = r->conn;
+    if (r->work.job.dropped) /* never run (its client left): no answer, and none to cache */
+        return;
     if (!c && r == r->d->starting) { /* refused as it started: the start returns it */
         r->d->start_status = r->work.status ? r->work.status : SKP_S_INTERNAL;
         snprintf(r->d->start_msg, sizeof r->d->start_msg, "%s", r->work.msg);
