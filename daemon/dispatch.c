@@ -169,8 +169,6 @@ static void instance_next(struct dispatch *s, struct instance *inst)
 static void reply_done(struct request *r)
 {
     struct conn *c = r->conn;
-    if (r->work.job.dropped) /* never run (its client left): no answer, and none to cache */
-        return;
     if (!c && r == r->d->starting) { /* refused as it started: the start returns it */
         r->d->start_status = r->work.status ? r->work.status : SKP_S_INTERNAL;
         snprintf(r->d->start_msg, sizeof r->d->start_msg, "%s", r->work.msg);
@@ -187,7 +185,7 @@ static void reply_done(struct request *r)
     if (r->work.status)
         conn_error(c, r->opcode, r->id, r->work.status, "%s", r->work.msg);
     else {
-        if (r->cacheable)
+        if (r->cacheable && !r->work.job.dropped) /* a dropped job (its client left) made nothing */
             rcache_put(&r->d->results, r->result_key, r->opcode, r->work.body, r->work.body_len);
         conn_reply(c, r->opcode, r->id, SKP_S_OK, r->work.body, r->work.body_len);
         r->work.body = NULL;

@@ -32,9 +32,11 @@
  * pool.c stays linked for worker_pose. */
 #define pool_submit fuzz_pool_submit
 #define pool_depth fuzz_pool_depth
+#define pool_dropped fuzz_pool_dropped
 #include "dispatch.c"
 #undef pool_submit
 #undef pool_depth
+#undef pool_dropped
 
 #include <stdarg.h>
 
@@ -61,7 +63,8 @@ static struct {
     struct worker worker;
     struct job *head, *tail; /* the queue standing in for the pool */
     size_t queued;
-    bool trace; /* $FUZZ_TRACE: each reply to stderr, to see what a reproducer does */
+    uint64_t dropped; /* cancelled jobs not run */
+    bool trace;       /* $FUZZ_TRACE: each reply to stderr, to see what a reproducer does */
     /* over the current input's two sessions */
     uint32_t requests, replies;
 } g;
@@ -101,6 +104,12 @@ size_t fuzz_pool_depth(struct pool *p)
     return g.queued;
 }
 
+uint64_t fuzz_pool_dropped(struct pool *p)
+{
+    (void)p;
+    return g.dropped;
+}
+
 /* Runs every queued job and completes it, as the pool's workers and drain would; completions
  * may queue more (the next request on an instance). */
 static void run_jobs(void)
@@ -113,7 +122,11 @@ static void run_jobs(void)
         if (!g.head)
             g.tail = NULL;
         g.queued--;
-        j->run(j, &g.worker);
+        /* As pool.c: a job cancelled before it runs is dropped, and done() still comes. */
+        j->dropped = atomic_load_explicit(&j->cancelled, memory_order_relaxed);
+        g.dropped += j->dropped;
+        if (!j->dropped)
+            j->run(j, &g.worker);
         j->done(j);
     }
 }
@@ -372,6 +385,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     session(data, len, &rng);
     if (g.replies != g.requests)
         die("%u requests got %u replies", g.requests, g.replies);
+    rcache_clear(&g.d.results); /* the next input runs its requests rather than finds them */
     for (struct cache_entry *e = g.cache.head; e; e = e->next)
         if (e->refs)
             die("an armature is still referenced %d times after the connection ended", e->refs);
