@@ -154,7 +154,7 @@ typedef struct skc_vec2 {
 /* skc_eval.flags, the protocol's evaluation flags (bit values as on the wire). */
 #define SKC_EVAL_LOOP 0x01u    /* frames wrap around the animation */
 #define SKC_EVAL_REVERSE 0x02u /* frames count back from the end */
-#define SKC_EVAL_MS 0x08u      /* skc_anim.frame and skc_eval.from are times in ms */
+#define SKC_EVAL_MS 0x08u      /* skc_anim.frame is a time in ms (skc_eval.from stays a frame) */
 #define SKC_EVAL_Y_DOWN 0x10u  /* y grows downwards */
 
 enum skc_target {

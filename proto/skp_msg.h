@@ -15,7 +15,7 @@ enum skp_eval_flag {
     SKP_EVAL_LOOP = 0x01,    /* frames wrap around the animation */
     SKP_EVAL_REVERSE = 0x02, /* frames count back from the end */
     SKP_EVAL_FROM = 0x04,    /* `from` is used */
-    SKP_EVAL_MS = 0x08,      /* frames (and from) are times in ms */
+    SKP_EVAL_MS = 0x08,      /* the animations' frames are times in ms (from stays a frame) */
     SKP_EVAL_Y_DOWN = 0x10,  /* y grows downwards */
     SKP_EVAL_RANGE = 0x20,   /* RENDER: every frame of `first`..`last` */
 };
