@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "skc.h"
+#include "skp.h"
 #include "skp_cli.h"
 #include "skp_json.h"
 
@@ -79,28 +80,16 @@ static int make_eval(struct skp_cli_args *a, skc_eval *ev, bool engine_opts)
 
 /* ---- armatures --------------------------------------------------------------------------- */
 
-static int hexval(int ch)
-{
-    return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : -1;
-}
-
 static bool parse_id(const char *s, unsigned char id[SKC_ID_SIZE])
 {
-    if (strlen(s) != 2 * SKC_ID_SIZE)
-        return false;
-    for (int i = 0; i < SKC_ID_SIZE; i++) {
-        int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
-        if (hi < 0 || lo < 0)
-            return false;
-        id[i] = (unsigned char)(hi << 4 | lo);
-    }
-    return true;
+    return skp_unhex(id, SKC_ID_SIZE, s, strlen(s)) == 0;
 }
 
 static void print_id(FILE *out, const unsigned char id[SKC_ID_SIZE])
 {
-    for (int i = 0; i < SKC_ID_SIZE; i++)
-        fprintf(out, "%02x", id[i]);
+    char hex[2 * SKC_ID_SIZE + 1];
+    skp_hex(hex, id, SKC_ID_SIZE);
+    fputs(hex, out);
 }
 
 static unsigned char *read_local(const char *path, size_t *len)

@@ -135,32 +135,10 @@ static void reply_content(struct exchange *ex, const char *type, const void *bod
 
 /* ---- keys and tags --------------------------------------------------------------------------- */
 
-static void hex(char *out, const uint8_t *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        snprintf(out + 2 * i, 3, "%02x", b[i]);
-}
-
-static bool parse_id(const char *s, size_t len, uint8_t id[32])
-{
-    if (len != 64)
-        return false;
-    for (int i = 0; i < 32; i++) {
-        unsigned v;
-        char pair[3] = {s[2 * i], s[2 * i + 1], 0};
-        if (!((pair[0] >= '0' && pair[0] <= '9') || (pair[0] >= 'a' && pair[0] <= 'f')) ||
-            !((pair[1] >= '0' && pair[1] <= '9') || (pair[1] >= 'a' && pair[1] <= 'f')) ||
-            sscanf(pair, "%2x", &v) != 1)
-            return false;
-        id[i] = (uint8_t)v;
-    }
-    return true;
-}
-
 /* The tag of an answer: a hash of the content id, the route, the canonical request (its wire
  * encoding) and the output version. */
-static void make_etag(struct exchange *ex, const uint8_t id[32], const struct skp_eval_req *m,
-                      const struct skp_render_req *rm)
+static int make_etag(struct exchange *ex, const uint8_t id[32], const struct skp_eval_req *m,
+                     const struct skp_render_req *rm)
 {
     uint8_t buf[8192], digest[32];
     struct skp_writer w;
@@ -172,11 +150,15 @@ static void make_etag(struct exchange *ex, const uint8_t id[32], const struct sk
         skp_encode_eval_req(&w, m);
     if (rm)
         skp_encode_render_req(&w, rm);
-    sha256(buf, w.len, digest);
+    if (sha256(buf, w.len, digest)) {
+        fail(ex, 500, NULL, "out of memory");
+        return -1;
+    }
     memcpy(ex->key, digest, 32);
     char h[33];
-    hex(h, digest, 16);
+    skp_hex(h, digest, 16);
     snprintf(ex->etag, sizeof ex->etag, "\"v%d-%s%s\"", OUTPUT_VERSION, h, w.err ? "-x" : "");
+    return 0;
 }
 
 /* If-None-Match names our tag (or "*"): the client has this answer already. */
@@ -279,7 +261,8 @@ static int read_query(struct exchange *ex, struct skp_cli_args *a, struct skp_ev
 static void run_resource(struct exchange *ex, struct cache_entry *e)
 {
     if (ex->route == R_INFO) {
-        make_etag(ex, e->id, NULL, NULL);
+        if (make_etag(ex, e->id, NULL, NULL))
+            return;
         if (not_modified(ex)) {
             char h[256];
             reply(ex, 304, NULL, cache_headers(ex, h, sizeof h), NULL, 0);
@@ -301,7 +284,8 @@ static void run_resource(struct exchange *ex, struct cache_entry *e)
     bool render = ex->route == R_RENDER || ex->route == R_SHEET;
     if (read_query(ex, &a, &m, &rm, &ev, &rv))
         return;
-    make_etag(ex, e->id, &m, render ? &rm : NULL);
+    if (make_etag(ex, e->id, &m, render ? &rm : NULL))
+        return;
     if (not_modified(ex)) {
         char h[256];
         reply(ex, 304, NULL, cache_headers(ex, h, sizeof h), NULL, 0);
@@ -352,7 +336,7 @@ static void on_uploaded(void *ctx, struct dispatch_result *res)
         return;
     }
     char id[65], head[128], loc[128];
-    hex(id, res->id, 32);
+    skp_hex(id, res->id, 32);
     if (ex->check_put && memcmp(ex->want, res->id, 32) != 0) {
         fail(ex, 400, NULL, "the body's SHA-256 is %s, not the id in the URL", id);
         return;
@@ -398,7 +382,7 @@ static void list(struct exchange *ex)
     const struct cache *c = ex->api->d->cache;
     for (const struct cache_entry *e = c->head; e && !bad; e = e->next) {
         char id[65], item[160];
-        hex(id, e->id, 32);
+        skp_hex(id, e->id, 32);
         int n = snprintf(item, sizeof item, "%s\n{\"id\":\"%s\",\"bones\":%u,\"animations\":[",
                          e == c->head ? "" : ",", id, e->arm->bone_count);
         bad = byte_buf_append(&b, item, (size_t)n) != 0;
@@ -447,7 +431,7 @@ static void route_armature(struct exchange *ex, char *rest)
     char *slash = strchr(rest, '/');
     size_t idlen = slash ? (size_t)(slash - rest) : strlen(rest);
     uint8_t id[32];
-    if (!parse_id(rest, idlen, id)) {
+    if (skp_unhex(id, 32, rest, idlen)) {
         fail(ex, 404, NULL, "an armature id is 64 lowercase hex digits");
         return;
     }

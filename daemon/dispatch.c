@@ -823,16 +823,16 @@ static void h_instance_free(struct conn *c, const struct skp_frame *f, struct sk
 
 /* A stateless evaluation's answer depends only on the armature and the request's bytes: its
  * result-cache key. */
-static void result_key(const struct request *r, const struct skp_frame *f, uint8_t key[32])
+static int result_key(const struct request *r, const struct skp_frame *f, uint8_t key[32])
 {
     struct sha256_ctx h;
     uint8_t op = f->h.opcode;
-    sha256_init(&h);
+    sha256_init(&h); /* a failure shows in final */
     sha256_update(&h, "skeld-bin-v1", 12);
     sha256_update(&h, r->entry->id, 32);
     sha256_update(&h, &op, 1);
     sha256_update(&h, f->body, f->h.body_len);
-    sha256_final(&h, key);
+    return sha256_final(&h, key);
 }
 
 static void h_eval(struct conn *c, const struct skp_frame *f, struct skp_reader *rd,
@@ -845,8 +845,7 @@ static void h_eval(struct conn *c, const struct skp_frame *f, struct skp_reader 
         free_request(r);
         return;
     }
-    if (!r->inst && disp(c)->results.budget) {
-        result_key(r, f, r->result_key);
+    if (!r->inst && disp(c)->results.budget && result_key(r, f, r->result_key) == 0) {
         const struct rcache_item *hit = rcache_get(&disp(c)->results, r->result_key);
         uint8_t *body = hit ? malloc(hit->len ? hit->len : 1) : NULL;
         if (body) {
@@ -1080,8 +1079,7 @@ int dispatch_preload(struct dispatch *s, const char *dir)
             w.loaded = NULL;
             if (ce) {
                 char hex[65];
-                for (int i = 0; i < 32; i++)
-                    snprintf(hex + 2 * i, 3, "%02x", ce->id[i]);
+                skp_hex(hex, ce->id, 32);
                 log_msg(LOG_INFO, "preloaded %s as %s", w.path, hex);
                 cache_unref(s->cache, ce);
                 loaded++;

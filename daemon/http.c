@@ -24,6 +24,8 @@ struct http_conn {
     union conn_stream h;
     struct http_set *set;
     struct http_conn *prev, *next;
+    struct http_conn *ready_prev, *ready_next; /* in set->ready: answers to write */
+    bool is_ready;
     http_parser parser;
     uint8_t *in;
     size_t in_len, in_off;
@@ -45,10 +47,12 @@ struct http_conn {
     uint64_t last_active, linger_until, req_since;
 };
 
+/* One write of one or more answers (each malloc'd, freed when written). */
 struct write_req {
     uv_write_t req;
     struct http_conn *c;
-    uint8_t *data;
+    unsigned count;
+    uint8_t *data[];
 };
 
 static uint64_t now_ms(const struct http_conn *c)
@@ -93,9 +97,12 @@ static void free_req(struct http_req *r)
     free(r);
 }
 
+static void unready(struct http_conn *c);
+
 static void free_conn(struct http_conn *c)
 {
     struct http_set *set = c->set;
+    unready(c);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -198,7 +205,8 @@ static void on_written(uv_write_t *req, int status)
 {
     struct write_req *w = (struct write_req *)req;
     struct http_conn *c = w->c;
-    free(w->data);
+    for (unsigned i = 0; i < w->count; i++)
+        free(w->data[i]);
     free(w);
     c->inflight--;
     if (c->closed && c->inflight == 0) {
@@ -214,26 +222,45 @@ static void on_written(uv_write_t *req, int status)
     finish_if_done(c);
 }
 
-/* Writes data (taking it) to c. */
-static void write_owned(struct http_conn *c, uint8_t *data, size_t len)
+/* Writes count buffers (taking them) to c in one write. */
+static void write_owned_v(struct http_conn *c, uint8_t **data, const size_t *len, unsigned count)
 {
-    struct write_req *w = c->closing || c->lingering ? NULL : malloc(sizeof *w);
-    if (!w) {
-        free(data);
+    struct write_req *w = c->closing || c->lingering
+                              ? NULL
+                              : malloc(sizeof *w + count * sizeof w->data[0]);
+    uv_buf_t small[16], *bufs = count <= 16 ? small : malloc(count * sizeof *bufs);
+    if (!w || !bufs) {
+        for (unsigned i = 0; i < count; i++)
+            free(data[i]);
+        free(w);
+        if (bufs != small)
+            free(bufs);
         if (!c->closing && !c->lingering)
             http_close(c);
         return;
     }
     w->c = c;
-    w->data = data;
-    uv_buf_t buf = uv_buf_init((char *)data, (unsigned)len);
+    w->count = count;
+    for (unsigned i = 0; i < count; i++) {
+        w->data[i] = data[i];
+        bufs[i] = uv_buf_init((char *)data[i], (unsigned)len[i]);
+    }
     c->inflight++;
-    if (uv_write(&w->req, &c->h.stream, &buf, 1, on_written) < 0) {
+    int rc = uv_write(&w->req, &c->h.stream, bufs, count, on_written); /* copies bufs */
+    if (bufs != small)
+        free(bufs);
+    if (rc < 0) {
         c->inflight--;
-        free(data);
+        for (unsigned i = 0; i < count; i++)
+            free(data[i]);
         free(w);
         http_close(c);
     }
+}
+
+static void write_owned(struct http_conn *c, uint8_t *data, size_t len)
+{
+    write_owned_v(c, &data, &len, 1);
 }
 
 static void access_log(const struct http_req *r, uint64_t now_us)
@@ -243,23 +270,89 @@ static void access_log(const struct http_req *r, uint64_t now_us)
             (unsigned long long)(now_us - r->started_us));
 }
 
-/* Writes the answers at the head of the queue, in order, as they become ready. */
+/* Writes the answers at the head of the queue, in order, that are ready: in one write, so
+ * pipelined answers finished in one loop iteration cost one system call. */
 static void flush_answers(struct http_conn *c)
 {
+    enum { BATCH = 64 };
     uint64_t now_us = uv_hrtime() / 1000;
     while (c->head && c->head->answered) {
-        struct http_req *r = c->head;
-        c->head = r->next;
-        if (!c->head)
-            c->tail = NULL;
-        c->pending--;
-        access_log(r, now_us);
-        write_owned(c, r->out, r->out_len);
-        r->out = NULL;
-        free_req(r);
+        uint8_t *data[BATCH];
+        size_t len[BATCH];
+        unsigned n = 0;
+        while (n < BATCH && c->head && c->head->answered) {
+            struct http_req *r = c->head;
+            c->head = r->next;
+            if (!c->head)
+                c->tail = NULL;
+            c->pending--;
+            access_log(r, now_us);
+            data[n] = r->out;
+            len[n++] = r->out_len;
+            r->out = NULL;
+            free_req(r);
+        }
+        write_owned_v(c, data, len, n);
     }
     update_reading(c);
     finish_if_done(c);
+}
+
+/* ---- answers ready to write: flushed once per loop iteration ------------------------------- */
+
+static void unready(struct http_conn *c)
+{
+    if (!c->is_ready)
+        return;
+    struct http_set *set = c->set;
+    if (c->ready_prev)
+        c->ready_prev->ready_next = c->ready_next;
+    else
+        set->ready = c->ready_next;
+    if (c->ready_next)
+        c->ready_next->ready_prev = c->ready_prev;
+    c->ready_prev = c->ready_next = NULL;
+    c->is_ready = false;
+}
+
+/* Runs before the loop polls (answers given by timers) and after (answers given by I/O and
+ * finished jobs): every connection with answers ready writes them. */
+static void on_flush(uv_handle_t *h)
+{
+    struct http_set *set = h->data;
+    while (set->ready) {
+        struct http_conn *c = set->ready;
+        unready(c);
+        flush_answers(c);
+    }
+    uv_prepare_stop(&set->before_poll);
+    uv_check_stop(&set->after_poll);
+}
+
+static void on_before_poll(uv_prepare_t *h)
+{
+    on_flush((uv_handle_t *)h);
+}
+
+static void on_after_poll(uv_check_t *h)
+{
+    on_flush((uv_handle_t *)h);
+}
+
+/* c has an answer ready: written at the end of this loop phase. */
+static void schedule_flush(struct http_conn *c)
+{
+    struct http_set *set = c->set;
+    if (c->is_ready || !set->flushers)
+        return;
+    c->is_ready = true;
+    c->ready_prev = NULL;
+    c->ready_next = set->ready;
+    if (set->ready)
+        set->ready->ready_prev = c;
+    set->ready = c;
+    uv_prepare_start(&set->before_poll, on_before_poll);
+    uv_check_start(&set->after_poll, on_after_poll);
 }
 
 /* Whether r's answer is the connection's last: r asked for it or broke a limit, or the daemon
@@ -307,7 +400,10 @@ void http_respond(struct http_req *r, int status, const char *content_type, cons
     r->status = status;
     r->body_bytes = with_body ? len : 0;
     r->answered = true;
-    flush_answers(r->c);
+    if (r->c->set->flushers)
+        schedule_flush(r->c);
+    else
+        flush_answers(r->c);
 }
 
 void http_error(struct http_req *r, int status, const char *headers, const char *fmt, ...)
@@ -665,6 +761,22 @@ void http_set_init(struct http_set *set, uv_loop_t *loop, const struct config *c
     set->hooks = hooks;
     set->owner = owner;
     set->peer = peer;
+    set->flushers = uv_prepare_init(loop, &set->before_poll) == 0;
+    if (set->flushers && uv_check_init(loop, &set->after_poll) != 0) {
+        uv_close((uv_handle_t *)&set->before_poll, NULL);
+        set->flushers = false;
+    }
+    set->before_poll.data = set->after_poll.data = set;
+}
+
+void http_set_close(struct http_set *set)
+{
+    if (!set->flushers)
+        return;
+    on_flush((uv_handle_t *)&set->after_poll); /* nothing is left unwritten */
+    set->flushers = false;
+    uv_close((uv_handle_t *)&set->before_poll, NULL);
+    uv_close((uv_handle_t *)&set->after_poll, NULL);
 }
 
 static bool over_limits(const struct http_set *set)

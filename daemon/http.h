@@ -65,6 +65,10 @@ struct http_set {
     void *owner;
     const struct conn_set *peer;
     struct http_conn *head;
+    struct http_conn *ready; /* connections with answers to write this loop iteration */
+    uv_prepare_t before_poll;
+    uv_check_t after_poll;
+    bool flushers; /* the two handles above are open */
     uint32_t count;
     uint64_t total, refused;
     bool stopping;
@@ -101,5 +105,9 @@ void http_set_sweep(struct http_set *set, uint64_t now);
 
 /* Closes every connection now (startup failure). */
 void http_set_close_all(struct http_set *set);
+
+/* Writes what is ready and closes the set's own handles: the last step of a shutdown, after
+ * which the loop can end. */
+void http_set_close(struct http_set *set);
 
 #endif

@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sha256.h"
 
 /* Small, because a cache that stays nearly empty should cost nearly nothing; the table
  * doubles as items arrive. */
@@ -181,47 +180,3 @@ void rcache_close(struct rcache *rc)
     memset(rc, 0, sizeof *rc);
 }
 
-static void put_be(struct sha256_ctx *ctx, uint64_t v, int bytes)
-{
-    uint8_t b[8];
-    for (int i = 0; i < bytes; i++)
-        b[i] = (uint8_t)(v >> (8 * (bytes - 1 - i)));
-    sha256_update(ctx, b, (size_t)bytes);
-}
-
-static void put_str(struct sha256_ctx *ctx, const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-    put_be(ctx, n, 8);
-    sha256_update(ctx, s, n);
-}
-
-void rcache_key(uint8_t out[32], const uint8_t armature_id[32], const char *resource,
-                const char *canonical_query, uint32_t output_version)
-{
-    /* The tag has a fixed length, so it needs no prefix; it names this layout, so a later
-     * one can never produce the same keys (or ETags) from the same fields. */
-    static const char tag[16] = "skeld-rcache-v1";
-    struct sha256_ctx ctx;
-    sha256_init(&ctx);
-    sha256_update(&ctx, tag, sizeof tag);
-    sha256_update(&ctx, armature_id, 32);
-    put_str(&ctx, resource);
-    put_str(&ctx, canonical_query);
-    put_be(&ctx, output_version, 4);
-    sha256_final(&ctx, out);
-}
-
-void rcache_etag(char out[72], const uint8_t key[32])
-{
-    static const char hex[] = "0123456789abcdef";
-    char *p = out;
-    memcpy(p, "\"v1-", 4);
-    p += 4;
-    for (int i = 0; i < 16; i++) {
-        *p++ = hex[key[i] >> 4];
-        *p++ = hex[key[i] & 15];
-    }
-    *p++ = '"';
-    *p = '\0';
-}

@@ -82,16 +82,4 @@ void rcache_clear(struct rcache *rc);
  * that overflows). Any thread. */
 size_t rcache_item_cost(size_t len);
 
-/* The cache key of a response: SHA-256 over a fixed tag ("skeld-rcache-v1" and a NUL), the
- * armature id, the resource's length (8 bytes, big endian) and bytes, the canonical query's
- * length and bytes likewise, and output_version (4 bytes, big endian). The length prefixes
- * keep fields from running into each other: ("ab", "c") and ("a", "bc") give different keys.
- * resource and canonical_query are NUL-terminated; NULL means "". Any thread. */
-void rcache_key(uint8_t out[32], const uint8_t armature_id[32], const char *resource,
-                const char *canonical_query, uint32_t output_version);
-
-/* Writes the HTTP ETag of key, "v1-" and its first 16 bytes as lowercase hex, inside double
- * quotes and NUL-terminated (38 bytes of out are used). Any thread. */
-void rcache_etag(char out[72], const uint8_t key[32]);
-
 #endif

@@ -187,6 +187,7 @@ static void on_sweep(uv_timer_t *t);
 static void finish_shutdown(struct server *s)
 {
     pool_shutdown(&s->pool);
+    http_set_close(&s->http);
     close_if_open((uv_handle_t *)&s->sweep);
 }
 

@@ -1,5 +1,7 @@
-/* SHA-256 (FIPS 180-4), for content-derived armature ids and result-cache keys. Any thread:
- * no globals, all state in the caller's struct sha256_ctx. */
+/* SHA-256, for content-derived armature ids, result-cache keys and ETags: OpenSSL's libcrypto
+ * (its SHA extensions / AVX2 code is 4-6x the portable C this replaced, as
+ * contrib/bench/bench-hash measures). Any thread; each thread keeps one digest context for
+ * reuse, so a digest on a hot path allocates nothing once warm. */
 #ifndef SKELD_SHA256_H
 #define SKELD_SHA256_H
 
@@ -7,20 +9,19 @@
 #include <stdint.h>
 
 struct sha256_ctx {
-    uint32_t h[8];
-    uint64_t len; /* bytes fed so far */
-    uint8_t buf[64];
-    size_t fill; /* bytes waiting in buf, always < 64 */
+    void *evp; /* an EVP_MD_CTX */
 };
 
-/* One-shot digest of len bytes at data (data may be NULL when len is 0). */
-void sha256(const void *data, size_t len, uint8_t out[32]);
+/* One-shot digest of len bytes at data (data may be NULL when len is 0). 0, or -1 if
+ * libcrypto failed (out of memory): out is then zeroed. */
+int sha256(const void *data, size_t len, uint8_t out[32]);
 
 /* Incremental form: init, any number of updates (data may be NULL when len is 0), final.
- * The digest equals sha256() over the concatenated updates; after final the context must be
- * initialised again before reuse. */
-void sha256_init(struct sha256_ctx *ctx);
+ * The digest equals sha256() over the concatenated updates. init and final each return 0 or
+ * -1; after a failed init, update does nothing and final returns -1 with out zeroed. final
+ * always ends the context (call it even after a failure). */
+int sha256_init(struct sha256_ctx *ctx);
 void sha256_update(struct sha256_ctx *ctx, const void *data, size_t len);
-void sha256_final(struct sha256_ctx *ctx, uint8_t out[32]);
+int sha256_final(struct sha256_ctx *ctx, uint8_t out[32]);
 
 #endif

@@ -106,7 +106,10 @@ void work_load_hash(struct job *job, struct worker *w)
     struct work *r = req_of(job);
     if (!r->input && read_file(r))
         return;
-    sha256(r->input, r->input_len, r->digest);
+    if (sha256(r->input, r->input_len, r->digest)) {
+        fail(r, SKP_S_NO_MEMORY, "out of memory hashing the file");
+        return;
+    }
     struct eng_error err; /* a file that is no zip fails its parse, with the message */
     if (armature_json_size(r->input, r->input_len, &r->json_size, &err))
         r->json_size = 0;

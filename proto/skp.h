@@ -91,6 +91,14 @@ const char *skp_strerror(int status);
 /* 1 if status is a client fault (below 100 and not OK). */
 int skp_is_client_fault(int status);
 
+/* Lowercase hex of n bytes into out (2n characters and a NUL): how armature ids are written
+ * in URLs, logs and JSON. */
+void skp_hex(char *out, const uint8_t *b, size_t n);
+
+/* Parses exactly 2n lowercase hex digits (len must be 2n) into out; 0, or -1 if the text is
+ * not that (out is then unspecified). */
+int skp_unhex(uint8_t *out, size_t n, const char *s, size_t len);
+
 void skp_put_u16(uint8_t *p, uint16_t v);
 void skp_put_u32(uint8_t *p, uint32_t v);
 void skp_put_u64(uint8_t *p, uint64_t v);

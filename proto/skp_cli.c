@@ -253,31 +253,40 @@ int skp_cli_out_path(char *buf, size_t cap, const char *output, bool pattern, lo
     return m < 0 || (size_t)m >= cap - (size_t)n ? -1 : 0;
 }
 
+/* Escape of one byte of a JSON string into tmp (NUL-terminated); most bytes are themselves. */
+static const char *json_escape(unsigned char ch, char tmp[8])
+{
+    static const char digits[] = "0123456789abcdef";
+    if (ch == '"' || ch == '\\') {
+        tmp[0] = '\\';
+        tmp[1] = (char)ch;
+        tmp[2] = 0;
+    } else if (ch < 0x20) {
+        memcpy(tmp, "\\u00", 4);
+        tmp[4] = digits[ch >> 4];
+        tmp[5] = digits[ch & 15];
+        tmp[6] = 0;
+    } else {
+        tmp[0] = (char)ch;
+        tmp[1] = 0;
+    }
+    return tmp;
+}
+
 size_t skp_json_quote(char *buf, size_t cap, const char *s)
 {
     size_t len = 0;
     char tmp[8];
-    for (int pass = 0; pass < 3; pass++) {
-        const char *piece = "\"";
-        if (pass == 1) {
-            for (; *s; s++) {
-                unsigned char ch = (unsigned char)*s;
-                if (ch == '"' || ch == '\\')
-                    snprintf(tmp, sizeof tmp, "\\%c", ch);
-                else if (ch < 0x20)
-                    snprintf(tmp, sizeof tmp, "\\u%04x", ch);
-                else
-                    snprintf(tmp, sizeof tmp, "%c", ch);
-                for (const char *p = tmp; *p; p++, len++)
-                    if (len + 1 < cap)
-                        buf[len] = *p;
-            }
-            continue;
-        }
-        if (len + 1 < cap)
-            buf[len] = *piece;
-        len++;
-    }
+    if (cap > 1)
+        buf[0] = '"';
+    len++;
+    for (; *s; s++)
+        for (const char *p = json_escape((unsigned char)*s, tmp); *p; p++, len++)
+            if (len + 1 < cap)
+                buf[len] = *p;
+    if (len + 1 < cap)
+        buf[len] = '"';
+    len++;
     if (cap)
         buf[len < cap ? len : cap - 1] = 0;
     return len;

@@ -26,100 +26,155 @@ static void put(struct out *o, const char *fmt, ...)
         o->len += (size_t)n;
 }
 
+static const uint64_t pow10_u64[] = {1u,
+                                     10u,
+                                     100u,
+                                     1000u,
+                                     10000u,
+                                     100000u,
+                                     1000000u,
+                                     10000000u,
+                                     100000000u,
+                                     1000000000u,
+                                     10000000000u,
+                                     100000000000u,
+                                     1000000000000u,
+                                     10000000000000u,
+                                     100000000000000u,
+                                     1000000000000000u};
+
+/* Writes u (< 10^9) in decimal; returns the length. */
+static size_t fmt_u32(char *buf, uint32_t u)
+{
+    char tmp[10];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    for (size_t i = 0; i < n; i++)
+        buf[i] = tmp[n - 1 - i];
+    return n;
+}
+
+/* The 9 significant digits of a (1e-5 <= a < 1e15) rounded as printf rounds (to nearest, ties
+ * to even), exactly: q in [10^8, 10^9) and x with a ~= q * 10^(x - 8). Exact integer
+ * arithmetic on a = mant / 2^sh: for x <= 8, q = mant * 10^(8-x) / 2^sh (a product under 2^97,
+ * divided by a shift); for x > 8, q = mant / (2^sh * 10^(x-8)) (both under 2^64). */
+static uint32_t g9_digits(double a, int *xout)
+{
+    int e2;
+    double m = frexp(a, &e2); /* a = m 2^e2, m in [0.5, 1), -16 <= e2 <= 50 here */
+    uint64_t mant = (uint64_t)ldexp(m, 53);
+    int sh = 53 - e2; /* 3 <= sh <= 69 */
+    /* floor(log10(a)) is floor((e2 - 1) log10(2)) or one more; 78913 / 2^18 ~ log10(2), and
+     * the offset keeps the shifted value non-negative */
+    int x = (((e2 - 1) * 78913 + (400 << 18)) >> 18) - 400;
+    for (int tries = 0;; tries++) {
+        int k = 8 - x;
+        uint64_t q;
+        bool up;
+        if (k >= 0) {
+            unsigned __int128 n = (unsigned __int128)mant * pow10_u64[k];
+            unsigned __int128 half = (unsigned __int128)1 << (sh - 1);
+            unsigned __int128 r = n & ((half << 1) - 1);
+            q = (uint64_t)(n >> sh);
+            up = r > half || (r == half && (q & 1));
+        } else {
+            uint64_t d = pow10_u64[-k] << sh;
+            q = mant / d;
+            uint64_t r = mant % d;
+            up = 2 * r > d || (2 * r == d && (q & 1));
+        }
+        if (q >= 1000000000u && tries < 2) {
+            x++;
+            continue;
+        }
+        if (q < 100000000u && tries < 2) {
+            x--;
+            continue;
+        }
+        q += up;
+        if (q == 1000000000u) { /* 999999999.5 rounds into the next decade */
+            q = 100000000u;
+            x++;
+        }
+        *xout = x;
+        return (uint32_t)q;
+    }
+}
+
 /* %.9g of v, byte for byte as printf writes it, without printf's multi-precision path (most
- * of the cost of pose JSON): exact integer arithmetic for 1e-5 <= |v| < 1e15, where the
- * scaled value fits 128 bits; the caller falls back to printf elsewhere. Returns the length
- * written to buf (at least 24 bytes), or 0 outside the fast range. */
+ * of the cost of pose JSON). Answers for 1e-5 <= |v| < 1e15 (the caller falls back to printf
+ * elsewhere): whole numbers under 10^9 directly, the rest through g9_digits. Returns the
+ * length written to buf (at least 24 bytes), or 0 outside the fast range. */
 size_t skp_fmt_g9(char *buf, double v)
 {
     double a = fabs(v);
     if (!(a >= 1e-5 && a < 1e15))
         return 0;
-    int e2;
-    double m = frexp(a, &e2); /* a = m 2^e2, m in [0.5, 1) */
-    uint64_t mant = (uint64_t)ldexp(m, 53);
-    int sh = 53 - e2; /* a = mant / 2^sh, 0 < sh <= 70 here */
-    int x = (int)floor(log10(a)), tries = 0;
-    unsigned __int128 q, r, d;
-    for (;;) { /* q = a * 10^(8 - x), which must have 9 digits; x may be off by one */
-        int k = 8 - x;
-        unsigned __int128 n = mant, p10 = 1;
-        for (int i = 0; i < (k < 0 ? -k : k); i++)
-            p10 *= 10;
-        d = (unsigned __int128)1 << sh;
-        if (k >= 0)
-            n *= p10;
-        else
-            d *= p10;
-        q = n / d;
-        r = n % d;
-        if (q < 100000000u && tries++ < 2)
-            x--;
-        else if (q >= 1000000000u && tries++ < 2)
-            x++;
-        else
-            break;
-    }
-    if (q < 100000000u || q >= 1000000000u)
-        return 0;
-    /* round to nearest, ties to even, as printf in the default rounding mode */
-    if (2 * r > d || (2 * r == d && (q & 1)))
-        q++;
-    if (q == 1000000000u) {
-        q = 100000000u;
-        x++;
-    }
-    char dig[10];
-    for (int i = 8; i >= 0; i--, q /= 10)
-        dig[i] = (char)('0' + (int)(q % 10));
-    int nd = 9;
-    while (nd > 1 && dig[nd - 1] == '0')
-        nd--; /* %g drops trailing zeros */
     char *o = buf;
     if (v < 0)
         *o++ = '-';
+    if (a < 1e9 && a == (double)(uint32_t)a) {
+        o += fmt_u32(o, (uint32_t)a);
+        *o = 0;
+        return (size_t)(o - buf);
+    }
+    int x;
+    uint32_t q = g9_digits(a, &x);
+    char dig[9];
+    for (int i = 8; i >= 0; i--, q /= 10)
+        dig[i] = (char)('0' + q % 10);
+    int nd = 9;
+    while (nd > 1 && dig[nd - 1] == '0')
+        nd--; /* %g drops trailing zeros */
     if (x < -4 || x >= 9) { /* d.ddde+XX */
         *o++ = dig[0];
         if (nd > 1) {
             *o++ = '.';
-            for (int i = 1; i < nd; i++)
-                *o++ = dig[i];
+            memcpy(o, dig + 1, (size_t)nd - 1);
+            o += nd - 1;
         }
-        o += sprintf(o, "e%c%02d", x < 0 ? '-' : '+', x < 0 ? -x : x);
+        *o++ = 'e';
+        *o++ = x < 0 ? '-' : '+';
+        int ax = x < 0 ? -x : x;
+        *o++ = (char)('0' + ax / 10);
+        *o++ = (char)('0' + ax % 10);
     } else if (x >= 0) { /* ddd.ddd */
         for (int i = 0; i <= x; i++)
             *o++ = i < nd ? dig[i] : '0';
         if (nd > x + 1) {
             *o++ = '.';
-            for (int i = x + 1; i < nd; i++)
-                *o++ = dig[i];
+            memcpy(o, dig + x + 1, (size_t)(nd - x - 1));
+            o += nd - x - 1;
         }
     } else { /* 0.000ddd */
         *o++ = '0';
         *o++ = '.';
         for (int i = 0; i < -x - 1; i++)
             *o++ = '0';
-        for (int i = 0; i < nd; i++)
-            *o++ = dig[i];
+        memcpy(o, dig, (size_t)nd);
+        o += nd;
     }
     *o = 0;
     return (size_t)(o - buf);
 }
 
+static void raw(struct out *o, const char *s, size_t n);
+
 static void num(struct out *o, double v)
 {
     char b[32];
-    size_t n = v == 0.0 ? 0 : skp_fmt_g9(b, v);
-    if (!n) {
-        put(o, "%.9g", v == 0.0 ? 0.0 : v); /* no "-0" */
+    if (v == 0.0) {
+        raw(o, "0", 1); /* no "-0" */
         return;
     }
-    size_t room = o->len < o->cap ? o->cap - o->len : 0;
-    if (room > n)
-        memcpy(o->buf + o->len, b, n + 1);
-    else if (room)
-        memcpy(o->buf + o->len, b, room); /* truncated: the caller sizes and calls again */
-    o->len += n;
+    size_t n = skp_fmt_g9(b, v);
+    if (n)
+        raw(o, b, n);
+    else
+        put(o, "%.9g", v);
 }
 
 static void string(struct out *o, const char *s)
@@ -128,43 +183,81 @@ static void string(struct out *o, const char *s)
     o->len += skp_json_quote(room ? o->buf + o->len : NULL, room, s);
 }
 
+/* Appends n bytes; past cap only the length grows (the caller sizes and calls again). */
+static void raw(struct out *o, const char *s, size_t n)
+{
+    size_t room = o->len < o->cap ? o->cap - o->len : 0;
+    if (room)
+        memcpy(o->buf + o->len, s, room >= n ? n : room);
+    o->len += n;
+}
+
+/* A string literal, without printf: most of pose JSON is punctuation between numbers. */
+#define lit(o, s) raw((o), "" s, sizeof(s) - 1)
+
+static void uint_(struct out *o, uint32_t u)
+{
+    char b[12];
+    int n = 0;
+    do {
+        b[11 - n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    raw(o, b + 12 - n, (size_t)n);
+}
+
 static void bone(struct out *o, const struct skp_bone_view *b, uint32_t id)
 {
-    put(o, "{\"id\":%u,\"pos\":[", id);
+    lit(o, "{\"id\":");
+    uint_(o, id);
+    lit(o, ",\"pos\":[");
     num(o, b->pos[0]);
-    put(o, ",");
+    lit(o, ",");
     num(o, b->pos[1]);
-    put(o, "],\"rot\":");
+    lit(o, "],\"rot\":");
     num(o, b->rot);
-    put(o, ",\"scale\":[");
+    lit(o, ",\"scale\":[");
     num(o, b->scale[0]);
-    put(o, ",");
+    lit(o, ",");
     num(o, b->scale[1]);
-    put(o, "],\"hidden\":%s,\"zindex\":%d,\"tex\":", b->hidden ? "true" : "false", (int)b->zindex);
+    if (b->hidden)
+        lit(o, "],\"hidden\":true,\"zindex\":");
+    else
+        lit(o, "],\"hidden\":false,\"zindex\":");
+    if (b->zindex < 0)
+        lit(o, "-");
+    uint_(o, b->zindex < 0 ? 0u - (uint32_t)b->zindex : (uint32_t)b->zindex);
+    lit(o, ",\"tex\":");
     string(o, b->tex ? b->tex : "");
     if (b->mesh || b->vert_count) {
-        put(o, ",\"verts\":[");
+        lit(o, ",\"verts\":[");
         for (uint32_t v = 0; v < b->vert_count; v++) {
-            put(o, v ? ",[" : "[");
+            if (v)
+                lit(o, ",[");
+            else
+                lit(o, "[");
             num(o, b->verts[2 * v]);
-            put(o, ",");
+            lit(o, ",");
             num(o, b->verts[2 * v + 1]);
-            put(o, "]");
+            lit(o, "]");
         }
-        put(o, "]");
+        lit(o, "]");
     }
-    put(o, "}");
+    lit(o, "}");
 }
 
 size_t skp_pose_json(char *buf, size_t cap, const struct skp_bone_view *bones, uint32_t count)
 {
     struct out o = {buf, cap, 0};
-    put(&o, "[");
+    lit(&o, "[");
     for (uint32_t i = 0; i < count; i++) {
-        put(&o, "%s\n", i ? "," : "");
+        if (i)
+            lit(&o, ",\n");
+        else
+            lit(&o, "\n");
         bone(&o, &bones[i], i);
     }
-    put(&o, "\n]\n");
+    lit(&o, "\n]\n");
     if (cap)
         buf[o.len < cap ? o.len : cap - 1] = 0;
     return o.len;

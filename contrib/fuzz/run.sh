@@ -51,7 +51,7 @@ request)
     srcs="contrib/fuzz/fuzz-request.c daemon/work.c daemon/pool.c daemon/cache.c daemon/log.c
           daemon/confine.c daemon/rcache.c
           daemon/config.c daemon/sha256.c $(ls proto/*.c) $engine"
-    pkgs="$pkgs libuv" ;;
+    pkgs="$pkgs libuv libcrypto" ;;
 *) echo "run.sh: unknown target $target" >&2; exit 2 ;;
 esac
 
