@@ -133,6 +133,15 @@ static void reply_content(struct exchange *ex, const char *type, const void *bod
     reply(ex, 200, type, cache_headers(ex, h, sizeof h), body, len);
 }
 
+/* reply_content of a body handed over (malloc'd), written without a copy. */
+static void reply_content_owned(struct exchange *ex, const char *type, uint8_t *body, size_t len)
+{
+    char h[256], headers[512];
+    count(ex->api, ex->route, 200);
+    with_cors(ex, cache_headers(ex, h, sizeof h), headers, sizeof headers);
+    http_respond_owned(finish(ex), 200, type, headers, body, len);
+}
+
 /* ---- keys and tags --------------------------------------------------------------------------- */
 
 /* The tag of an answer: a hash of the content id, the route, the canonical request (its wire
@@ -209,7 +218,9 @@ static void on_eval_done(void *ctx, struct dispatch_result *res)
     struct rcache *results = &ex->api->d->results;
     if (ex->route == R_POSE || ex->route == R_MESH) {
         rcache_put(results, ex->key, (uint8_t)ex->route, res->body, res->len);
-        reply_content(ex, "application/json", res->body, res->len);
+        uint8_t *body = res->body;
+        res->body = NULL; /* taken: written as it is */
+        reply_content_owned(ex, "application/json", body, res->len);
         return;
     }
     const uint8_t *part;

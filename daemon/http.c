@@ -94,6 +94,7 @@ static void free_req(struct http_req *r)
     free(r->origin);
     free(r->body);
     free(r->out);
+    free(r->out_body);
     free(r);
 }
 
@@ -274,13 +275,13 @@ static void access_log(const struct http_req *r, uint64_t now_us)
  * pipelined answers finished in one loop iteration cost one system call. */
 static void flush_answers(struct http_conn *c)
 {
-    enum { BATCH = 64 };
+    enum { BATCH = 64 }; /* buffers per write: a head, and a body when it was not copied */
     uint64_t now_us = uv_hrtime() / 1000;
     while (c->head && c->head->answered) {
         uint8_t *data[BATCH];
         size_t len[BATCH];
         unsigned n = 0;
-        while (n < BATCH && c->head && c->head->answered) {
+        while (n + 2 <= BATCH && c->head && c->head->answered) {
             struct http_req *r = c->head;
             c->head = r->next;
             if (!c->head)
@@ -289,7 +290,11 @@ static void flush_answers(struct http_conn *c)
             access_log(r, now_us);
             data[n] = r->out;
             len[n++] = r->out_len;
-            r->out = NULL;
+            if (r->out_body) {
+                data[n] = r->out_body;
+                len[n++] = r->out_body_len;
+            }
+            r->out = r->out_body = NULL;
             free_req(r);
         }
         write_owned_v(c, data, len, n);
@@ -364,38 +369,91 @@ static bool last_answer(const struct http_req *r)
            (c->set->stopping && !r->next && !c->cur && c->in_off == c->in_len);
 }
 
-/* The status line and headers every answer carries, then the caller's. No Content-Length on
- * 204 and 304 (RFC 9110 8.6: a 304's would have to be the 200's, which is not known). */
-static int head_len(const struct http_req *r, int status, const char *type, const char *headers,
-                    size_t len, char *buf, size_t cap)
+/* Appends n bytes at *p if they fit before end; returns false (and writes nothing) if not. */
+static bool add(char **p, const char *end, const char *s, size_t n)
 {
-    bool close = last_answer(r);
-    char length[48] = "";
-    if (status != 204 && status != 304)
-        snprintf(length, sizeof length, "Content-Length: %zu\r\n", len);
-    return snprintf(buf, cap, "HTTP/1.1 %d %s\r\nServer: skeld\r\n%s%s%s%s%s%s\r\n", status,
-                    http_reason(status), length, type ? "Content-Type: " : "", type ? type : "",
-                    type ? "\r\n" : "", headers ? headers : "",
-                    close ? "Connection: close\r\n" : r->http10 ? "Connection: keep-alive\r\n" : "");
+    if ((size_t)(end - *p) < n)
+        return false;
+    memcpy(*p, s, n);
+    *p += n;
+    return true;
 }
 
-void http_respond(struct http_req *r, int status, const char *content_type, const char *headers,
-                  const void *body, size_t len)
+static bool add_str(char **p, const char *end, const char *s)
 {
-    if (r->answered)
+    return add(p, end, s, strlen(s));
+}
+
+static bool add_uint(char **p, const char *end, uint64_t v)
+{
+    char b[24];
+    int n = 0;
+    do {
+        b[23 - n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return add(p, end, b + 24 - n, (size_t)n);
+}
+
+/* The status line and headers every answer carries, then the caller's, into buf; the length,
+ * or -1 if cap is too small. No Content-Length on 204 and 304 (RFC 9110 8.6: a 304's would
+ * have to be the 200's, which is not known). Without printf: it runs for every answer. */
+static int head_of(const struct http_req *r, int status, const char *type, const char *headers,
+                   size_t len, char *buf, size_t cap)
+{
+    char *p = buf;
+    const char *end = buf + cap;
+    bool close = last_answer(r);
+    bool ok = add_str(&p, end, "HTTP/1.1 ") && add_uint(&p, end, (uint64_t)status) &&
+              add(&p, end, " ", 1) && add_str(&p, end, http_reason(status)) &&
+              add_str(&p, end, "\r\nServer: skeld\r\n");
+    if (ok && status != 204 && status != 304)
+        ok = add_str(&p, end, "Content-Length: ") && add_uint(&p, end, len) &&
+             add(&p, end, "\r\n", 2);
+    if (ok && type)
+        ok = add_str(&p, end, "Content-Type: ") && add_str(&p, end, type) &&
+             add(&p, end, "\r\n", 2);
+    if (ok && headers)
+        ok = add_str(&p, end, headers);
+    if (ok && (close || r->http10))
+        ok = add_str(&p, end, close ? "Connection: close\r\n" : "Connection: keep-alive\r\n");
+    ok = ok && add(&p, end, "\r\n", 2);
+    return ok ? (int)(p - buf) : -1;
+}
+
+/* Answers r with its head and either a copy of body or body itself (owned, then freed once
+ * written). */
+static void respond(struct http_req *r, int status, const char *content_type, const char *headers,
+                    const void *body, uint8_t *owned, size_t len)
+{
+    if (r->answered) {
+        free(owned);
         return;
+    }
     bool with_body = r->verb != HTTP_VERB_HEAD && status != 304 && status != 204;
-    int n = head_len(r, status, content_type, headers, len, NULL, 0);
-    size_t total = (size_t)n + (with_body ? len : 0);
-    r->out = n >= 0 ? malloc(total + 1) : NULL;
-    if (!r->out) {
+    size_t extra = headers ? strlen(headers) : 0;
+    size_t cap = 256 + (content_type ? strlen(content_type) : 0) + extra;
+    size_t copied = with_body && !owned ? len : 0;
+    int n = -1;
+    r->out = malloc(cap + copied);
+    if (r->out)
+        n = head_of(r, status, content_type, headers, len, (char *)r->out, cap);
+    if (n < 0) {
+        free(r->out);
+        r->out = NULL;
+        free(owned);
         r->c->close_after = r->close = true;
         r->out_len = 0;
     } else {
-        head_len(r, status, content_type, headers, len, (char *)r->out, (size_t)n + 1);
-        if (with_body && len)
-            memcpy(r->out + n, body, len);
-        r->out_len = total;
+        if (copied)
+            memcpy(r->out + n, body, copied);
+        r->out_len = (size_t)n + copied;
+        if (with_body && owned) {
+            r->out_body = owned;
+            r->out_body_len = len;
+        } else {
+            free(owned);
+        }
     }
     r->status = status;
     r->body_bytes = with_body ? len : 0;
@@ -404,6 +462,18 @@ void http_respond(struct http_req *r, int status, const char *content_type, cons
         schedule_flush(r->c);
     else
         flush_answers(r->c);
+}
+
+void http_respond(struct http_req *r, int status, const char *content_type, const char *headers,
+                  const void *body, size_t len)
+{
+    respond(r, status, content_type, headers, body, NULL, len);
+}
+
+void http_respond_owned(struct http_req *r, int status, const char *content_type,
+                        const char *headers, uint8_t *body, size_t len)
+{
+    respond(r, status, content_type, headers, NULL, body, len);
 }
 
 void http_error(struct http_req *r, int status, const char *headers, const char *fmt, ...)

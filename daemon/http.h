@@ -39,8 +39,10 @@ struct http_req {
     void *ctx;           /* the owner's */
     /* the answer */
     bool answered;
-    uint8_t *out; /* status line, headers and body, ready to write */
+    uint8_t *out; /* status line, headers and (if copied) body, ready to write */
     size_t out_len;
+    uint8_t *out_body; /* the body, when it was handed over rather than copied */
+    size_t out_body_len;
     int status;
     size_t body_bytes; /* of out, for the access log */
     struct http_req *next;
@@ -87,6 +89,11 @@ void http_accept(struct http_set *set, uv_stream_t *listener);
  * body's). Answers go out in request order. */
 void http_respond(struct http_req *r, int status, const char *content_type, const char *headers,
                   const void *body, size_t len);
+
+/* http_respond with a body the caller hands over (malloc'd; freed once written, or at once
+ * if r is gone or the answer has no body): no copy of a large answer. */
+void http_respond_owned(struct http_req *r, int status, const char *content_type,
+                        const char *headers, uint8_t *body, size_t len);
 
 /* An error answer with the JSON body {"error": reason, "message": message}. */
 void http_error(struct http_req *r, int status, const char *headers, const char *fmt, ...)

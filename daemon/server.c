@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -299,6 +302,20 @@ static void print_ready(const struct server *s)
     printf("\n");
 }
 
+/* Replies are made in the workers' malloc arenas and freed on the loop thread once written:
+ * with glibc's default trim threshold, each batch of frees gave the top of a worker's arena
+ * back to the kernel (madvise) and the next replies faulted it in again, 15% of the loop
+ * thread's time under pipelined HTTP poses. Keep up to 8 MiB per arena instead (big parses
+ * still trim explicitly, see work.c), and with the threshold fixed, mmap only past 4 MiB so
+ * PNG replies stay on the heap. */
+static void tune_malloc(void)
+{
+#ifdef __GLIBC__
+    mallopt(M_TRIM_THRESHOLD, 8 << 20);
+    mallopt(M_MMAP_THRESHOLD, 4 << 20);
+#endif
+}
+
 int server_run(struct config *cfg, const struct config_source *src)
 {
     struct server s;
@@ -309,6 +326,7 @@ int server_run(struct config *cfg, const struct config_source *src)
     /* A peer that hangs up before its replies are written must cost us an EPIPE on that
      * connection, not the process. */
     signal(SIGPIPE, SIG_IGN);
+    tune_malloc();
     if (cache_init(&s.cache, (size_t)cfg->cache_mb << 20))
         return 1;
     conn_set_init(&s.conns, s.loop, cfg, &dispatch_conn_hooks, &s.dispatch);
