@@ -695,6 +695,9 @@ static void metrics(struct exchange *ex)
            d->conns->count + a->http->count);
     metric(&t, "connections_refused_total", "counter", "Connections refused at the limits.",
            d->conns->refused + a->http->refused);
+    metric(&t, "input_buffer_bytes", "gauge",
+           "Bytes held for requests still arriving, both protocols (--max-input-mb).",
+           d->conns->in_bytes);
     if (t.bad)
         fail(ex, 500, NULL, "out of memory");
     else

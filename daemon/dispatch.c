@@ -923,6 +923,7 @@ static void h_stats(struct conn *c, const struct skp_frame *f, struct skp_reader
         {"connections", s->conns->count},
         {"connections.total", s->conns->total},
         {"connections.refused", s->conns->refused},
+        {"input.bytes", s->conns->in_bytes},
         {"uptime.ms", uv_now(s->loop) - s->started_ms},
     };
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++, n++)

@@ -40,6 +40,7 @@ struct http_conn {
     size_t header_bytes, header_count;
     size_t body_cap;
     int fail_status; /* a limit a callback hit: answered, then the connection ends */
+    const char *fail_why; /* its message, when the status alone does not say it */
     bool reading, closing, closed, close_after, lingering;
     bool parsing; /* in parse_input: an answer given meanwhile must not parse (or read) again */
     int inflight; /* writes and the half-close: the connection lives while > 0 */
@@ -115,6 +116,8 @@ static void free_conn(struct http_conn *c)
     free(c);
 }
 
+static void uncharge_body(struct http_conn *c);
+
 /* The client is gone: what it asked and was not answered is forgotten by the owner. */
 static void drop_requests(struct http_conn *c)
 {
@@ -129,6 +132,7 @@ static void drop_requests(struct http_conn *c)
     if (c->cur)
         free_req(c->cur);
     c->cur = NULL;
+    uncharge_body(c);
     free(c->expect);
     c->expect = NULL;
 }
@@ -516,6 +520,34 @@ static int fail(struct http_conn *c, int status)
     return -1;
 }
 
+static int fail_why(struct http_conn *c, int status, const char *why)
+{
+    c->fail_why = why;
+    return fail(c, status);
+}
+
+/* The bytes held for the body being read count against --max-input-mb, with the binary
+ * connections' input buffers: a thousand slow uploads cannot hold a thousand bodies. The
+ * charge ends when the request is whole (handed over) or dropped. */
+static bool charge_body(struct http_conn *c, size_t cap)
+{
+    struct conn_set *in = c->set->peer;
+    if (!in)
+        return true;
+    size_t budget = (size_t)c->set->cfg->max_input_mb << 20;
+    if (in->in_bytes - c->body_cap + cap > budget)
+        return false;
+    in->in_bytes = in->in_bytes - c->body_cap + cap;
+    return true;
+}
+
+static void uncharge_body(struct http_conn *c)
+{
+    if (c->set->peer)
+        c->set->peer->in_bytes -= c->body_cap;
+    c->body_cap = 0;
+}
+
 static int append(char **dst, size_t *len, const char *at, size_t n, size_t max)
 {
     if (*len + n > max)
@@ -543,7 +575,7 @@ static int on_message_begin(http_parser *p)
     c->in_value = false;
     c->field_len = 0;
     c->value = NULL;
-    c->body_cap = 0;
+    uncharge_body(c);
     return 0;
 }
 
@@ -645,9 +677,14 @@ static int on_body(http_parser *p, const char *at, size_t n)
         size_t cap = c->body_cap ? c->body_cap : 65536;
         while (cap < r->body_len + n)
             cap *= 2;
+        if (!charge_body(c, cap))
+            return fail_why(c, 503, "the input buffers of all connections are full "
+                                    "(--max-input-mb): try again later");
         uint8_t *b = realloc(r->body, cap);
-        if (!b)
+        if (!b) {
+            charge_body(c, c->body_cap); /* back to what is held */
             return fail(c, 500);
+        }
         r->body = b;
         c->body_cap = cap;
     }
@@ -681,6 +718,7 @@ static void deliver(struct http_conn *c)
 {
     struct http_req *r = c->cur;
     c->cur = NULL;
+    uncharge_body(c);
     free(c->expect);
     c->expect = NULL;
     c->req_since = 0;
@@ -699,10 +737,26 @@ static void deliver(struct http_conn *c)
 }
 
 /* A request that broke a limit or the syntax: answered (after those before it), then the end. */
-static void reject(struct http_conn *c, int status)
+static const char *reject_reason(int status)
+{
+    switch (status) {
+    case 408: return "the request did not arrive in time (--frame-timeout)";
+    case 413: return "the body is larger than --max-skf-mb";
+    case 414: return "the URL is longer than 8 KiB";
+    case 431: return "the headers are larger than 16 KiB or more than 100";
+    case 500: return "out of memory";
+    case 503: return "the server is at its connection limit (--max-connections) or shutting down";
+    default: return "malformed HTTP request";
+    }
+}
+
+/* Answers status (why, or the status's usual reason) to the request being read, or to none,
+ * and ends the connection after it. */
+static void reject(struct http_conn *c, int status, const char *why)
 {
     struct http_req *r = c->cur;
     c->cur = NULL;
+    uncharge_body(c);
     if (!r && !(r = calloc(1, sizeof *r))) {
         http_close(c);
         return;
@@ -720,12 +774,8 @@ static void reject(struct http_conn *c, int status)
     uv_read_stop(&c->h.stream);
     c->reading = false;
     c->set->hooks->on_refused(c->set->owner, status);
-    http_error(r, status, NULL, "%s",
-               status == 413   ? "the body is larger than --max-skf-mb"
-               : status == 414 ? "the URL is longer than 8 KiB"
-               : status == 431 ? "the headers are larger than 16 KiB or more than 100"
-               : status == 408 ? "the request did not arrive in time (--frame-timeout)"
-                               : "malformed HTTP request");
+    http_error(r, status, status == 503 ? "Retry-After: 1\r\n" : NULL, "%s",
+               why ? why : reject_reason(status));
 }
 
 static void parse_input(struct http_conn *c)
@@ -746,7 +796,7 @@ static void parse_input(struct http_conn *c)
         }
         if (e != HPE_OK) {
             c->parsing = false;
-            reject(c, c->fail_status ? c->fail_status : 400);
+            reject(c, c->fail_status ? c->fail_status : 400, c->fail_why);
             return;
         }
     }
@@ -823,7 +873,7 @@ static void update_reading(struct http_conn *c)
 /* ---- the set ------------------------------------------------------------------------------- */
 
 void http_set_init(struct http_set *set, uv_loop_t *loop, const struct config *cfg,
-                   const struct http_hooks *hooks, void *owner, const struct conn_set *peer)
+                   const struct http_hooks *hooks, void *owner, struct conn_set *peer)
 {
     memset(set, 0, sizeof *set);
     set->loop = loop;
@@ -886,7 +936,7 @@ void http_accept(struct http_set *set, uv_stream_t *listener)
         uv_tcp_nodelay(&c->h.tcp, 1);
     if (set->stopping || over_limits(set)) {
         set->refused++;
-        reject(c, 503);
+        reject(c, 503, NULL);
         return;
     }
     c->reading = uv_read_start(&c->h.stream, on_alloc, on_read) == 0;
@@ -913,7 +963,7 @@ void http_set_sweep(struct http_set *set, uint64_t now)
             (set->stopping && !c->pending && now > set->stop_deadline)) {
             http_close(c);
         } else if (c->req_since && !c->close_after && now - c->req_since > frame_ms) {
-            reject(c, 408); /* headers or body too slow: a trickle is not activity */
+            reject(c, 408, NULL); /* headers or body too slow: a trickle is not activity */
         } else if (idle_ms && !c->pending && !c->req_since && now - c->last_active > idle_ms) {
             http_close(c);
         }

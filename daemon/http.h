@@ -59,13 +59,14 @@ struct http_hooks {
     void (*on_refused)(void *owner, int status);
 };
 
-/* Every HTTP connection. Shares --max-connections with the binary connections (peer). */
+/* Every HTTP connection. Shares --max-connections and --max-input-mb with the binary
+ * connections (peer). */
 struct http_set {
     uv_loop_t *loop;
     const struct config *cfg;
     const struct http_hooks *hooks;
     void *owner;
-    const struct conn_set *peer;
+    struct conn_set *peer; /* its count and input-buffer bytes are shared */
     struct http_conn *head;
     struct http_conn *ready; /* connections with answers to write this loop iteration */
     uv_prepare_t before_poll;
@@ -78,7 +79,7 @@ struct http_set {
 };
 
 void http_set_init(struct http_set *set, uv_loop_t *loop, const struct config *cfg,
-                   const struct http_hooks *hooks, void *owner, const struct conn_set *peer);
+                   const struct http_hooks *hooks, void *owner, struct conn_set *peer);
 
 /* Accepts a connection from listener and starts reading it (refused with 503 past the
  * connection limits or while stopping). */

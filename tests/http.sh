@@ -258,6 +258,36 @@ elif cmd == "flood":
     t.join()
     print(got)
 
+elif cmd == "budget":
+    # budget PORT: with --max-input-mb 1, a body held half-sent takes the budget: another
+    # upload is refused 503 meanwhile, and once the first is whole the budget is back.
+    port = int(args[0])
+    def held():
+        m = connect(port)
+        m.sendall(request("GET", "/metrics"))
+        a = read_answer(m, bytearray())
+        m.close()
+        v = re.search(rb"^skeld_input_buffer_bytes (\d+)$", a[3], re.M)
+        return int(v.group(1)) if v else -1
+    def wait_held(pred):
+        for _ in range(2400):
+            if pred(held()):
+                return True
+            time.sleep(0.05)
+        return False
+    def upload(s, n):
+        s.sendall(request("POST", "/v1/armatures", "Content-Length: %d\r\n" % n) + b"x" * n)
+        return read_answer(s, bytearray())
+    c1 = connect(port)
+    c1.sendall(request("POST", "/v1/armatures", "Content-Length: 1000000\r\n") + b"x" * 700000)
+    print("held" if wait_held(lambda v: v >= 1 << 20) else "not held %d" % held())
+    a = upload(connect(port), 200000)
+    print("c2", a[0], a[2].get("retry-after"), "names" if b"max-input-mb" in a[3] else a[3])
+    c1.sendall(b"x" * 300000)
+    print("c1", read_answer(c1, bytearray())[0])
+    print("released" if wait_held(lambda v: v == 0) else "not released %d" % held())
+    print("c3", upload(connect(port), 200000)[0])
+
 elif cmd == "http10":
     # http10 PORT: HTTP/1.0 with Connection: keep-alive; prints the answer's Connection
     # header and whether the connection stayed open for a second request.
@@ -898,6 +928,20 @@ stop C nosignal
 start D --root "$S" --preload "$S" --max-inflight 2 || exit 1
 check "D: 2 slow requests then 3000 small ones pipelined past --max-inflight 2, all answered" is "$(py flood "${PORT[D]}" "/v1/armatures/$ROBOT/pose?warmup=20000" 3000)" 3002
 stop D
+
+# =============================================================================================
+# Daemon E: HTTP bodies count against --max-input-mb with the binary frames.
+start E --root "$S" --max-input-mb 1 --max-skf-mb 8 || exit 1
+py budget "${PORT[E]}" >"$TMP/budget.out" 2>&1
+sed 's/^/# /' "$TMP/budget.out"
+check "E: a half-sent body of 700 kB holds the 1 MiB --max-input-mb (skeld_input_buffer_bytes)" \
+    grep -qx held "$TMP/budget.out"
+check "E: meanwhile another upload gets 503, Retry-After: 1, a message naming --max-input-mb" \
+    grep -qx 'c2 503 1 names' "$TMP/budget.out"
+check "E: the first body, once whole, is read (400: not a .skf)" grep -qx 'c1 400' "$TMP/budget.out"
+check "E: then nothing is held, and the same upload is read (400, not 503)" \
+    eval 'grep -qx released "$TMP/budget.out" && grep -qx "c3 400" "$TMP/budget.out"'
+stop E
 
 echo "http: $passed passed, $failed failed in $(($(date +%s) - START)) s"
 [ $failed -eq 0 ]

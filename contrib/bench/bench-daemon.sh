@@ -4,8 +4,9 @@
 #   2. POSE paced at half the rate measured in 1: latency p50/p99/p99.9
 #   3. RENDER 512x512 PNG with 1 worker, then with 2: renders/s and the ratio
 #   4. the daemon's RSS with FILE and the project's two samples cached (three armatures)
-#   5. HTTP (wrk, keep-alive, 2 workers): the same POSE as 1, and its ratio to the binary
-#      protocol's rate; a repeated 256x256 render (the result cache's hit path when it has
+#   5. HTTP (wrk, keep-alive, 2 workers): the same POSE as 1, one request in flight per
+#      connection and pipelined 64 deep, each with its ratio to the binary protocol's rate
+#      under the same load; a repeated 256x256 render (the result cache's hit path when it has
 #      one); the same render answered 304 (If-None-Match)
 # Each throughput figure is the median of RUNS runs of SECONDS seconds.
 #
@@ -68,6 +69,8 @@ okps() {
 start 2
 pose=$(okps --conns 4 --depth 64 --mix pose=1)
 echo "POSE pipelined, 2 workers: $pose req/s (median of $runs)"
+pose1=$(okps --conns 4 --depth 1 --mix pose=1)
+echo "POSE one in flight per connection (4), 2 workers: $pose1 req/s"
 half=$(awk -v r="$pose" 'BEGIN {printf "%d", r / 2}')
 echo "POSE paced at $half/s:"
 bench --conns 4 --depth 64 --mix pose=1 --rate "$half" | sed 's/^/  /'
@@ -106,6 +109,7 @@ wrkps() {
 }
 hpose=$(wrkps "$web/v1/armatures/$id/pose?anim=$anim&frame=7&loop")
 echo "HTTP POSE keep-alive, 2 workers (no result cache): $hpose req/s"
+awk -v h="$hpose" -v b="$pose1" 'BEGIN {printf "HTTP POSE keep-alive / binary POSE one in flight: %.2f\n", h / b}'
 # The same pipelining as the binary figure: 4 connections x 64 requests in flight.
 n=0
 hpipe=$(while [ $n -lt "$runs" ]; do
