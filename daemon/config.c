@@ -29,6 +29,8 @@ static const struct option options[] = {
     {"cors-origin", OPT_STR, F(cors_origin), 0, 0, NULL,
      "HTTP: the origin browsers may call from (Access-Control-Allow-Origin)"},
     {"log-level", OPT_STR, F(log_level), 0, 0, "info", "error, warn, info or debug"},
+    {"log-file", OPT_STR, F(log_file), 0, 0, NULL,
+     "append the log to this file instead of stderr (reopened on SIGHUP, for logrotate)"},
     {"threads", OPT_INT, F(threads), 1, 256, NULL, "evaluation worker threads (default: cores)"},
     {"queue-depth", OPT_INT, F(queue_depth), 1, 1 << 20, "1024",
      "queued jobs before requests get BUSY"},
@@ -119,6 +121,7 @@ void config_free(struct config *c)
     free(c->auth_token);
     free(c->cors_origin);
     free(c->log_level);
+    free(c->log_file);
     memset(c, 0, sizeof *c);
 }
 

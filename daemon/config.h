@@ -17,6 +17,7 @@ struct config {
     char *auth_token;
     char *cors_origin;
     char *log_level;
+    char *log_file; /* NULL: stderr */
     int64_t threads;
     int64_t queue_depth;
     int64_t cache_mb;

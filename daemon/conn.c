@@ -180,9 +180,53 @@ static void on_written(uv_write_t *req, int status)
     finish_if_done(c);
 }
 
+void conn_peer_name(const uv_stream_t *st, char *out, size_t cap)
+{
+    struct sockaddr_storage ss;
+    int len = sizeof ss;
+    char host[INET6_ADDRSTRLEN] = "";
+    snprintf(out, cap, "unix");
+    if (st->type != UV_TCP || uv_tcp_getpeername((const uv_tcp_t *)st, (struct sockaddr *)&ss, &len))
+        return;
+    if (ss.ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)&ss;
+        uv_ip4_name(a, host, sizeof host);
+        snprintf(out, cap, "%s:%u", host, (unsigned)ntohs(a->sin_port));
+    } else if (ss.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&ss;
+        uv_ip6_name(a, host, sizeof host);
+        snprintf(out, cap, "[%s]:%u", host, (unsigned)ntohs(a->sin6_port));
+    }
+}
+
+void conn_note(struct conn *c, uint64_t started_us, const uint8_t *armature)
+{
+    c->note_started_us = started_us;
+    c->note_has_id = armature != NULL;
+    if (armature)
+        memcpy(c->note_id, armature, sizeof c->note_id);
+}
+
+/* One logfmt line per reply: who, what, which armature, how it ended, how big, how long. */
+static void access_line(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, size_t len)
+{
+    uint64_t now = uv_hrtime() / 1000;
+    char arm[2 * SKP_ID_SIZE + 1] = "-";
+    if (c->note_has_id)
+        skp_hex(arm, c->note_id, SKP_ID_SIZE);
+    uint64_t since = c->note_started_us ? c->note_started_us : now;
+    log_access("proto=skp peer=%s op=%s req=%u armature=%s status=%s bytes=%zu us=%llu", c->peer,
+               skp_opcode_name(opcode), id, arm, skp_status_name(status), len,
+               (unsigned long long)(now > since ? now - since : 0));
+}
+
 void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, uint8_t *body,
                 size_t len)
 {
+    if (log_enabled(LOG_INFO))
+        access_line(c, opcode, id, status, len);
+    c->note_started_us = 0;
+    c->note_has_id = false;
     struct write_req *w = c->closing || c->lingering ? NULL : malloc(sizeof *w);
     if (!w) {
         free(body);
@@ -321,7 +365,10 @@ static void parse_input(struct conn *c)
             break;
         }
         off += used;
+        conn_note(c, uv_hrtime() / 1000, NULL); /* a reply given at once is timed from here */
         c->set->hooks->on_frame(c->set->owner, c, &f);
+        c->note_started_us = 0; /* one given later is noted by the owner */
+        c->note_has_id = false;
     }
     memmove(c->in, c->in + off, c->in_len - off);
     c->in_len -= off;
@@ -440,6 +487,7 @@ void conn_accept(struct conn_set *set, uv_stream_t *listener)
         conn_close(c);
         return;
     }
+    conn_peer_name(&c->h.stream, c->peer, sizeof c->peer);
     /* Refused, but told why (and read to its end, so no reset destroys the reply). */
     const char *why = refusal(set);
     if (why) {

@@ -58,6 +58,13 @@ struct conn {
     union conn_stream h;
     struct conn_set *set;
     void *session; /* the owner's */
+    char peer[64]; /* "ADDRESS:PORT", or "unix", for the access log */
+    /* The request the next reply answers, for its access-log line (conn_note): when it
+     * arrived and its armature's id (a copy; note_has_id false: none or not known). Reset
+     * by each reply. */
+    uint64_t note_started_us;
+    uint8_t note_id[32];
+    bool note_has_id;
     struct conn *prev, *next;
     uint8_t *in;
     size_t in_len, in_cap;
@@ -82,7 +89,16 @@ void conn_accept(struct conn_set *set, uv_stream_t *listener);
  * authenticated, so memory before authentication stays tiny. Starts at --max-frame. */
 void conn_set_max_frame(struct conn *c, uint32_t max);
 
-/* Queues a reply (takes ownership of body, malloc'd or NULL). */
+/* The peer of a connected stream as "ADDRESS:PORT" (IPv6 in brackets), or "unix". */
+void conn_peer_name(const uv_stream_t *st, char *out, size_t cap);
+
+/* Says what the next reply on c answers, for its access-log line: when the request arrived
+ * (uv_hrtime microseconds) and its armature's id (NULL if none). Without a note the line
+ * times the reply from the frame's dispatch. */
+void conn_note(struct conn *c, uint64_t started_us, const uint8_t *armature);
+
+/* Queues a reply (takes ownership of body, malloc'd or NULL) and writes its access-log line
+ * at --log-level info. */
 void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, uint8_t *body,
                 size_t len);
 

@@ -182,6 +182,9 @@ static void reply_done(struct request *r)
         r->work.body = res.body; /* NULL if taken */
         return;
     }
+    bool load = r->opcode == SKP_OP_LOAD_PATH || r->opcode == SKP_OP_LOAD_BYTES;
+    conn_note(c, r->started_us,
+              r->entry ? r->entry->id : load && !r->work.status ? r->work.digest : NULL);
     if (r->work.status)
         conn_error(c, r->opcode, r->id, r->work.status, "%s", r->work.msg);
     else {
@@ -738,6 +741,7 @@ static void h_unload(struct conn *c, const struct skp_frame *f, struct skp_reade
     read_id(rd, id);
     if (!finish_body(c, f, rd))
         return;
+    conn_note(c, c->note_started_us, id);
     if (!cache_remove(disp(c)->cache, id))
         conn_error(c, f->h.opcode, f->h.id, SKP_S_NOT_FOUND, "no armature with that id is loaded");
     else
@@ -760,6 +764,7 @@ static void h_info(struct conn *c, const struct skp_frame *f, struct skp_reader 
         return;
     size_t len;
     uint8_t *body = work_summary(e->arm, e->id, true, &len);
+    conn_note(c, c->note_started_us, e->id);
     cache_unref(disp(c)->cache, e);
     if (!body)
         conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
@@ -850,6 +855,7 @@ static void h_eval(struct conn *c, const struct skp_frame *f, struct skp_reader 
         uint8_t *body = hit ? malloc(hit->len ? hit->len : 1) : NULL;
         if (body) {
             memcpy(body, hit->body, hit->len);
+            conn_note(c, c->note_started_us, r->entry->id);
             conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, body, hit->len);
             free_request(r);
             return;

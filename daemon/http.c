@@ -25,6 +25,7 @@ struct http_conn {
     struct http_set *set;
     struct http_conn *prev, *next;
     struct http_conn *ready_prev, *ready_next; /* in set->ready: answers to write */
+    char peer[64];                             /* for the access log: conn_peer_name */
     bool is_ready;
     http_parser parser;
     uint8_t *in;
@@ -270,9 +271,14 @@ static void write_owned(struct http_conn *c, uint8_t *data, size_t len)
 
 static void access_log(const struct http_req *r, uint64_t now_us)
 {
-    log_msg(LOG_INFO, "http %s %.*s %d %zu %lluus", r->method, (int)(r->url_len > 200 ? 200 : r->url_len),
-            r->url ? r->url : "", r->status, r->body_bytes,
-            (unsigned long long)(now_us - r->started_us));
+    if (!log_enabled(LOG_INFO))
+        return;
+    char url[260], path[600];
+    snprintf(url, sizeof url, "%.*s", (int)(r->url_len > 256 ? 256 : r->url_len),
+             r->url ? r->url : "");
+    log_access("proto=http peer=%s method=%s path=%s status=%d bytes=%zu us=%llu", r->c->peer,
+               r->method[0] ? r->method : "-", log_value(path, sizeof path, url[0] ? url : "-"),
+               r->status, r->body_bytes, (unsigned long long)(now_us - r->started_us));
 }
 
 /* Writes the answers at the head of the queue, in order, that are ready: in one write, so
@@ -762,6 +768,8 @@ static void reject(struct http_conn *c, int status, const char *why)
         return;
     }
     r->c = c;
+    if (!r->started_us)
+        r->started_us = uv_hrtime() / 1000;
     if (!r->method[0])
         snprintf(r->method, sizeof r->method, "-");
     if (c->tail)
@@ -932,6 +940,7 @@ void http_accept(struct http_set *set, uv_stream_t *listener)
         http_close(c);
         return;
     }
+    conn_peer_name(&c->h.stream, c->peer, sizeof c->peer);
     if (tcp)
         uv_tcp_nodelay(&c->h.tcp, 1);
     if (set->stopping || over_limits(set)) {

@@ -1,16 +1,28 @@
 #include "log.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-static enum log_level current = LOG_INFO;
+static _Atomic int current = LOG_INFO;
 static const char *const names[] = {"error", "warn", "info", "debug"};
+static int log_fd = 2;   /* stderr until log_open names a file */
+static char *log_path;   /* loop thread only */
 
 void log_set_level(enum log_level level)
 {
-    current = level;
+    atomic_store_explicit(&current, (int)level, memory_order_relaxed);
+}
+
+bool log_enabled(enum log_level level)
+{
+    return (int)level <= atomic_load_explicit(&current, memory_order_relaxed);
 }
 
 int log_parse_level(const char *s)
@@ -21,21 +33,135 @@ int log_parse_level(const char *s)
     return -1;
 }
 
-void log_msg(enum log_level level, const char *fmt, ...)
+static int open_log(const char *path)
 {
-    if (level > current)
-        return;
-    char stamp[32];
+    return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+}
+
+int log_open(const char *path)
+{
+    if (!path || !*path) {
+        free(log_path);
+        log_path = NULL;
+        return 0;
+    }
+    char *copy = strdup(path);
+    if (!copy)
+        return -1;
+    free(log_path);
+    log_path = copy;
+    return log_reopen();
+}
+
+int log_reopen(void)
+{
+    if (!log_path)
+        return 0;
+    int fd = open_log(log_path);
+    if (fd < 0)
+        return -1;
+    if (log_fd == 2) { /* the first file: other threads start writing to it from now */
+        log_fd = fd;
+        return 0;
+    }
+    /* dup2 swaps the file under the same descriptor at once: a thread writing meanwhile
+     * writes whole lines to the old file or to the new one. */
+    int rc = dup2(fd, log_fd) < 0 ? -1 : 0;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return rc;
+}
+
+/* s into out as a logfmt value: bare if it can be, else in quotes with quotes and
+ * backslashes escaped, newlines as \n and other control characters as '?'. */
+static const char *quote(char *out, size_t cap, const char *s, bool always)
+{
+    bool bare = !always && *s != 0;
+    for (const char *p = s; *p && bare; p++)
+        bare = (unsigned char)*p > ' ' && *p != '"' && *p != '=' && *p != '\\';
+    if (bare) {
+        snprintf(out, cap, "%s", s);
+        return out;
+    }
+    size_t k = 0;
+    if (cap < 3) {
+        if (cap)
+            out[0] = 0;
+        return out;
+    }
+    out[k++] = '"';
+    for (const char *p = s; *p && k + 4 < cap; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch == '"' || ch == '\\' || ch == '\n') {
+            out[k++] = '\\';
+            out[k++] = ch == '\n' ? 'n' : (char)ch;
+        } else {
+            out[k++] = ch < ' ' ? '?' : (char)ch;
+        }
+    }
+    out[k++] = '"';
+    out[k] = 0;
+    return out;
+}
+
+const char *log_value(char *out, size_t cap, const char *s)
+{
+    return quote(out, cap, s, false);
+}
+
+/* "ts=... level=L " then body, a newline, in one write. */
+static void emit(enum log_level level, const char *body)
+{
+    char stamp[32], line[2200];
     struct timespec ts;
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-    char line[1024];
+    int n = snprintf(line, sizeof line, "ts=%s.%03ldZ level=%s %s\n", stamp,
+                     ts.tv_nsec / 1000000, names[level], body);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof line) { /* cut: the line still ends */
+        n = sizeof line - 1;
+        line[n - 1] = '\n';
+    }
+    size_t off = 0;
+    while (off < (size_t)n) {
+        ssize_t w = write(log_fd, line + off, (size_t)n - off);
+        if (w > 0)
+            off += (size_t)w;
+        else if (w < 0 && errno == EINTR)
+            continue;
+        else
+            return; /* nowhere to say that logging failed */
+    }
+}
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+    if (!log_enabled(level))
+        return;
+    char msg[1024], body[2100];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(line, sizeof line, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    /* One fprintf per line keeps lines from different threads whole. */
-    fprintf(stderr, "%s.%03ldZ skeld %s: %s\n", stamp, ts.tv_nsec / 1000000, names[level], line);
+    char value[2090];
+    snprintf(body, sizeof body, "msg=%s", quote(value, sizeof value, msg, true));
+    emit(level, body);
+}
+
+void log_access(const char *fmt, ...)
+{
+    if (!log_enabled(LOG_INFO))
+        return;
+    char fields[1900], body[2000];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(fields, sizeof fields, fmt, ap);
+    va_end(ap);
+    snprintf(body, sizeof body, "event=access %s", fields);
+    emit(LOG_INFO, body);
 }

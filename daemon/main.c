@@ -1,6 +1,7 @@
 /* skeld: argv -> subcommand. The daemon itself arrives with `skeld serve`. */
 #include "autoconfig.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <uv.h>
@@ -33,6 +34,11 @@ static int serve(int argc, char **argv, int first)
         rc = -1;
     }
     int status = rc == 1 ? 0 : 2; /* 1: --help was printed */
+    if (rc == 0 && log_open(cfg.log_file)) {
+        fprintf(stderr, "skeld: --log-file %s: %s\n", cfg.log_file, strerror(errno));
+        rc = -1;
+        status = 1;
+    }
     if (rc == 0) {
         log_set_level((enum log_level)level);
         struct config_source src = {argc, argv, first};

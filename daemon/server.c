@@ -232,6 +232,8 @@ static void on_reload(uv_signal_t *h, int signum)
     struct server *s = h->data;
     struct config fresh;
     (void)signum;
+    if (log_reopen()) /* logrotate moved the file: write to a new one at the same path */
+        log_msg(LOG_ERROR, "SIGHUP: cannot reopen the log file: %s", strerror(errno));
     config_init(&fresh, (int)s->cfg->threads);
     fresh.threads = s->cfg->threads; /* a default computed at start is not a change */
     int rc = config_parse_args(&fresh, s->src->argc, s->src->argv, s->src->first, stderr);

@@ -85,6 +85,9 @@ struct skp_header {
 /* Name of an opcode ("POSE"), or "?" for an unknown one. */
 const char *skp_opcode_name(int opcode);
 
+/* Name of a wire status ("BUSY"), or "?". */
+const char *skp_status_name(int status);
+
 /* Message of a wire status ("server busy"), or "unknown status". */
 const char *skp_strerror(int status);
 

@@ -17,6 +17,17 @@ const char *skp_opcode_name(int opcode)
     }
 }
 
+const char *skp_status_name(int status)
+{
+    switch (status) {
+#define SKP_X(name, value, msg)                                                                    \
+    case value: return #name;
+        SKP_STATUSES(SKP_X)
+#undef SKP_X
+    default: return "?";
+    }
+}
+
 const char *skp_strerror(int status)
 {
     switch (status) {

@@ -417,9 +417,9 @@ stop() {
     rc=$?
     unset "PID[$name]"
     check "$name: exits 0 after SIGTERM (got $rc)" test "$rc" -eq 0
-    check "$name: no \"skeld error:\" line on stderr" not grep -q 'skeld error:' "$TMP/$name.err"
-    if [ "$rc" -ne 0 ] || grep -q 'skeld error:' "$TMP/$name.err"; then
-        grep -v ' info: http ' "$TMP/$name.err" | tail -n 20
+    check "$name: no \"level=error\" line on stderr" not grep -q ' level=error ' "$TMP/$name.err"
+    if [ "$rc" -ne 0 ] || grep -q ' level=error ' "$TMP/$name.err"; then
+        grep -v ' event=access ' "$TMP/$name.err" | tail -n 20
     fi
 }
 
@@ -815,8 +815,8 @@ check "/metrics: the 405s of the test (5)" \
 check "/metrics: the armatures cached" is "$(metric m skeld_cache_entries)" 4
 check "/metrics counts the answers of the connection layer (413, 414, 431, 408)" \
     eval 'grep -q "status=\"413\"" "$TMP/m.body" && grep -q "status=\"408\"" "$TMP/m.body"'
-check "the access log: method, path, status, bytes, microseconds" \
-    grep -qE " skeld info: http GET /v1/files/robot\.skf 200 $(wc -c <"$TMP/info-robot.json") [0-9]+us$" "$TMP/A.err"
+check "the access log (logfmt): peer, method, path, status, bytes, microseconds" \
+    grep -qE "^ts=[0-9T:.-]+Z level=info event=access proto=http peer=127\.0\.0\.1:[0-9]+ method=GET path=/v1/files/robot\.skf status=200 bytes=$(wc -c <"$TMP/info-robot.json") us=[0-9]+$" "$TMP/A.err"
 stop A
 
 # =============================================================================================

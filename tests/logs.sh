@@ -1,0 +1,94 @@
+#!/bin/sh
+# The log: every line is logfmt (ts=... level=... then msg="..." or event=access and its
+# fields), one access line per request on both protocols (peer, opcode or method and path,
+# armature, status, bytes, microseconds), --log-file, and SIGHUP reopening it after a
+# rotation (the old file keeps what was written before, the new one what comes after).
+# Waits poll for the event they wait on, bounded (2 minutes) so a hung daemon fails the test.
+if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
+set -u
+if ! command -v curl >/dev/null 2>&1; then
+    echo "logs: SKIP: curl is missing (contrib/install-deps installs it)"
+    exit 77
+fi
+BIN=${SKELD_BIN:-$PWD/daemon/skeld}
+CTL=${SKELD_CTL:-$PWD/client/skelctl}
+SAMPLES=${SKELD_SAMPLES:-$PWD/samples}
+[ -f "$SAMPLES/robot.skf" ] || { echo "logs: SKIP: no $SAMPLES/robot.skf (run make)"; exit 77; }
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/skeld-logs.XXXXXX") || exit 1
+pid=
+trap '[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; rm -rf "$TMP"' EXIT
+passed=0 failed=0
+check() {
+    local d=$1
+    shift
+    if "$@"; then
+        passed=$((passed + 1))
+        echo "ok - $d"
+    else
+        failed=$((failed + 1))
+        echo "not ok - $d"
+    fi
+}
+# wait_for CMD...: polls CMD until it succeeds (2 minutes at most)
+wait_for() {
+    local i
+    for i in $(seq 2400); do
+        "$@" && return 0
+        sleep 0.05
+    done
+    return 1
+}
+
+LOG=$TMP/skeld.log
+"$BIN" serve --listen "unix:$TMP/s.sock" --listen http://127.0.0.1:0 --root "$SAMPLES" \
+    --log-file "$LOG" --log-level info >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+wait_for grep -q '^ready' "$TMP/out"
+web=$(sed -n 's|^listening \(http://.*\)$|\1|p' "$TMP/out")
+check "the daemon starts with --log-file and prints its http address" test -n "$web"
+check "nothing is logged to stderr with --log-file" test ! -s "$TMP/err"
+
+"$CTL" --uri "unix:$TMP/s.sock" pose robot.skf --anim Walk --frame 3 >/dev/null
+"$CTL" --uri "unix:$TMP/s.sock" pose robot.skf --anim Nope >/dev/null 2>&1
+curl -s -o /dev/null "$web/v1/files/robot.skf/pose?anim=Walk&frame=3"
+id=$("$CTL" --uri "unix:$TMP/s.sock" load robot.skf | sed -n 's/.*"id":"\([0-9a-f]*\)".*/\1/p')
+n_http() { grep -c ' event=access proto=http ' "$LOG"; }
+wait_for test "$(n_http)" -ge 1
+
+check "every line is logfmt: ts, level, then msg=\"...\" or event=access" \
+    test "$(grep -cvE '^ts=[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z level=(error|warn|info|debug) (msg="([^"\\]|\\.)*"|event=access( [a-z]+=([^ "=]+|"([^"\\]|\\.)*"))+)$' "$LOG")" -eq 0
+check "binary POSE: peer, opcode, request id, the armature's id, status, bytes, microseconds" \
+    grep -qE "event=access proto=skp peer=unix op=POSE req=[0-9]+ armature=$id status=OK bytes=[1-9][0-9]* us=[0-9]+$" "$LOG"
+check "binary LOAD_PATH names the armature it loaded" \
+    grep -qE "event=access proto=skp peer=unix op=LOAD_PATH req=[0-9]+ armature=$id status=OK " "$LOG"
+check "an unknown animation: status NOT_FOUND" \
+    grep -qE "event=access proto=skp peer=unix op=POSE req=[0-9]+ armature=[-0-9a-f]+ status=NOT_FOUND " "$LOG"
+check "HTTP: peer address and port, method, path with its query (quoted: it has =), status" \
+    grep -qE 'event=access proto=http peer=127\.0\.0\.1:[0-9]+ method=GET path="/v1/files/robot\.skf/pose\?anim=Walk&frame=3" status=200 bytes=[1-9][0-9]* us=[0-9]+$' "$LOG"
+
+# Rotation: the file is moved away, SIGHUP, and what follows goes to a new file at the path.
+mv "$LOG" "$LOG.1"
+kill -HUP "$pid"
+wait_for grep -q 'configuration reloaded' "$LOG"
+check "SIGHUP reopens --log-file at its path after a rotation" grep -q 'configuration reloaded' "$LOG"
+curl -s -o /dev/null "$web/healthz"
+wait_for grep -q 'path=/healthz' "$LOG"
+check "requests after the reload are logged to the new file" grep -q 'path=/healthz' "$LOG"
+check "the rotated file keeps what came before, and nothing after" \
+    eval 'grep -q "op=POSE" "$LOG.1" && ! grep -q "path=/healthz" "$LOG.1"'
+
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+pid=
+check "exits 0 after SIGTERM" test "$rc" -eq 0
+check "no level=error line" eval '! grep -q " level=error " "$LOG" "$LOG.1"'
+
+# A log file that cannot be opened: exit 1 and a message naming it.
+"$BIN" serve --listen "unix:$TMP/t.sock" --log-file "$TMP/no/such/dir/x.log" >/dev/null 2>"$TMP/err2"
+rc=$?
+check "an unwritable --log-file: exit 1, the path named on stderr" \
+    eval '[ $rc -eq 1 ] && grep -q "no/such/dir/x.log" "$TMP/err2"'
+
+echo "logs: $passed passed, $failed failed"
+[ $failed -eq 0 ]
