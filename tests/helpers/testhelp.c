@@ -195,6 +195,18 @@ const char *th_shared_dir(void)
     return existing_dir("SKELD_SHARED");
 }
 
+int th_exit_status(int failed, bool needs_shared)
+{
+    if (failed)
+        return EXIT_FAILURE;
+    if (needs_shared && !th_shared_dir()) {
+        fprintf(stderr, "SKIP: $SKELD_SHARED (../shared) is absent: the tests that need it did "
+                        "not run\n");
+        return 77;
+    }
+    return EXIT_SUCCESS;
+}
+
 const char *th_samples_dir(void)
 {
     return existing_dir("SKELD_SAMPLES");

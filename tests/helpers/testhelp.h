@@ -2,6 +2,7 @@
 #ifndef SKELD_TESTHELP_H
 #define SKELD_TESTHELP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,12 @@ int th_load_atlases(const char *json, const void *const *pngs, const size_t *len
 
 /* $SKELD_SHARED (the shared/ folder beside the project) or NULL if it is absent. */
 const char *th_shared_dir(void);
+
+/* The exit status of a Check program that ran failed failing tests: EXIT_FAILURE if any
+ * failed; else 77 (Automake's SKIP) if some of its tests need $SKELD_SHARED (needs_shared)
+ * and it is absent, so a run without the data shows a skip, never a pass; else
+ * EXIT_SUCCESS. */
+int th_exit_status(int failed, bool needs_shared);
 
 /* $SKELD_SAMPLES (the built sample armatures) or NULL if unset. */
 const char *th_samples_dir(void);

@@ -462,5 +462,5 @@ int main(void)
     srunner_run_all(sr, CK_ENV);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return th_exit_status(failed, true);
 }
