@@ -397,6 +397,67 @@ START_TEST(opcode_values_match_protocol)
 }
 END_TEST
 
+/* The rows "| N | NAME | third |" under the heading section of PROTOCOL.md (up to the next
+ * heading), into values, names and third; returns how many. */
+static int doc_table(const char *doc, const char *section, int values[], char names[][32],
+                     char third[][32], int max)
+{
+    const char *p = strstr(doc, section);
+    ck_assert_msg(p != NULL, "PROTOCOL.md has no %s", section);
+    const char *end = strstr(p + 3, "\n## ");
+    int n = 0;
+    for (const char *line = p; line && (!end || line < end) && n < max;) {
+        int v;
+        char name[32], cell[32] = "";
+        if (sscanf(line, "| %d | %31[A-Z_] | %31[a-z]", &v, name, cell) >= 2) {
+            values[n] = v;
+            snprintf(names[n], 32, "%s", name);
+            snprintf(third[n], 32, "%s", cell);
+            n++;
+        }
+        line = strchr(line, '\n');
+        line = line ? line + 1 : NULL;
+    }
+    return n;
+}
+
+/* proto/PROTOCOL.md, the document clients are written from, names exactly the codes the code
+ * has: every opcode and status row matches proto/skp.h (value, name, fault), and the code has
+ * no code the document lacks. */
+START_TEST(doc_tables_match_code)
+{
+    const char *src = getenv("SKELD_SRCDIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/proto/PROTOCOL.md", src ? src : ".");
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    static char doc[1 << 17];
+    size_t len = fread(doc, 1, sizeof doc - 1, f);
+    fclose(f);
+    doc[len] = 0;
+    int values[64];
+    char names[64][32], third[64][32];
+    int n = doc_table(doc, "## Messages", values, names, third, 64), code = 0;
+    for (int i = 0; i < n; i++)
+        ck_assert_str_eq(skp_opcode_name(values[i]), names[i]);
+#define SKP_X(N, V) code++;
+    SKP_OPCODES(SKP_X)
+#undef SKP_X
+    ck_assert_int_eq(n, code);
+    n = doc_table(doc, "## Status codes", values, names, third, 64);
+    code = 0;
+    for (int i = 0; i < n; i++) {
+        ck_assert_str_eq(skp_status_name(values[i]), names[i]);
+        ck_assert_int_eq(skp_is_client_fault(values[i]), !strcmp(third[i], "client"));
+        ck_assert(values[i] == 0 || !strcmp(third[i], "client") || !strcmp(third[i], "server"));
+    }
+#define SKP_X(N, V, M) code++;
+    SKP_STATUSES(SKP_X)
+#undef SKP_X
+    ck_assert_int_eq(n, code);
+}
+END_TEST
+
 START_TEST(opcode_name_unknown)
 {
     static const int unknown[] = {0, 13, 14, 99, 255, 256, 257, 265, -1, -9, INT_MAX, INT_MIN};
@@ -2244,6 +2305,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, opcode_names_every_opcode);
     tcase_add_test(tc, opcode_values_match_protocol);
     tcase_add_test(tc, opcode_name_unknown);
+    tcase_add_test(tc, doc_tables_match_code);
     tcase_add_test(tc, strerror_every_status);
     tcase_add_test(tc, status_values_match_protocol);
     tcase_add_test(tc, strerror_unknown);
