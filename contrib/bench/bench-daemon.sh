@@ -7,7 +7,8 @@
 #   5. HTTP (wrk, keep-alive, 2 workers): the same POSE as 1, one request in flight per
 #      connection and pipelined 64 deep, each with its ratio to the binary protocol's rate
 #      under the same load; a repeated 256x256 render (the result cache's hit path when it has
-#      one); the same render answered 304 (If-None-Match)
+#      one); the same render answered 304 (If-None-Match); the RSS once distinct renders
+#      have filled the 64 MiB result cache
 # Each throughput figure is the median of RUNS runs of SECONDS seconds.
 #
 #   contrib/bench/bench-daemon.sh FILE.skf [RUNS] [SECONDS]
@@ -130,4 +131,17 @@ echo "HTTP repeated 256x256 render (result cache hits): $hrender req/s"
 etag=$(curl -s -D - -o /dev/null "$rurl" | sed -n 's/^[Ee][Tt][Aa][Gg]: *\([^\r]*\).*/\1/p' | tr -d '\r')
 h304=$(wrkps "$rurl" "If-None-Match: $etag")
 echo "HTTP 304 (If-None-Match): $h304 req/s"
+# Fill the 64 MiB result cache with distinct renders (frames x widths), then the RSS.
+results_bytes() { curl -s "$web/metrics" | awk '$1 == "skeld_results_bytes" { print $2 + 0 }'; }
+i=0
+while [ "$(results_bytes)" -lt $((60 << 20)) ] && [ $i -lt 40000 ]; do
+    urls=
+    for k in $(seq 100); do
+        i=$((i + 1))
+        urls="$urls $web/v1/armatures/$id/render.png?anim=$anim&frame=$((i % 30))&size=$((256 + i / 30))x256"
+    done
+    # shellcheck disable=SC2086
+    curl -s $urls >/dev/null
+done
+echo "RSS with the result cache full ($(($(results_bytes) >> 20)) MiB of answers, $i renders) and four armatures: $(awk '/^VmRSS/ { printf "%.1f MiB", $2 / 1024 }' "/proc/$pid/status")"
 stop

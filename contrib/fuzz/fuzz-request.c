@@ -200,6 +200,16 @@ void conn_error(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, co
     conn_reply(c, opcode, id, status, body, n + 2);
 }
 
+/* The access-log note: kept as conn.c keeps it, so a note on the wrong connection or a
+ * stale armature id would at least be read by ASan. */
+void conn_note(struct conn *c, uint64_t started_us, const uint8_t *armature)
+{
+    c->note_started_us = started_us;
+    c->note_has_id = armature != NULL;
+    if (armature)
+        memcpy(c->note_id, armature, sizeof c->note_id);
+}
+
 void conn_set_max_frame(struct conn *c, uint32_t max)
 {
     c->max_frame = max;
