@@ -5,8 +5,8 @@
 #   3. RENDER 512x512 PNG with 1 worker, then with 2: renders/s and the ratio
 #   4. the daemon's RSS with FILE and the project's two samples cached (three armatures)
 #   5. HTTP (wrk, keep-alive, 2 workers): the same POSE as 1, one request in flight per
-#      connection and pipelined 64 deep, each with its ratio to the binary protocol's rate
-#      under the same load; a repeated 256x256 render (the result cache's hit path when it has
+#      connection and pipelined 64 deep, each in runs alternating with the binary protocol's
+#      on one daemon, and the median ratio of the pairs; a repeated 256x256 render (the result cache's hit path when it has
 #      one); the same render answered 304 (If-None-Match); the RSS once distinct renders
 #      have filled the 64 MiB result cache
 # Each throughput figure is the median of RUNS runs of SECONDS seconds.
@@ -70,8 +70,6 @@ okps() {
 start 2
 pose=$(okps --conns 4 --depth 64 --mix pose=1)
 echo "POSE pipelined, 2 workers: $pose req/s (median of $runs)"
-pose1=$(okps --conns 4 --depth 1 --mix pose=1)
-echo "POSE one in flight per connection (4), 2 workers: $pose1 req/s"
 half=$(awk -v r="$pose" 'BEGIN {printf "%d", r / 2}')
 echo "POSE paced at $half/s:"
 bench --conns 4 --depth 64 --mix pose=1 --rate "$half" | sed 's/^/  /'
@@ -108,19 +106,35 @@ wrkps() {
         n=$((n + 1))
     done | median
 }
-hpose=$(wrkps "$web/v1/armatures/$id/pose?anim=$anim&frame=7&loop")
-echo "HTTP POSE keep-alive, 2 workers (no result cache): $hpose req/s"
-awk -v h="$hpose" -v b="$pose1" 'BEGIN {printf "HTTP POSE keep-alive / binary POSE one in flight: %.2f\n", h / b}'
-# The same pipelining as the binary figure: 4 connections x 64 requests in flight.
-n=0
-hpipe=$(while [ $n -lt "$runs" ]; do
-    wrk -t1 -c4 -d"${secs}s" -s "$(dirname "$0")/pipeline.lua" \
-        "$web/v1/armatures/$id/pose?anim=$anim&frame=7&loop" -- 64 |
-        sed -n 's/^Requests\/sec: *\([0-9.]*\)/\1/p'
-    n=$((n + 1))
-done | median)
-echo "HTTP POSE pipelined 4 x 64, 2 workers: $hpipe req/s"
-awk -v h="$hpipe" -v b="$pose" 'BEGIN {printf "HTTP POSE pipelined / binary POSE pipelined: %.2f\n", h / b}'
+# HTTP against binary POSE: on this one daemon the two alternate, run by run, so load from
+# elsewhere on a shared machine falls on both alike; each ratio is the median of the
+# per-pair ratios. One request in flight per connection (4 connections), then pipelined
+# 4 x 64 (bench-load keeps 64 in flight; wrk writes 64 per write, contrib/bench/pipeline.lua).
+purl="$web/v1/armatures/$id/pose?anim=$anim&frame=7&loop"
+# pairs DEPTH: RUNS lines "binary http" of req/s
+pairs() {
+    n=0
+    while [ $n -lt "$runs" ]; do
+        b=$(bench --conns 4 --depth "$1" --mix pose=1 | sed -n 's/.* = \([0-9.]*\) ok\/s/\1/p')
+        if [ "$1" -gt 1 ]; then
+            h=$(wrk -t1 -c4 -d"${secs}s" -s "$(dirname "$0")/pipeline.lua" "$purl" -- "$1")
+        else
+            h=$(wrk -t2 -c4 -d"${secs}s" "$purl")
+        fi
+        echo "$b $(echo "$h" | sed -n 's/^Requests\/sec: *\([0-9.]*\)/\1/p')"
+        n=$((n + 1))
+    done
+}
+# report LABEL: the medians of the pairs on stdin and of their ratios
+report() {
+    awk '{print}' >"$dir/pairs"
+    b=$(awk '{print $1}' "$dir/pairs" | median)
+    h=$(awk '{print $2}' "$dir/pairs" | median)
+    r=$(awk '$1 > 0 {print $2 / $1}' "$dir/pairs" | median)
+    echo "$1: HTTP $h req/s, binary $b req/s in the same runs; HTTP / binary $r (median of $runs pairs)"
+}
+pairs 1 | report "POSE keep-alive, one in flight per connection, 2 workers, no result cache"
+pairs 64 | report "POSE pipelined 4 x 64, 2 workers, no result cache"
 stop
 start 2 64
 web=$(sed -n 's/^listening \(http:.*\)/\1/p' "$dir/out")
