@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "autoconfig.h"
 #include "skc_int.h"
 
 #define DEFAULT_CONNECT_MS 5000
@@ -20,6 +21,14 @@ SKP_STATUSES(SAME_STATUS)
 _Static_assert(SKC_ID_SIZE == SKP_ID_SIZE, "id size");
 _Static_assert(SKC_MAX_ANIMS == SKP_MAX_ANIMS, "animations per request");
 _Static_assert(SKC_MAX_NAME == SKP_MAX_NAME, "string limit");
+/* skc.h names the release it ships with: configure.ac's AC_INIT version. */
+_Static_assert(SKC_VERSION_MAJOR == SKELD_VERSION_MAJOR &&
+                   SKC_VERSION_MINOR == SKELD_VERSION_MINOR &&
+                   SKC_VERSION_PATCH == SKELD_VERSION_PATCH,
+               "client/skc.h SKC_VERSION_* differ from the version in configure.ac's AC_INIT");
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 int skc__fail(skc_client *c, int code, const char *fmt, ...)
 {
@@ -63,6 +72,16 @@ int skc__remaining(int64_t deadline)
     if (left <= 0)
         return 0;
     return left > 1000000000 ? 1000000000 : (int)left;
+}
+
+const char *skc_version(void)
+{
+    return STR(SKC_VERSION_MAJOR) "." STR(SKC_VERSION_MINOR) "." STR(SKC_VERSION_PATCH);
+}
+
+int skc_version_number(void)
+{
+    return SKC_VERSION_NUMBER;
 }
 
 const char *skc_strerror(int err)

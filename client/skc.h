@@ -48,6 +48,28 @@ extern "C" {
 #define SKC_MAX_STYLES 64 /* styles per render request (PROTOCOL.md limits) */
 #define SKC_PNG_FAST 255  /* skc_render_opts.png_level: the daemon's fast encoder */
 
+/* ---- version ------------------------------------------------------------------------- */
+
+/* The version of this header: the skeld release (configure.ac's AC_INIT) that shipped it. */
+#define SKC_VERSION_MAJOR 0
+#define SKC_VERSION_MINOR 2
+#define SKC_VERSION_PATCH 0
+/* One integer that sorts like the version (minor and patch stay below 100): 0.2.0 is 200. */
+#define SKC_VERSION_NUMBER (SKC_VERSION_MAJOR * 10000 + SKC_VERSION_MINOR * 100 + SKC_VERSION_PATCH)
+
+/* The version of the library actually running, as "MAJOR.MINOR.PATCH" (static) and as
+ * SKC_VERSION_NUMBER computes it: compare them with the macros to catch a program built
+ * against another header than the library it loaded. Any thread. */
+SKC_API const char *skc_version(void);
+SKC_API int skc_version_number(void);
+
+#define SKC_ID_SIZE 32    /* an armature id: SHA-256 of the .skf bytes */
+#define SKC_MAX_ANIMS 16  /* animations per evaluation request */
+#define SKC_MAX_NAME 1024 /* bytes per string on the wire */
+#define SKC_MAX_PING 1024 /* bytes of PING payload */
+#define SKC_MAX_STYLES 64 /* styles per render request (PROTOCOL.md limits) */
+#define SKC_PNG_FAST 255  /* skc_render_opts.png_level: the daemon's fast encoder */
+
 /* ---- errors --------------------------------------------------------------------------- */
 
 enum skc_error {
@@ -100,6 +122,27 @@ SKC_API const char *skc_strerror(int err);
 
 /* A static English message for a wire status ("not found"). Any thread. */
 SKC_API const char *skc_status_str(int status);
+
+/* ---- armature ids ----------------------------------------------------------------------- */
+/* An armature id is the SHA-256 of the .skf file's bytes, so a client knows it before any
+ * upload: to look in its own cache, to PUT /v1/armatures/{id} over HTTP, or to ask for a pose
+ * at once and upload only when the daemon answers NOT_FOUND. In text (URLs, logs, JSON) it is
+ * 64 lowercase hex digits. Any thread. */
+
+#define SKC_ID_HEX_SIZE (2 * SKC_ID_SIZE + 1) /* the hex digits and a NUL */
+
+/* Writes id as 64 lowercase hex digits and a NUL into out. Returns out, or NULL (writing
+ * nothing) when out or id is NULL. */
+SKC_API char *skc_id_to_hex(char out[SKC_ID_HEX_SIZE], const unsigned char id[SKC_ID_SIZE]);
+
+/* Parses hex, which must be exactly 64 lowercase hex digits and its NUL. 0, or SKC_EINVAL
+ * (another length, uppercase or any other character, NULL), leaving id untouched. */
+SKC_API int skc_id_from_hex(unsigned char id[SKC_ID_SIZE], const char *hex);
+
+/* The id the daemon gives the len bytes at skf (SHA-256, computed with libcrypto); the bytes
+ * are not checked to be a .skf. 0, SKC_EINVAL (id NULL, or skf NULL with len > 0) or
+ * SKC_ENOMEM (libcrypto could not set up the digest); on failure id is untouched. */
+SKC_API int skc_id_of(const void *skf, size_t len, unsigned char id[SKC_ID_SIZE]);
 
 /* ---- connection ----------------------------------------------------------------------- */
 

@@ -1012,6 +1012,86 @@ START_TEST(connect_timeout_queue_full)
 }
 END_TEST
 
+/* ---- version and ids -------------------------------------------------------------------- */
+
+START_TEST(version_agrees)
+{
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", SKC_VERSION_MAJOR, SKC_VERSION_MINOR,
+             SKC_VERSION_PATCH);
+    ck_assert_str_eq(skc_version(), want);
+    ck_assert_int_eq(skc_version_number(), SKC_VERSION_NUMBER);
+    ck_assert_int_eq(SKC_VERSION_NUMBER,
+                     SKC_VERSION_MAJOR * 10000 + SKC_VERSION_MINOR * 100 + SKC_VERSION_PATCH);
+    ck_assert(SKC_VERSION_MINOR < 100 && SKC_VERSION_PATCH < 100);
+    ck_assert(SKC_VERSION_NUMBER >= 200); /* 0.2.0 brought this function */
+}
+END_TEST
+
+/* FIPS 180-2's "abc" and the empty message. */
+static const char SHA_ABC[] = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+static const char SHA_EMPTY[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+START_TEST(id_of_known_digests)
+{
+    unsigned char id[SKC_ID_SIZE], back[SKC_ID_SIZE];
+    char hex[SKC_ID_HEX_SIZE];
+    ck_assert_int_eq(skc_id_of("abc", 3, id), 0);
+    ck_assert_str_eq(skc_id_to_hex(hex, id), SHA_ABC);
+    ck_assert_int_eq(skc_id_from_hex(back, hex), 0);
+    ck_assert(memcmp(back, id, SKC_ID_SIZE) == 0);
+    ck_assert_int_eq(skc_id_of(NULL, 0, id), 0);
+    ck_assert_ptr_eq(skc_id_to_hex(hex, id), hex);
+    ck_assert_str_eq(hex, SHA_EMPTY);
+    /* A million bytes: the digest is not limited to small inputs. */
+    enum { BIG = 1000000 };
+    char *a = malloc(BIG);
+    ck_assert_ptr_nonnull(a);
+    memset(a, 'a', BIG);
+    ck_assert_int_eq(skc_id_of(a, BIG, id), 0);
+    free(a);
+    ck_assert_str_eq(skc_id_to_hex(hex, id),
+                     "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    memset(back, 7, sizeof back);
+    ck_assert_int_eq(skc_id_of(NULL, 1, back), SKC_EINVAL);
+    ck_assert_int_eq(skc_id_of("abc", 3, NULL), SKC_EINVAL);
+    ck_assert_uint_eq(back[0], 7);
+    ck_assert_ptr_null(skc_id_to_hex(NULL, id));
+    ck_assert_ptr_null(skc_id_to_hex(hex, NULL));
+}
+END_TEST
+
+START_TEST(id_from_hex_is_strict)
+{
+    unsigned char id[SKC_ID_SIZE];
+    char buf[80];
+    static const char *const bad[] = {
+        "",
+        "ba7816bf",
+        /* one digit short, one too many */
+        "a7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad0",
+        /* uppercase, a non-hex letter, a space, a sign */
+        "BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD",
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ag",
+        "ba7816bf8f01cfea414140de5dae2223 00361a396177a9cb410ff61f20015ad",
+        "+a7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    };
+    memset(id, 0x5a, sizeof id);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(skc_id_from_hex(id, bad[i]) == SKC_EINVAL, "accepted \"%s\"", bad[i]);
+    /* Trailing text after 64 good digits. */
+    snprintf(buf, sizeof buf, "%s\n", SHA_ABC);
+    ck_assert_int_eq(skc_id_from_hex(id, buf), SKC_EINVAL);
+    ck_assert_int_eq(skc_id_from_hex(id, NULL), SKC_EINVAL);
+    ck_assert_int_eq(skc_id_from_hex(NULL, SHA_ABC), SKC_EINVAL);
+    for (int i = 0; i < SKC_ID_SIZE; i++)
+        ck_assert_uint_eq(id[i], 0x5a); /* untouched by every failure */
+    ck_assert_int_eq(skc_id_from_hex(id, SHA_ABC), 0);
+    ck_assert(id[0] == 0xba && id[31] == 0xad);
+}
+END_TEST
+
 static Suite *client_suite(void)
 {
     Suite *s = suite_create("client");
@@ -1048,6 +1128,12 @@ static Suite *client_suite(void)
     tcase_add_test(tc, pipelined_out_of_order);
     tcase_add_test(tc, pipelined_batch_discard);
     tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("ids");
+    tcase_add_test(tc, version_agrees);
+    tcase_add_test(tc, id_of_known_digests);
+    tcase_add_test(tc, id_from_hex_is_strict);
     suite_add_tcase(s, tc);
     return s;
 }
