@@ -14,8 +14,12 @@
  * timeout in the middle of writing a request close the connection: later calls fail with
  * SKC_EIO (skc_recv still hands out replies that had fully arrived). Error replies to single
  * requests (SKC_ESERVER), undecodable reply bodies (SKC_EPROTO) and timeouts while waiting
- * (SKC_ETIMEOUT) keep it open. There is no automatic reconnect: skc_free and skc_connect
- * again (the daemon closes idle connections after its --idle-timeout).
+ * (SKC_ETIMEOUT) keep it open. There is no automatic reconnect: skc_reconnect() opens a new
+ * connection with the same options (the daemon closes idle connections after its
+ * --idle-timeout, and a restarted daemon has forgotten the old ones).
+ *
+ * Event loops: skc_set_nonblocking() makes the pipelined calls never wait, for a caller that
+ * polls skc_fd() itself.
  *
  * Ownership: the library copies everything it is given before the call returns. Replies
  * (skc_reply) belong to the caller, who frees each with skc_reply_free(); every pointer
@@ -40,13 +44,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define SKC_ID_SIZE 32    /* an armature id: SHA-256 of the .skf bytes */
-#define SKC_MAX_ANIMS 16  /* animations per evaluation request */
-#define SKC_MAX_NAME 1024 /* bytes per string on the wire */
-#define SKC_MAX_PING 1024 /* bytes of PING payload */
-#define SKC_MAX_STYLES 64 /* styles per render request (PROTOCOL.md limits) */
-#define SKC_PNG_FAST 255  /* skc_render_opts.png_level: the daemon's fast encoder */
 
 /* ---- version ------------------------------------------------------------------------- */
 
@@ -79,7 +76,8 @@ enum skc_error {
     SKC_EIO = -3,      /* socket error, connection refused or closed */
     SKC_ETIMEOUT = -4, /* the connect or I/O timeout expired */
     SKC_EPROTO = -5,   /* the server sent something the protocol does not allow */
-    SKC_ESERVER = -6   /* the server answered with an error status: see skc_status() */
+    SKC_ESERVER = -6,  /* the server answered with an error status: see skc_status() */
+    SKC_EAGAIN = -7    /* non-blocking mode: not done yet, call again when skc_fd() is ready */
 };
 
 /* Wire status codes (PROTOCOL.md "Status codes"); below 100 the client is at fault. */
@@ -173,6 +171,33 @@ SKC_API int skc_connect(skc_client **out, const skc_options *opt);
 /* Closes the connection and frees the handle with everything it still holds (replies that
  * arrived but were never collected). NULL is a no-op. */
 SKC_API void skc_free(skc_client *c);
+
+/* Closes the connection if it is still open and connects again to the same URI with the same
+ * options (auth token, timeouts, reply limit, non-blocking mode): for a handle whose daemon
+ * restarted or whose connection failed, or to retry a failed skc_connect (any handle
+ * skc_connect returned, except NULL). Requests still pending are forgotten: their replies can
+ * no longer come. Returns as skc_connect; after a failure the handle stays closed and
+ * skc_reconnect may be called again. */
+SKC_API int skc_reconnect(skc_client *c);
+
+/* The connection's socket descriptor, or -1 while there is none: for poll()ing it in
+ * non-blocking mode. It belongs to the handle: never read, write or close it. */
+SKC_API int skc_fd(const skc_client *c);
+
+/* on != 0: the pipelined calls never wait. skc_send_* write what the socket takes and keep
+ * the rest queued in the handle (skc_flush writes more of it; every later call tries too);
+ * skc_recv reads what has arrived and returns SKC_EAGAIN while the reply is not all there,
+ * the request staying pending; io_timeout_ms no longer applies to them (the caller decides
+ * how long to wait). Wait for POLLIN on skc_fd() before calling skc_recv again, and for
+ * POLLOUT while skc_flush returns SKC_EAGAIN. The blocking calls (skc_ping, skc_pose, ...)
+ * still wait as documented, after writing the whole queue. on == 0 returns to waiting.
+ * 0, or SKC_EINVAL for a NULL handle. */
+SKC_API int skc_set_nonblocking(skc_client *c, int on);
+
+/* Writes queued request bytes: 0 once none are left; in non-blocking mode SKC_EAGAIN while
+ * some are (wait for POLLOUT on skc_fd); in blocking mode it waits (io_timeout_ms). An error
+ * closes the connection as any failed write does. */
+SKC_API int skc_flush(skc_client *c);
 
 /* What the last failing call on c went wrong with. Owned by c, valid until the next call on
  * c. Never NULL; a static message when c is NULL. */
@@ -406,8 +431,9 @@ SKC_API int skc_stats(skc_client *c, skc_reply **out);
 /* skc_send_* writes one request without waiting for its reply and stores its request id in
  * *req_id (never 0). Arguments are as for the blocking call of the same name. While a send
  * waits for the socket it also reads replies that arrive, so a long batch cannot deadlock
- * against a server that stops reading until its replies are read. Returns 0, or an error
- * after which *req_id is untouched and nothing is pending for it. */
+ * against a server that stops reading until its replies are read. In non-blocking mode
+ * (skc_set_nonblocking) a send never waits: what the socket does not take stays queued.
+ * Returns 0, or an error after which *req_id is untouched and nothing is pending for it. */
 SKC_API int skc_send_ping(skc_client *c, const void *payload, size_t len, uint32_t *req_id);
 SKC_API int skc_send_load_path(skc_client *c, const char *path, uint32_t *req_id);
 SKC_API int skc_send_load_bytes(skc_client *c, const void *skf, size_t len, uint32_t *req_id);
@@ -427,7 +453,9 @@ SKC_API int skc_send_stats(skc_client *c, uint32_t *req_id);
  * pending. On SKC_ESERVER (an error reply), SKC_EPROTO (a reply that does not decode) or
  * SKC_ENOMEM the request is done too. On SKC_ETIMEOUT it stays pending: call skc_recv
  * again, or skc_discard. SKC_EIO once the connection is gone and the reply never came.
- * SKC_EINVAL if req_id is not pending. */
+ * SKC_EINVAL if req_id is not pending. In non-blocking mode it does not wait: it writes and
+ * reads what the socket allows, then returns SKC_EAGAIN (still pending) if the reply is not
+ * all there. */
 SKC_API int skc_recv(skc_client *c, uint32_t req_id, skc_reply **out);
 
 /* Forgets a pending request: its reply, arrived or not, is dropped. 0 or SKC_EINVAL. */

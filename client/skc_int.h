@@ -27,22 +27,24 @@ struct skc__pending {
 
 struct skc_client {
     int fd;                 /* -1 once the connection is gone */
+    int nonblock;           /* skc_set_nonblocking: the pipelined calls never wait */
     int connect_timeout_ms; /* resolved: < 0 means none */
     int io_timeout_ms;
     uint32_t max_reply;  /* body limit for the frame parser */
     uint32_t server_max; /* request body limit from HELLO */
     unsigned server_version;
     char server_name[SKP_MAX_NAME + 1];
+    char *uri, *token; /* the options' strings, kept for skc_reconnect (token NULL for none) */
     uint32_t next_id;
     int ids_wrapped; /* next_id went round: new ids must skip pending ones */
     uint8_t *in;     /* received bytes not yet parsed */
     size_t in_len, in_cap;
-    uint8_t *out; /* the request being written */
-    size_t out_cap;
+    uint8_t *out; /* encoded requests; out[out_off, out_len) is not written yet */
+    size_t out_off, out_len, out_cap;
     struct skc__pending *pend;
     size_t npend, pend_cap;
-    int status;             /* wire status of the last SKC_ESERVER */
-    char gone[SKC__ERRMSG]; /* why the connection closed; "" while open */
+    int status;              /* wire status of the last SKC_ESERVER */
+    char gone[SKC__ERRMSG];  /* why the connection closed; "" while open */
     char err[SKC__ERRMSG];
 };
 
@@ -64,23 +66,52 @@ int64_t skc__deadline(int timeout_ms);
 /* Milliseconds left before deadline, for poll(): -1 for none, 0 once it has passed. */
 int skc__remaining(int64_t deadline);
 
+/* A fresh (calloc'd) handle takes opt's settings, copying its strings; no connection yet
+ * (skc.c). 0, SKC_EINVAL (no options) or SKC_ENOMEM. */
+int skc__setup(skc_client *c, const skc_options *opt);
+
 /* Opens c->fd to uri (skc_net.c). 0 or SKC_EINVAL / SKC_EIO / SKC_ETIMEOUT / SKC_ENOMEM. */
 int skc__dial(skc_client *c, const char *uri, int64_t deadline);
 
 /* Closes the connection and records why (skc_io.c); later I/O fails with that reason. */
 void skc__close(skc_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Encodes one request (body via enc, size_hint a guess of its length) and writes it,
- * registering it as pending. 0 with *req_id, or an error with nothing pending. */
+/* Encodes one request (body via enc, size_hint a guess of its length) at the end of the
+ * output queue and registers it as pending; writes nothing. 0 with *req_id, or an error with
+ * nothing queued. */
+int skc__queue(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t size_hint,
+               uint32_t *req_id);
+
+/* Writes what the socket takes of the output queue, without waiting: 0 once it is empty,
+ * SKC_EAGAIN while some is left, SKC_EIO (connection closed) on a socket error. */
+int skc__flush(skc_client *c);
+
+/* Writes the whole queue before the deadline. On SKC_ETIMEOUT the rest stays queued for
+ * later and the connection open. 0 or an error. */
+int skc__flush_wait(skc_client *c, int64_t deadline);
+
+/* skc__queue, then the whole queue written before the deadline (reading replies while the
+ * socket is full). 0 with *req_id, or an error with nothing pending. */
 int skc__send(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t size_hint,
               int64_t deadline, uint32_t *req_id);
+
+/* skc__queue, then skc__flush: what the socket does not take waits in the queue. */
+int skc__send_nowait(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t size_hint,
+                     uint32_t *req_id);
 
 /* Waits for req_id's reply and decodes it into *out (skc_reply.c's skc__decode). On
  * SKC_ETIMEOUT the request stays pending; on anything else it is done. */
 int skc__recv(skc_client *c, uint32_t req_id, int64_t deadline, skc_reply **out);
 
+/* skc__recv without waiting: writes and reads what the socket allows, then SKC_EAGAIN (the
+ * request stays pending) if the reply is not all there yet. */
+int skc__try_recv(skc_client *c, uint32_t req_id, skc_reply **out);
+
 /* Drops a pending request (and its reply, if it came). 0, or SKC_EINVAL if unknown. */
 int skc__forget(skc_client *c, uint32_t req_id);
+
+/* Forgets every pending request and empties both buffers (skc_reconnect). */
+void skc__reset(skc_client *c);
 
 /* Decodes frame f answering op into a new reply (takes f->body in every case). An error
  * status gives SKC_ESERVER with c->status and the server's message. */

@@ -1,6 +1,6 @@
 /* Requests (PROTOCOL.md "Messages"): argument checks, body encoders, and the public blocking
- * and pipelined calls built from them. The library checks only what it needs to encode a
- * request (counts, lengths, field ranges); the daemon judges the meaning. */
+ * and pipelined calls built from them. The library checks only what it needs to
+ * encode a request (counts, lengths, field ranges); the daemon judges the meaning. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,7 +14,8 @@ _Static_assert(SKC_EVAL_LOOP == SKP_EVAL_LOOP && SKC_EVAL_REVERSE == SKP_EVAL_RE
                    SKC_EVAL_MS == SKP_EVAL_MS && SKC_EVAL_Y_DOWN == SKP_EVAL_Y_DOWN,
                "skc.h evaluation flags match the protocol's");
 _Static_assert(SKC_MAX_ANIMS == SKP_MAX_ANIMS && SKC_MAX_STYLES == SKP_MAX_STYLES &&
-                   SKC_PNG_FAST == SKP_PNG_FAST && (int)SKC_TARGET_INSTANCE == SKP_TARGET_INSTANCE &&
+                   SKC_PNG_FAST == SKP_PNG_FAST &&
+                   (int)SKC_TARGET_INSTANCE == SKP_TARGET_INSTANCE &&
                    (int)SKC_CAMERA_EXPLICIT == SKP_CAMERA_EXPLICIT &&
                    (int)SKC_FORMAT_RGBA == SKP_FORMAT_RGBA,
                "skc.h limits and enums match the protocol's");
@@ -207,6 +208,8 @@ static int send_req(skc_client *c, uint8_t op, skc__encoder enc, const void *arg
     int rc = check_ptr(c, req_id, "req_id");
     if (rc)
         return rc;
+    if (c->nonblock)
+        return skc__send_nowait(c, op, enc, arg, hint, req_id);
     return skc__send(c, op, enc, arg, hint, skc__deadline(c->io_timeout_ms), req_id);
 }
 
@@ -235,6 +238,14 @@ static int call(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, si
     return call_until(c, op, enc, arg, hint, skc__deadline(c->io_timeout_ms), out);
 }
 
+static void hello_reply(skc_client *c, const skc_reply *r)
+{
+    uint32_t max;
+    const char *name = skc__reply_hello(r, &c->server_version, &max);
+    snprintf(c->server_name, sizeof c->server_name, "%s", name);
+    c->server_max = max == 0 || max > SKP_MAX_FRAME ? SKP_MAX_FRAME : max;
+}
+
 int skc__hello(skc_client *c, const char *token, int64_t deadline)
 {
     skc_reply *rep = NULL;
@@ -242,10 +253,7 @@ int skc__hello(skc_client *c, const char *token, int64_t deadline)
     int rc = call_until(c, SKP_OP_HELLO, enc_hello, token, hint, deadline, &rep);
     if (rc)
         return rc;
-    uint32_t max;
-    const char *name = skc__reply_hello(rep, &c->server_version, &max);
-    snprintf(c->server_name, sizeof c->server_name, "%s", name);
-    c->server_max = max == 0 || max > SKP_MAX_FRAME ? SKP_MAX_FRAME : max;
+    hello_reply(c, rep);
     skc_reply_free(rep);
     return 0;
 }
@@ -466,7 +474,11 @@ int skc_recv(skc_client *c, uint32_t req_id, skc_reply **out)
 {
     skc_reply *rep = NULL;
     int rc = start(c);
-    if (rc || (rc = skc__recv(c, req_id, skc__deadline(c->io_timeout_ms), &rep)))
+    if (rc)
+        return rc;
+    rc = c->nonblock ? skc__try_recv(c, req_id, &rep)
+                     : skc__recv(c, req_id, skc__deadline(c->io_timeout_ms), &rep);
+    if (rc)
         return rc;
     if (out)
         *out = rep;
@@ -484,4 +496,17 @@ int skc_discard(skc_client *c, uint32_t req_id)
 size_t skc_pending(const skc_client *c)
 {
     return c ? c->npend : 0;
+}
+
+int skc_flush(skc_client *c)
+{
+    int rc = start(c);
+    if (rc)
+        return rc;
+    if (!c->nonblock)
+        return skc__flush_wait(c, skc__deadline(c->io_timeout_ms));
+    rc = skc__flush(c);
+    if (rc == SKC_EAGAIN)
+        skc__fail(c, rc, "%zu request bytes wait for the socket", c->out_len - c->out_off);
+    return rc;
 }

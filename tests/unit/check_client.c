@@ -6,6 +6,7 @@
 #include <check.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -681,16 +682,21 @@ END_TEST
 /* Echoes every request as it reads it. The client sends its whole batch before reading any
  * reply, so once the socket buffers fill the server blocks on its writes and stops reading:
  * the client's sends must drain replies to get through. */
-static void script_batch(struct fake *f, int fd)
+static void script_batch_body(struct fake *f, int fd)
 {
     struct skp_header h;
     uint8_t body[BODY_MAX];
-    if (srv_hello(f, fd))
-        return;
     while (srv_read(fd, &h, body) == 0)
         if (srv_reply(fd, h.opcode, 0, h.id, body, h.body_len))
             return;
 }
+
+static void script_batch(struct fake *f, int fd)
+{
+    if (srv_hello(f, fd) == 0)
+        script_batch_body(f, fd);
+}
+
 
 START_TEST(pipelined_batch_discard)
 {
@@ -1092,6 +1098,174 @@ START_TEST(id_from_hex_is_strict)
 }
 END_TEST
 
+/* ---- non-blocking mode ----------------------------------------------------------------- */
+
+/* The test opens the gate (one byte into a pipe) when the server may go on. */
+static int g_gate[2] = {-1, -1};
+
+static void gate_make(void)
+{
+    ck_assert_int_eq(pipe(g_gate), 0);
+}
+
+static void gate_wait(void)
+{
+    char b;
+    while (read(g_gate[0], &b, 1) < 0 && errno == EINTR)
+        ;
+}
+
+static void gate_open(void)
+{
+    ck_assert_int_eq(write(g_gate[1], "g", 1), 1);
+}
+
+static void gate_close(void)
+{
+    close(g_gate[0]);
+    close(g_gate[1]);
+}
+
+/* HELLO, one PING read, the gate, then its echo; then echo every PING until the end. */
+static void script_gated_echo(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX];
+    if (srv_hello(f, fd) || srv_read(fd, &h, body))
+        return;
+    gate_wait();
+    srv_reply(fd, SKP_OP_PING, 0, h.id, body, h.body_len);
+    while (srv_read(fd, &h, body) == 0)
+        srv_reply(fd, SKP_OP_PING, 0, h.id, body, h.body_len);
+}
+
+/* poll() on the client's socket, bounded (an upper limit, never a pace). */
+static void wait_ready(int fd, short events)
+{
+    struct pollfd p = {fd, events, 0};
+    int n;
+    do
+        n = poll(&p, 1, 20000);
+    while (n < 0 && errno == EINTR);
+    ck_assert_msg(n == 1, "the socket was not ready within 20 s");
+}
+
+START_TEST(nonblocking_recv_again)
+{
+    struct fake f;
+    gate_make();
+    fake_start(&f, script_gated_echo);
+    skc_client *c = connect_to(&f, NULL);
+    ck_assert_int_ge(skc_fd(c), 0);
+    ck_assert_int_eq(skc_set_nonblocking(c, 1), 0);
+    uint32_t id;
+    ck_assert_int_eq(skc_send_ping(c, "nb", 2, &id), 0);
+    ck_assert_int_eq(skc_flush(c), 0);
+    /* The server holds the echo until the gate opens: the reply cannot be there. */
+    ck_assert_int_eq(skc_recv(c, id, NULL), SKC_EAGAIN);
+    ck_assert_ptr_nonnull(strstr(skc_errmsg(c), "not arrived"));
+    ck_assert_uint_eq(skc_pending(c), 1);
+    gate_open();
+    skc_reply *rep = NULL;
+    int rc;
+    while ((rc = skc_recv(c, id, &rep)) == SKC_EAGAIN)
+        wait_ready(skc_fd(c), POLLIN);
+    ck_assert_msg(rc == 0, "%s", skc_errmsg(c));
+    size_t len;
+    ck_assert(memcmp(skc_reply_payload(rep, &len), "nb", 2) == 0 && len == 2);
+    skc_reply_free(rep);
+    /* The blocking calls still wait, in non-blocking mode too. */
+    ck_assert_int_eq(skc_ping(c, "blocking", 8), 0);
+    ck_assert_int_eq(skc_set_nonblocking(NULL, 1), SKC_EINVAL);
+    ck_assert_int_eq(skc_fd(NULL), -1);
+    skc_free(c);
+    fake_stop(&f);
+    gate_close();
+}
+END_TEST
+
+/* HELLO, then nothing is read until the gate opens; then every request is echoed. */
+static void script_gated_batch(struct fake *f, int fd)
+{
+    if (srv_hello(f, fd))
+        return;
+    gate_wait();
+    script_batch_body(f, fd);
+}
+
+START_TEST(nonblocking_queue_and_flush)
+{
+    struct fake f;
+    gate_make();
+    fake_start(&f, script_gated_batch);
+    skc_client *c = connect_to(&f, NULL);
+    ck_assert_int_eq(skc_set_nonblocking(c, 1), 0);
+    enum { MAX = 20000 };
+    static uint32_t ids[MAX];
+    uint8_t payload[SKC_MAX_PING];
+    int n = 0, flushed;
+    /* The server reads nothing: sends pile up in the socket, then in the handle's queue. */
+    do {
+        memset(payload, n & 0xff, sizeof payload);
+        ck_assert_msg(skc_send_ping(c, payload, sizeof payload, &ids[n]) == 0, "%d: %s", n,
+                      skc_errmsg(c));
+        n++;
+    } while ((flushed = skc_flush(c)) == 0 && n < MAX);
+    ck_assert_msg(flushed == SKC_EAGAIN, "the socket took %d requests without filling up", n);
+    /* A few more only queue. */
+    for (int i = 0; i < 8; i++, n++)
+        ck_assert_int_eq(skc_send_ping(c, "queued", 6, &ids[n]), 0);
+    ck_assert_uint_eq(skc_pending(c), (size_t)n);
+    gate_open();
+    for (int i = 0; i < n; i++) {
+        skc_reply *rep = NULL;
+        int rc;
+        while ((rc = skc_recv(c, ids[i], &rep)) == SKC_EAGAIN)
+            wait_ready(skc_fd(c), skc_flush(c) == SKC_EAGAIN ? POLLIN | POLLOUT : POLLIN);
+        ck_assert_msg(rc == 0, "%d: %s", i, skc_errmsg(c));
+        size_t len;
+        const uint8_t *p = skc_reply_payload(rep, &len);
+        if (i < n - 8)
+            ck_assert(len == sizeof payload && p[0] == (i & 0xff));
+        else
+            ck_assert(len == 6 && memcmp(p, "queued", 6) == 0);
+        skc_reply_free(rep);
+    }
+    ck_assert_uint_eq(skc_pending(c), 0);
+    ck_assert_int_eq(skc_flush(c), 0);
+    skc_free(c);
+    fake_stop(&f);
+    gate_close();
+}
+END_TEST
+
+/* ---- reconnect ---------------------------------------------------------------------------- */
+
+START_TEST(reconnect_after_failed_connect)
+{
+    struct fake f;
+    memset(&f, 0, sizeof f);
+    fake_listen_unix(&f); /* bound, not listening yet: connects are refused */
+    skc_options o = {f.uri, "sekrit", 2000, 5000, 0};
+    skc_client *c = NULL;
+    ck_assert_int_eq(skc_connect(&c, &o), SKC_EIO);
+    ck_assert_int_eq(skc_reconnect(c), SKC_EIO);
+    ck_assert_int_eq(skc_fd(c), -1);
+    f.token = "sekrit"; /* the token must come again with the new HELLO */
+    fake_run(&f, script_echo, 8);
+    ck_assert_msg(skc_reconnect(c) == 0, "%s", skc_errmsg(c));
+    ck_assert_str_eq(skc_server_name(c), "fake 1.0");
+    ck_assert_int_eq(skc_ping(c, "again", 5), 0);
+    skc_free(c);
+    fake_stop(&f);
+    ck_assert_int_eq(skc_reconnect(NULL), SKC_EINVAL);
+    c = NULL;
+    ck_assert_int_eq(skc_connect(&c, NULL), SKC_EINVAL);
+    ck_assert_int_eq(skc_reconnect(c), SKC_EINVAL); /* no URI to go back to */
+    skc_free(c);
+}
+END_TEST
+
 static Suite *client_suite(void)
 {
     Suite *s = suite_create("client");
@@ -1134,6 +1308,13 @@ static Suite *client_suite(void)
     tcase_add_test(tc, version_agrees);
     tcase_add_test(tc, id_of_known_digests);
     tcase_add_test(tc, id_from_hex_is_strict);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("nonblocking");
+    tcase_add_test(tc, nonblocking_recv_again);
+    tcase_add_test(tc, nonblocking_queue_and_flush);
+    tcase_add_test(tc, reconnect_after_failed_connect);
+    tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
 }
