@@ -19,7 +19,8 @@
  * --idle-timeout, and a restarted daemon has forgotten the old ones).
  *
  * Event loops: skc_set_nonblocking() makes the pipelined calls never wait, for a caller that
- * polls skc_fd() itself.
+ * polls skc_fd() itself; the asynchronous API (skc_async, below) runs every request through
+ * callbacks driven by the caller's event loop, through an adapter such as skc_uv.h (libuv).
  *
  * Ownership: the library copies everything it is given before the call returns. Replies
  * (skc_reply) belong to the caller, who frees each with skc_reply_free(); every pointer
@@ -463,6 +464,144 @@ SKC_API int skc_discard(skc_client *c, uint32_t req_id);
 
 /* Number of requests sent and not yet collected by skc_recv or skc_discard. */
 SKC_API size_t skc_pending(const skc_client *c);
+
+/* ---- asynchronous API -------------------------------------------------------------------- */
+/* An skc_async handle sends requests without waiting and hands each reply to a callback, all
+ * driven by the caller's event loop: the library never blocks (but for resolving a host name
+ * in skc_async_connect) and does I/O only inside skc_async_handle_read/_write/_timeout. The
+ * loop is plugged in through skc_async_events, usually by an adapter: skc_uv.h attaches a
+ * handle to a libuv loop (libskc itself does not link libuv).
+ *
+ * Many requests may be in flight; replies come in any order and are matched by request id.
+ * Every request accepted (its call returned 0) gets its callback called exactly once, from
+ * inside one of the skc_async_handle_* calls or skc_async_free, never from inside the call
+ * that sent it:
+ *   err == 0:    reply is the decoded reply; it belongs to the callback (skc_reply_free it,
+ *                now or later).
+ *   err < 0:     reply is NULL. SKC_ESERVER: an error reply (skc_async_status says which,
+ *                skc_async_errmsg the server's message); SKC_EPROTO: a reply that does not
+ *                decode; SKC_ENOMEM; SKC_ETIMEOUT: no reply within io_timeout_ms (only with
+ *                a set_timer hook; a late reply is dropped); SKC_EIO: the connection ended
+ *                first (skc_async_errmsg says why).
+ * skc_async_errmsg and skc_async_status describe err for the duration of the callback. A
+ * NULL callback drops the reply. Callbacks may send more requests and may call
+ * skc_async_disconnect or skc_async_free.
+ *
+ * The handle frees itself when its connection ends: after an error, after
+ * skc_async_disconnect once every reply came, or in skc_async_free. The disconnect callback,
+ * the last one ever called, marks that moment; the handle is invalid once it returns.
+ *
+ * Threads: a handle is used by one thread at a time, like skc_client (its loop's thread). */
+
+typedef struct skc_async skc_async;
+
+/* A reply, or the error that stands for it (see above). */
+typedef void (*skc_async_cb)(skc_async *ac, int err, skc_reply *reply, void *privdata);
+
+/* Called once: err == 0 when the daemon has answered HELLO, or the error that ended the
+ * connection before (SKC_ESERVER with skc_async_status SKC_S_AUTH for a refused token,
+ * SKC_ETIMEOUT after connect_timeout_ms, SKC_EIO if refused or freed first). */
+typedef void (*skc_async_connect_cb)(skc_async *ac, int err);
+
+/* Called once, last, as the handle ends: err == 0 after skc_async_disconnect or
+ * skc_async_free, else the error that closed the connection (skc_async_errmsg: why). */
+typedef void (*skc_async_disconnect_cb)(skc_async *ac, int err);
+
+/* How the library asks an event loop to watch its descriptor (skc_async_fd). Each hook gets
+ * data. The library calls add_* only when the interest is off and del_* only when it is on.
+ * When an event comes, the loop calls skc_async_handle_read or skc_async_handle_write (on
+ * an error condition of the descriptor: either). set_timer is optional: without it there are
+ * no timeouts. cleanup is called once, when the handle no longer needs the loop, before the
+ * descriptor is closed: the adapter must stop watching it and drop its timer there (it may
+ * free its own state, but must not call the library for this handle again). */
+typedef struct skc_async_events {
+    void *data;
+    void (*add_read)(void *data);
+    void (*del_read)(void *data);
+    void (*add_write)(void *data);
+    void (*del_write)(void *data);
+    /* Call skc_async_handle_timeout once, ms milliseconds from now (replacing any earlier
+     * request); ms < 0 cancels. */
+    void (*set_timer)(void *data, long ms);
+    void (*cleanup)(void *data);
+} skc_async_events;
+
+/* Starts connecting to opt->uri (as skc_connect reads the options) and queues HELLO; the
+ * connection proceeds once an event loop is attached. Requests may be sent at once: they go
+ * out after HELLO. connect_timeout_ms bounds connecting plus HELLO, io_timeout_ms each
+ * request (both need a set_timer hook). Addresses are tried in turn while a connect fails at
+ * once; once one is under way, its failure ends the handle. On success returns 0 and *out is
+ * the new handle. On failure returns a negative SKC_E* code and *out is a handle that can
+ * only explain it (skc_async_errmsg), or NULL if memory ran out first: free it with
+ * skc_async_free (no callback is called). */
+SKC_API int skc_async_connect(skc_async **out, const skc_options *opt);
+
+/* The callbacks of the connection's start and end (NULL for none); set them before attaching
+ * an event loop. 0, or SKC_EINVAL for a NULL handle. */
+SKC_API int skc_async_set_connect_cb(skc_async *ac, skc_async_connect_cb cb);
+SKC_API int skc_async_set_disconnect_cb(skc_async *ac, skc_async_disconnect_cb cb);
+
+/* The caller's own pointer, kept for it. */
+SKC_API void skc_async_set_data(skc_async *ac, void *data);
+SKC_API void *skc_async_data(const skc_async *ac);
+
+/* Attaches an event loop: copies *ev and at once asks for the events the handle waits for.
+ * add_read, del_read, add_write, del_write and cleanup are required. 0, or SKC_EINVAL
+ * (missing hooks, or already attached). */
+SKC_API int skc_async_attach(skc_async *ac, const skc_async_events *ev);
+
+/* The socket to watch, or -1 once the connection is gone. It belongs to the handle. */
+SKC_API int skc_async_fd(const skc_async *ac);
+
+/* What the loop calls when the descriptor is readable, writable, or the timer fired. Each
+ * may run callbacks and may end (and free) the handle: do not use ac after them unless the
+ * disconnect callback has not run. NULL is a no-op, and so is a call from inside a callback
+ * of the same handle (the loop calls again while the descriptor stays ready). */
+SKC_API void skc_async_handle_read(skc_async *ac);
+SKC_API void skc_async_handle_write(skc_async *ac);
+SKC_API void skc_async_handle_timeout(skc_async *ac);
+
+/* Refuses new requests (SKC_EIO), waits for the replies to those in flight, then closes and
+ * frees the handle (disconnect callback with 0). 0, or SKC_EINVAL for a NULL handle or one
+ * whose skc_async_connect failed (free that one with skc_async_free). */
+SKC_API int skc_async_disconnect(skc_async *ac);
+
+/* Closes the connection now: every pending callback gets SKC_EIO, then the connect (if it
+ * has not run) and disconnect callbacks; then the handle is freed. Inside a callback it takes
+ * effect when the callback returns. NULL is a no-op. */
+SKC_API void skc_async_free(skc_async *ac);
+
+/* As skc_errmsg and skc_status, for the handle's last error (see the callbacks). */
+SKC_API const char *skc_async_errmsg(const skc_async *ac);
+SKC_API int skc_async_status(const skc_async *ac);
+
+/* Requests sent whose callback has not been called yet (HELLO included until answered). */
+SKC_API size_t skc_async_pending(const skc_async *ac);
+
+/* The requests: arguments as for the blocking call of the same name, then the callback and
+ * its privdata. Each checks its arguments, queues the request (everything is copied) and
+ * returns 0; or an error, with no callback to come: SKC_EINVAL (bad argument), SKC_ENOMEM,
+ * SKC_EIO (the connection is gone or skc_async_disconnect was called). A PING's reply holds
+ * the echo (skc_reply_payload); LOAD_* the id (skc_reply_armature_id); INSTANCE_NEW the
+ * instance (skc_reply_instance). */
+SKC_API int skc_async_ping(skc_async *ac, const void *payload, size_t len, skc_async_cb cb,
+                           void *privdata);
+SKC_API int skc_async_load_path(skc_async *ac, const char *path, skc_async_cb cb, void *privdata);
+SKC_API int skc_async_load_bytes(skc_async *ac, const void *skf, size_t len, skc_async_cb cb,
+                                 void *privdata);
+SKC_API int skc_async_unload(skc_async *ac, const unsigned char id[SKC_ID_SIZE], skc_async_cb cb,
+                             void *privdata);
+SKC_API int skc_async_info(skc_async *ac, const unsigned char id[SKC_ID_SIZE], skc_async_cb cb,
+                           void *privdata);
+SKC_API int skc_async_instance_new(skc_async *ac, const unsigned char id[SKC_ID_SIZE],
+                                   skc_async_cb cb, void *privdata);
+SKC_API int skc_async_instance_free(skc_async *ac, uint32_t instance, skc_async_cb cb,
+                                    void *privdata);
+SKC_API int skc_async_pose(skc_async *ac, const skc_eval *ev, skc_async_cb cb, void *privdata);
+SKC_API int skc_async_mesh(skc_async *ac, const skc_eval *ev, skc_async_cb cb, void *privdata);
+SKC_API int skc_async_render(skc_async *ac, const skc_eval *ev, const skc_render_opts *ro,
+                             skc_async_cb cb, void *privdata);
+SKC_API int skc_async_stats(skc_async *ac, skc_async_cb cb, void *privdata);
 
 #ifdef __cplusplus
 }

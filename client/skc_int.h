@@ -23,6 +23,10 @@ struct skc__pending {
     uint8_t op;
     int done; /* 1: f holds the reply; < 0: the reply arrived but an SKC_E* error hit it */
     struct skc__frame f;
+    /* skc_async only: who gets the reply, and until when (monotonic ms, -1 for ever) */
+    skc_async_cb cb;
+    void *privdata;
+    int64_t deadline;
 };
 
 struct skc_client {
@@ -43,6 +47,7 @@ struct skc_client {
     size_t out_off, out_len, out_cap;
     struct skc__pending *pend;
     size_t npend, pend_cap;
+    struct skc_async *async; /* the asynchronous handle this client works for, or NULL */
     int status;              /* wire status of the last SKC_ESERVER */
     char gone[SKC__ERRMSG];  /* why the connection closed; "" while open */
     char err[SKC__ERRMSG];
@@ -73,7 +78,16 @@ int skc__setup(skc_client *c, const skc_options *opt);
 /* Opens c->fd to uri (skc_net.c). 0 or SKC_EINVAL / SKC_EIO / SKC_ETIMEOUT / SKC_ENOMEM. */
 int skc__dial(skc_client *c, const char *uri, int64_t deadline);
 
-/* Closes the connection and records why (skc_io.c); later I/O fails with that reason. */
+/* The same without waiting (skc_async): 0 when c->fd is connected, 1 when the connect is in
+ * progress (c->fd becomes writable when it ends: then skc__dial_done), or an error. */
+int skc__dial_start(skc_client *c, const char *uri);
+
+/* After an in-progress connect made c->fd writable (or readable): 0 if it succeeded, 1 if it
+ * is still under way, else it closes the connection and returns SKC_EIO. */
+int skc__dial_done(skc_client *c);
+
+/* Closes the connection and records why (skc_io.c); later I/O fails with that reason. An
+ * asynchronous handle's adapter lets go of the descriptor first (skc__async_closing). */
 void skc__close(skc_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Encodes one request (body via enc, size_hint a guess of its length) at the end of the
@@ -107,6 +121,10 @@ int skc__recv(skc_client *c, uint32_t req_id, int64_t deadline, skc_reply **out)
  * request stays pending) if the reply is not all there yet. */
 int skc__try_recv(skc_client *c, uint32_t req_id, skc_reply **out);
 
+/* One read from the socket, filing (or, for skc_async, handing over) every whole reply in
+ * it. 0 also when nothing was there; an error once the connection is closed. */
+int skc__read(skc_client *c);
+
 /* Drops a pending request (and its reply, if it came). 0, or SKC_EINVAL if unknown. */
 int skc__forget(skc_client *c, uint32_t req_id);
 
@@ -120,7 +138,29 @@ int skc__decode(skc_client *c, uint8_t op, struct skc__frame *f, skc_reply **out
 /* Sends HELLO with token (NULL for none) and records the server's answer in c (skc_req.c). */
 int skc__hello(skc_client *c, const char *token, int64_t deadline);
 
+/* Queues HELLO with token without writing it (skc_async); skc__hello_reply records the
+ * answer. */
+int skc__queue_hello(skc_client *c, const char *token, uint32_t *req_id);
+void skc__hello_reply(skc_client *c, const skc_reply *r);
+
 /* The HELLO reply's fields, for skc_hello (owned by r). */
 const char *skc__reply_hello(const skc_reply *r, unsigned *version, uint32_t *max_frame);
+
+/* ---- skc_async (skc_async.c) ---------------------------------------------------------- */
+
+/* The connection of ac's client is about to close: the adapter lets go of the descriptor. */
+void skc__async_closing(struct skc_async *ac);
+
+/* A whole reply for pending request p, already out of the table: decode it and call its
+ * callback. p->done < 0 if the body could not be copied. */
+void skc__async_reply(struct skc_async *ac, struct skc__pending *p);
+
+/* The request's callback, data and deadline, on the pending entry just queued (skc_req.c's
+ * skc_async_* calls go through here). 0, or an error with nothing queued. */
+int skc__async_queue(struct skc_async *ac, uint8_t op, skc__encoder enc, const void *arg,
+                     size_t size_hint, skc_async_cb cb, void *privdata);
+
+/* The client inside ac, for argument checks and messages. */
+skc_client *skc__async_client(struct skc_async *ac);
 
 #endif

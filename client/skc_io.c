@@ -1,6 +1,6 @@
 /* The stream: request framing and the output queue, reading and parsing replies with
  * proto/'s frame parser, and the table of pending requests where replies wait until they are
- * asked for. The socket never blocks:
+ * asked for (or, for skc_async, go straight to their callbacks). The socket never blocks:
  * waiting is poll() with a deadline, and non-blocking callers get SKC_EAGAIN instead. */
 #include <errno.h>
 #include <poll.h>
@@ -19,6 +19,8 @@
 
 void skc__close(skc_client *c, const char *fmt, ...)
 {
+    if (c->async && c->fd >= 0)
+        skc__async_closing(c->async); /* an event loop must not watch a closed descriptor */
     if (c->fd >= 0)
         close(c->fd); /* the descriptor is released even when close reports an error */
     c->fd = -1;
@@ -103,6 +105,13 @@ static int file_frame(skc_client *c, const struct skp_frame *f)
     p->done = p->f.body ? 1 : SKC_ENOMEM;
     if (p->f.body)
         memcpy(p->f.body, f->body, f->h.body_len);
+    if (c->async) {
+        /* Out of the table before the callback runs: it may send requests, which can move
+         * the table. */
+        struct skc__pending got = *p;
+        *p = c->pend[--c->npend];
+        skc__async_reply(c->async, &got);
+    }
     return 0;
 }
 
@@ -324,7 +333,7 @@ static int add_pending(skc_client *c, uint32_t id, uint8_t op)
         c->pend = p;
         c->pend_cap = n;
     }
-    c->pend[c->npend++] = (struct skc__pending){.id = id, .op = op};
+    c->pend[c->npend++] = (struct skc__pending){.id = id, .op = op, .deadline = -1};
     return 0;
 }
 
@@ -490,4 +499,9 @@ int skc__try_recv(skc_client *c, uint32_t req_id, skc_reply **out)
             return skc__fail(c, SKC_EAGAIN, "the reply to request %u has not arrived yet",
                              (unsigned)req_id);
     }
+}
+
+int skc__read(skc_client *c)
+{
+    return read_some(c, NULL);
 }

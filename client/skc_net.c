@@ -1,5 +1,6 @@
-/* Connecting: URI parsing, getaddrinfo, non-blocking connect bounded by a deadline. The
- * socket stays non-blocking for its whole life; skc_io.c waits with poll(). */
+/* Connecting: URI parsing, getaddrinfo, non-blocking connect, bounded by a deadline for the
+ * blocking client or left in progress for skc_async. The socket stays non-blocking for its
+ * whole life; skc_io.c waits with poll(). */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -213,4 +214,45 @@ int skc__dial(skc_client *c, const char *uri, int64_t deadline)
             break;
     }
     return rc;
+}
+
+int skc__dial_start(skc_client *c, const char *uri)
+{
+    struct addrs as;
+    int rc = resolve(c, uri, &as);
+    if (rc)
+        return rc;
+    rc = SKC_EIO;
+    for (int i = 0; i < as.n && rc < 0; i++) {
+        int fd;
+        if ((rc = new_socket(c, as.a[i].ss_family, as.where, &fd)))
+            continue;
+        rc = try_connect(c, fd, &as, i);
+        if (rc == SKC_EAGAIN) {
+            /* Without a loop of our own there is no retrying later: say it plainly. */
+            close(fd);
+            rc = skc__fail(c, SKC_EIO, "connecting to %s: its listen queue is full", as.where);
+        }
+        if (rc >= 0)
+            c->fd = fd;
+    }
+    return rc;
+}
+
+int skc__dial_done(skc_client *c)
+{
+    int soerr = 0;
+    socklen_t len = sizeof soerr;
+    struct sockaddr_storage peer;
+    socklen_t plen = sizeof peer;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
+        soerr = errno;
+    if (!soerr && getpeername(c->fd, (struct sockaddr *)&peer, &plen) == 0)
+        return 0;
+    if (!soerr && errno == ENOTCONN)
+        return 1; /* woken before the connect ended */
+    char buf[128];
+    skc__errno_str(soerr ? soerr : errno, buf, sizeof buf);
+    skc__close(c, "connecting to %s: %s", c->uri ? c->uri : "the server", buf);
+    return skc__fail(c, SKC_EIO, "%s", c->gone);
 }

@@ -697,7 +697,6 @@ static void script_batch(struct fake *f, int fd)
         script_batch_body(f, fd);
 }
 
-
 START_TEST(pipelined_batch_discard)
 {
     struct fake f;
@@ -1266,6 +1265,454 @@ START_TEST(reconnect_after_failed_connect)
 }
 END_TEST
 
+/* ---- asynchronous API, driven by a poll() loop written here --------------------------- */
+
+/* The smallest event loop: the hooks record what the library wants watched. */
+struct loop {
+    skc_async *ac; /* NULL once the handle let go (cleanup) */
+    int rd, wr;
+    long timer_ms; /* -1: none */
+    int cleanups;
+};
+
+static void lp_add_read(void *d)
+{
+    ((struct loop *)d)->rd = 1;
+}
+
+static void lp_del_read(void *d)
+{
+    ((struct loop *)d)->rd = 0;
+}
+
+static void lp_add_write(void *d)
+{
+    ((struct loop *)d)->wr = 1;
+}
+
+static void lp_del_write(void *d)
+{
+    ((struct loop *)d)->wr = 0;
+}
+
+static void lp_set_timer(void *d, long ms)
+{
+    ((struct loop *)d)->timer_ms = ms;
+}
+
+static void lp_cleanup(void *d)
+{
+    struct loop *l = d;
+    l->ac = NULL;
+    l->cleanups++;
+}
+
+static void loop_attach(struct loop *l, skc_async *ac, int with_timer)
+{
+    memset(l, 0, sizeof *l);
+    l->ac = ac;
+    l->timer_ms = -1;
+    skc_async_events ev = {l,
+                           lp_add_read,
+                           lp_del_read,
+                           lp_add_write,
+                           lp_del_write,
+                           with_timer ? lp_set_timer : NULL,
+                           lp_cleanup};
+    ck_assert_msg(skc_async_attach(ac, &ev) == 0, "%s", skc_async_errmsg(ac));
+}
+
+/* Runs until the handle ends (20 s at most: a bound, not a pace). The timer is simply the
+ * poll timeout: one handle, one timer. */
+static void loop_run(struct loop *l)
+{
+    for (int turns = 0; l->ac; turns++) {
+        ck_assert_msg(turns < 100000, "the loop did not end");
+        struct pollfd p = {skc_async_fd(l->ac),
+                           (short)((l->rd ? POLLIN : 0) | (l->wr ? POLLOUT : 0)), 0};
+        long wait = l->timer_ms >= 0 && l->timer_ms < 20000 ? l->timer_ms : 20000;
+        int n = poll(&p, 1, (int)wait);
+        ck_assert_msg(n >= 0 || errno == EINTR, "poll: %s", strerror(errno));
+        if (n == 0) {
+            ck_assert_msg(l->timer_ms >= 0, "nothing happened for 20 s");
+            l->timer_ms = -1;
+            skc_async_handle_timeout(l->ac);
+            continue;
+        }
+        if (n > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)))
+            skc_async_handle_read(l->ac);
+        if (n > 0 && l->ac && (p.revents & (POLLOUT | POLLERR)))
+            skc_async_handle_write(l->ac);
+    }
+}
+
+/* What the callbacks saw. */
+struct seen {
+    int connect_calls, connect_err;
+    int disconnect_calls, disconnect_err, disconnect_status;
+    char disconnect_msg[256];
+    int n;         /* replies (or errors) so far */
+    int order[16]; /* privdata index of each, in arrival order */
+    int err[16], status[16];
+    char text[16][256];   /* payload (PING) or message (error) */
+    int free_at;          /* skc_async_free in the callback of this index (-1: never) */
+    int disconnect_after; /* skc_async_disconnect once this many came (0: never) */
+    int late_rc;          /* what a request sent from a callback after the end got */
+};
+
+static struct seen g_seen;
+static const int g_index[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+
+static void seen_reset(void)
+{
+    memset(&g_seen, 0, sizeof g_seen);
+    g_seen.free_at = -1;
+    g_seen.connect_err = g_seen.disconnect_err = 1; /* not an SKC code: "not called" */
+}
+
+static void on_connect(skc_async *ac, int err)
+{
+    g_seen.connect_calls++;
+    g_seen.connect_err = err;
+}
+
+static void on_disconnect(skc_async *ac, int err)
+{
+    g_seen.disconnect_calls++;
+    g_seen.disconnect_err = err;
+    g_seen.disconnect_status = skc_async_status(ac);
+    snprintf(g_seen.disconnect_msg, sizeof g_seen.disconnect_msg, "%s", skc_async_errmsg(ac));
+    g_seen.late_rc = skc_async_ping(ac, "late", 4, NULL, NULL);
+}
+
+static void on_reply(skc_async *ac, int err, skc_reply *r, void *privdata)
+{
+    int i = *(const int *)privdata, k = g_seen.n++;
+    ck_assert_int_lt(k, 16);
+    g_seen.order[k] = i;
+    g_seen.err[i] = err;
+    g_seen.status[i] = skc_async_status(ac);
+    if (err == 0 && skc_reply_op(r) == SKC_OP_PING) {
+        size_t len;
+        const char *p = skc_reply_payload(r, &len);
+        snprintf(g_seen.text[i], sizeof g_seen.text[i], "%.*s", (int)len, p);
+    } else if (err == 0 && skc_reply_op(r) == SKC_OP_STATS) {
+        uint32_t n;
+        snprintf(g_seen.text[i], sizeof g_seen.text[i], "%s", skc_reply_counters(r, &n)[0].name);
+    } else if (err) {
+        ck_assert_ptr_null(r);
+        snprintf(g_seen.text[i], sizeof g_seen.text[i], "%s", skc_async_errmsg(ac));
+    }
+    skc_reply_free(r);
+    /* A callback's own handle: the handlers must ignore it (the read under way owns the
+     * input buffer). */
+    skc_async_handle_read(ac);
+    skc_async_handle_write(ac);
+    skc_async_handle_timeout(ac);
+    if (i == g_seen.free_at)
+        skc_async_free(ac);
+    if (g_seen.disconnect_after && g_seen.n == g_seen.disconnect_after)
+        ck_assert_int_eq(skc_async_disconnect(ac), 0);
+}
+
+static skc_async *async_to(const char *uri, const char *token, int connect_ms, int io_ms)
+{
+    skc_options o = {uri, token, connect_ms, io_ms, 0};
+    skc_async *ac = NULL;
+    int rc = skc_async_connect(&ac, &o);
+    ck_assert_msg(rc == 0, "async connect %s: %s", uri, skc_async_errmsg(ac));
+    skc_async_set_connect_cb(ac, on_connect);
+    skc_async_set_disconnect_cb(ac, on_disconnect);
+    return ac;
+}
+
+START_TEST(async_out_of_order)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    fake_start(&f, script_reverse);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
+    /* Sent before the loop runs: they go out after HELLO. */
+    ck_assert_int_eq(skc_async_ping(ac, "a", 1, on_reply, (void *)&g_index[0]), 0);
+    ck_assert_int_eq(skc_async_ping(ac, "bb", 2, on_reply, (void *)&g_index[1]), 0);
+    ck_assert_int_eq(skc_async_stats(ac, on_reply, (void *)&g_index[2]), 0);
+    ck_assert_int_eq(skc_async_ping(ac, "ccc", 3, on_reply, (void *)&g_index[3]), 0);
+    ck_assert_uint_eq(skc_async_pending(ac), 5); /* HELLO too */
+    g_seen.disconnect_after = 4;
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    ck_assert_int_eq(l.cleanups, 1);
+    ck_assert_int_eq(g_seen.connect_calls, 1);
+    ck_assert_int_eq(g_seen.connect_err, 0);
+    ck_assert_int_eq(g_seen.n, 4);
+    /* The server answers in reverse: the callbacks ran in that order. */
+    for (int k = 0; k < 4; k++) {
+        ck_assert_int_eq(g_seen.order[k], 3 - k);
+        ck_assert_int_eq(g_seen.err[k], 0);
+    }
+    ck_assert_str_eq(g_seen.text[0], "a");
+    ck_assert_str_eq(g_seen.text[1], "bb");
+    ck_assert_str_eq(g_seen.text[2], "requests");
+    ck_assert_str_eq(g_seen.text[3], "ccc");
+    ck_assert_int_eq(g_seen.disconnect_calls, 1);
+    ck_assert_int_eq(g_seen.disconnect_err, 0);
+    ck_assert_int_eq(g_seen.late_rc, SKC_EIO);
+    fake_stop(&f);
+}
+END_TEST
+
+START_TEST(async_tcp_and_errors)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    if (fake_start_tcp(&f, AF_INET, script_not_found)) {
+        fprintf(stderr, "check_client: no IPv4 loopback, skipping\n");
+        return;
+    }
+    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
+    unsigned char id[SKC_ID_SIZE] = {0};
+    ck_assert_int_eq(skc_async_info(ac, id, on_reply, (void *)&g_index[0]), 0);
+    ck_assert_int_eq(skc_async_ping(ac, "ok", 2, on_reply, (void *)&g_index[1]), 0);
+    ck_assert_int_eq(skc_async_unload(ac, id, on_reply, (void *)&g_index[2]), 0);
+    /* Refused before anything is queued: no callback will come for these. */
+    skc_eval ev;
+    skc_eval_init(&ev);
+    ev.target = 7;
+    ck_assert_int_eq(skc_async_pose(ac, &ev, on_reply, (void *)&g_index[9]), SKC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(skc_async_errmsg(ac), "target 7"));
+    ck_assert_int_eq(skc_async_ping(ac, NULL, 3, on_reply, (void *)&g_index[9]), SKC_EINVAL);
+    ck_assert_int_eq(skc_async_load_path(ac, NULL, on_reply, (void *)&g_index[9]), SKC_EINVAL);
+    ck_assert_int_eq(skc_async_pose(NULL, &ev, on_reply, NULL), SKC_EINVAL);
+    g_seen.disconnect_after = 3;
+    loop_attach(&l, ac, 1);
+    skc_async_events none = {0}, again = {&l,           lp_add_read, lp_del_read, lp_add_write,
+                                          lp_del_write, NULL,        lp_cleanup};
+    ck_assert_int_eq(skc_async_attach(ac, &none), SKC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(skc_async_errmsg(ac), "need"));
+    ck_assert_int_eq(skc_async_attach(ac, &again), SKC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(skc_async_errmsg(ac), "already attached"));
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.connect_err, 0);
+    ck_assert_int_eq(g_seen.n, 3);
+    ck_assert_int_eq(g_seen.err[0], SKC_ESERVER);
+    ck_assert_int_eq(g_seen.status[0], SKC_S_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(g_seen.text[0], "no armature with that id"));
+    ck_assert_int_eq(g_seen.err[1], 0);
+    ck_assert_str_eq(g_seen.text[1], "ok");
+    ck_assert_int_eq(g_seen.status[1], 0);
+    ck_assert_int_eq(g_seen.err[2], SKC_ESERVER);
+    ck_assert_int_eq(g_seen.disconnect_err, 0);
+    fake_stop(&f);
+}
+END_TEST
+
+START_TEST(async_connection_error_fails_pending)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    fake_start(&f, script_framing_error);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
+    ck_assert_int_eq(skc_async_stats(ac, on_reply, (void *)&g_index[0]), 0);
+    ck_assert_int_eq(skc_async_ping(ac, "x", 1, on_reply, (void *)&g_index[1]), 0);
+    loop_attach(&l, ac, 0);
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.n, 2);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(g_seen.err[i], SKC_EIO);
+        ck_assert_ptr_nonnull(strstr(g_seen.text[i], "reserved bits set"));
+    }
+    ck_assert_int_eq(g_seen.disconnect_err, SKC_ESERVER);
+    ck_assert_int_eq(g_seen.disconnect_status, SKC_S_FRAMING);
+    ck_assert_ptr_nonnull(strstr(g_seen.disconnect_msg, "reserved bits set"));
+    ck_assert_int_eq(g_seen.late_rc, SKC_EIO);
+    fake_stop(&f);
+}
+END_TEST
+
+START_TEST(async_free_inside_callback)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    fake_start(&f, script_echo);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(skc_async_ping(ac, "p", 1, on_reply, (void *)&g_index[i]), 0);
+    g_seen.free_at = 0;
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.n, 3);
+    ck_assert_int_eq(g_seen.order[0], 0);
+    ck_assert_int_eq(g_seen.err[0], 0);
+    for (int i = 1; i < 3; i++) {
+        ck_assert_int_eq(g_seen.err[i], SKC_EIO);
+        ck_assert_ptr_nonnull(strstr(g_seen.text[i], "freed by the caller"));
+    }
+    ck_assert_int_eq(g_seen.disconnect_calls, 1);
+    ck_assert_int_eq(g_seen.disconnect_err, 0);
+    ck_assert_int_eq(l.cleanups, 1);
+    fake_stop(&f);
+}
+END_TEST
+
+/* HELLO answered, then requests are read and never answered. */
+static void script_mute(struct fake *f, int fd)
+{
+    if (srv_hello(f, fd) == 0)
+        script_silent(f, fd);
+}
+
+START_TEST(async_timeouts)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    fake_start(&f, script_mute);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 100);
+    ck_assert_int_eq(skc_async_ping(ac, "t", 1, on_reply, (void *)&g_index[0]), 0);
+    g_seen.disconnect_after = 1;
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.connect_err, 0);
+    ck_assert_int_eq(g_seen.err[0], SKC_ETIMEOUT);
+    ck_assert_ptr_nonnull(strstr(g_seen.text[0], "within 100 ms"));
+    ck_assert_int_eq(g_seen.disconnect_err, 0);
+    fake_stop(&f);
+
+    /* No HELLO answer: the connect times out, and takes the queued request with it. */
+    seen_reset();
+    fake_start(&f, script_silent);
+    ac = async_to(f.uri, NULL, 100, 5000);
+    ck_assert_int_eq(skc_async_ping(ac, "t", 1, on_reply, (void *)&g_index[0]), 0);
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.connect_err, SKC_ETIMEOUT);
+    ck_assert_int_eq(g_seen.err[0], SKC_EIO);
+    ck_assert_int_eq(g_seen.disconnect_err, SKC_ETIMEOUT);
+    ck_assert_ptr_nonnull(strstr(g_seen.disconnect_msg, "no answer within 100 ms"));
+    fake_stop(&f);
+}
+END_TEST
+
+START_TEST(async_refused)
+{
+    seen_reset();
+    skc_options o = {"unix:/nonexistent/skc-test.sock", NULL, 1000, 1000, 0};
+    skc_async *ac = NULL;
+    ck_assert_int_eq(skc_async_connect(&ac, &o), SKC_EIO);
+    ck_assert_ptr_nonnull(ac);
+    ck_assert_ptr_nonnull(strstr(skc_async_errmsg(ac), "/nonexistent/skc-test.sock"));
+    skc_async_set_connect_cb(ac, on_connect);
+    ck_assert_int_eq(skc_async_ping(ac, "x", 1, on_reply, (void *)&g_index[0]), SKC_EIO);
+    ck_assert_int_eq(skc_async_fd(ac), -1);
+    ck_assert_int_eq(skc_async_disconnect(ac), SKC_EINVAL);
+    skc_async_free(ac);
+    ck_assert_int_eq(g_seen.connect_calls, 0); /* a failed start calls nothing */
+    ck_assert_int_eq(skc_async_connect(&ac, NULL), SKC_EINVAL);
+    skc_async_free(ac);
+    ck_assert_int_eq(skc_async_connect(NULL, &o), SKC_EINVAL);
+    skc_async_free(NULL);
+
+    /* TCP to a closed loopback port: refused at once or once the connect ends. */
+    struct fake f;
+    ck_assert_int_eq(fake_start_tcp(&f, AF_INET, NULL), 0);
+    close(f.lfd);
+    o.uri = f.uri;
+    int rc = skc_async_connect(&ac, &o);
+    if (rc == 0) {
+        struct loop l;
+        skc_async_set_connect_cb(ac, on_connect);
+        skc_async_set_disconnect_cb(ac, on_disconnect);
+        loop_attach(&l, ac, 1);
+        loop_run(&l);
+        ck_assert_int_eq(g_seen.connect_err, SKC_EIO);
+        ck_assert_int_eq(g_seen.disconnect_err, SKC_EIO);
+        ck_assert_ptr_nonnull(strstr(g_seen.disconnect_msg, "refused"));
+    } else {
+        ck_assert_int_eq(rc, SKC_EIO);
+        ck_assert_ptr_nonnull(strstr(skc_async_errmsg(ac), "refused"));
+        skc_async_free(ac);
+    }
+}
+END_TEST
+
+START_TEST(async_wrong_token)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    fake_start_token(&f, script_echo, "sekrit");
+    skc_async *ac = async_to(f.uri, "guess", 2000, 5000);
+    ck_assert_int_eq(skc_async_ping(ac, "x", 1, on_reply, (void *)&g_index[0]), 0);
+    loop_attach(&l, ac, 0);
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.connect_calls, 1);
+    ck_assert_int_eq(g_seen.connect_err, SKC_ESERVER);
+    ck_assert_int_eq(g_seen.err[0], SKC_EIO);
+    ck_assert_int_eq(g_seen.disconnect_err, SKC_ESERVER);
+    ck_assert_int_eq(g_seen.disconnect_status, SKC_S_AUTH);
+    ck_assert_ptr_nonnull(strstr(g_seen.disconnect_msg, "wrong auth token"));
+    fake_stop(&f);
+}
+END_TEST
+
+/* Two PINGs read; the first answered; the gate; the second answered. */
+static void script_second_gated(struct fake *f, int fd)
+{
+    struct skp_header h[2];
+    static uint8_t body[2][BODY_MAX];
+    if (srv_hello(f, fd) || srv_read(fd, &h[0], body[0]) || srv_read(fd, &h[1], body[1]))
+        return;
+    srv_reply(fd, SKP_OP_PING, 0, h[0].id, body[0], h[0].body_len);
+    gate_wait();
+    srv_reply(fd, SKP_OP_PING, 0, h[1].id, body[1], h[1].body_len);
+    script_silent(f, fd);
+}
+
+static int g_depth;
+
+/* In the first reply's callback the second reply is made to arrive; a handler called from
+ * there must leave it alone (reading it would parse the buffer the outer read is parsing). */
+static void on_nested(skc_async *ac, int err, skc_reply *r, void *privdata)
+{
+    int i = *(const int *)privdata;
+    ck_assert_int_eq(g_depth, 0);
+    g_depth++;
+    on_reply(ac, err, r, privdata);
+    if (i == 0) {
+        gate_open();
+        wait_ready(skc_async_fd(ac), POLLIN);
+        skc_async_handle_read(ac);
+        ck_assert_int_eq(g_seen.n, 1);
+    }
+    g_depth--;
+}
+
+START_TEST(async_handlers_ignored_in_callbacks)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    gate_make();
+    fake_start(&f, script_second_gated);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
+    ck_assert_int_eq(skc_async_ping(ac, "first", 5, on_nested, (void *)&g_index[0]), 0);
+    ck_assert_int_eq(skc_async_ping(ac, "second", 6, on_nested, (void *)&g_index[1]), 0);
+    g_seen.disconnect_after = 2;
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.n, 2);
+    ck_assert_str_eq(g_seen.text[0], "first");
+    ck_assert_str_eq(g_seen.text[1], "second");
+    ck_assert_int_eq(g_seen.disconnect_err, 0);
+    fake_stop(&f);
+    gate_close();
+}
+END_TEST
+
 static Suite *client_suite(void)
 {
     Suite *s = suite_create("client");
@@ -1314,6 +1761,18 @@ static Suite *client_suite(void)
     tcase_add_test(tc, nonblocking_recv_again);
     tcase_add_test(tc, nonblocking_queue_and_flush);
     tcase_add_test(tc, reconnect_after_failed_connect);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("async");
+    tcase_add_test(tc, async_out_of_order);
+    tcase_add_test(tc, async_tcp_and_errors);
+    tcase_add_test(tc, async_connection_error_fails_pending);
+    tcase_add_test(tc, async_free_inside_callback);
+    tcase_add_test(tc, async_timeouts);
+    tcase_add_test(tc, async_refused);
+    tcase_add_test(tc, async_wrong_token);
+    tcase_add_test(tc, async_handlers_ignored_in_callbacks);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
