@@ -270,9 +270,10 @@ static void on_disconnected(skc_async *ac, int err)
     run->late_rc = skc_async_stats(ac, on_slot, &run->stats);
 }
 
-static skc_async *async_open(uv_loop_t *loop, struct run *run, const char *uri, int connect_ms)
+static skc_async *async_open(uv_loop_t *loop, struct run *run, const char *uri, const char *token,
+                             int connect_ms)
 {
-    skc_options o = {uri, NULL, connect_ms, 60000, 0};
+    skc_options o = {uri, token, connect_ms, 60000, 0};
     skc_async *ac = NULL;
     int rc = skc_async_connect(&ac, &o);
     ck_assert_msg(rc == 0, "async connect %s: %s", uri, skc_async_errmsg(ac));
@@ -336,8 +337,10 @@ START_TEST(uv_pipeline_matches_blocking)
 {
     size_t len;
     unsigned char *skf = sample("robot.skf", &len), id[SKC_ID_SIZE];
-    daemon_start(&g_daemon, NULL);
-    skc_client *c = client_open(g_daemon.uri, NULL);
+    /* With a token: the requests queued before HELLO is answered must pass as authenticated
+     * (the daemon reads them after HELLO). */
+    daemon_start(&g_daemon, "uv-t0ken");
+    skc_client *c = client_open(g_daemon.uri, "uv-t0ken");
     skc_reply *loaded = NULL;
     ck_assert_msg(skc_load_bytes(c, skf, len, id, &loaded) == 0, "%s", skc_errmsg(c));
     const char *anim = skc_reply_summary(loaded)->anims[0].name;
@@ -357,7 +360,7 @@ START_TEST(uv_pipeline_matches_blocking)
     ck_assert_int_eq(uv_loop_init(&loop), 0);
     static struct run run;
     memset(&run, 0, sizeof run);
-    skc_async *ac = async_open(&loop, &run, g_daemon.uri, 20000);
+    skc_async *ac = async_open(&loop, &run, g_daemon.uri, "uv-t0ken", 20000);
     /* Everything in flight at once, before the loop even runs. */
     for (int i = 0; i < POSES; i++) {
         pose_at(&ev, id, anim, i);
@@ -413,7 +416,7 @@ START_TEST(uv_daemon_gone)
     memset(&run, 0, sizeof run);
     run.kill_on_connect = &g_daemon; /* once HELLO is answered, and a PING sent after */
     run.expected = 99;               /* never disconnect by ourselves */
-    async_open(&loop, &run, g_daemon.uri, 20000);
+    async_open(&loop, &run, g_daemon.uri, NULL, 20000);
     loop_finish(&loop);
     ck_assert_int_eq(run.connect_err, 0);
     ck_assert_int_eq(run.ping.done, 1);
@@ -443,7 +446,7 @@ START_TEST(uv_connect_timeout)
     static struct run run;
     memset(&run, 0, sizeof run);
     run.expected = 99;
-    skc_async *ac = async_open(&loop, &run, uri, 150);
+    skc_async *ac = async_open(&loop, &run, uri, NULL, 150);
     ck_assert_int_eq(skc_async_ping(ac, "never", 5, on_slot, &run.ping), 0);
     loop_finish(&loop);
     ck_assert_int_eq(run.connect_err, SKC_ETIMEOUT);
