@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "autoconfig.h"
 #include "skc_int.h"
 
 #define DEFAULT_CONNECT_MS 5000
@@ -20,6 +21,14 @@ SKP_STATUSES(SAME_STATUS)
 _Static_assert(SKC_ID_SIZE == SKP_ID_SIZE, "id size");
 _Static_assert(SKC_MAX_ANIMS == SKP_MAX_ANIMS, "animations per request");
 _Static_assert(SKC_MAX_NAME == SKP_MAX_NAME, "string limit");
+/* skc.h names the release it ships with: configure.ac's AC_INIT version. */
+_Static_assert(SKC_VERSION_MAJOR == SKELD_VERSION_MAJOR &&
+                   SKC_VERSION_MINOR == SKELD_VERSION_MINOR &&
+                   SKC_VERSION_PATCH == SKELD_VERSION_PATCH,
+               "client/skc.h SKC_VERSION_* differ from the version in configure.ac's AC_INIT");
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 int skc__fail(skc_client *c, int code, const char *fmt, ...)
 {
@@ -65,6 +74,16 @@ int skc__remaining(int64_t deadline)
     return left > 1000000000 ? 1000000000 : (int)left;
 }
 
+const char *skc_version(void)
+{
+    return STR(SKC_VERSION_MAJOR) "." STR(SKC_VERSION_MINOR) "." STR(SKC_VERSION_PATCH);
+}
+
+int skc_version_number(void)
+{
+    return SKC_VERSION_NUMBER;
+}
+
 const char *skc_strerror(int err)
 {
     switch (err) {
@@ -75,6 +94,7 @@ const char *skc_strerror(int err)
     case SKC_ETIMEOUT: return "timed out";
     case SKC_EPROTO: return "protocol error";
     case SKC_ESERVER: return "error reply from the server";
+    case SKC_EAGAIN: return "not ready yet (non-blocking)";
     default: return "unknown error";
     }
 }
@@ -84,12 +104,45 @@ const char *skc_status_str(int status)
     return skp_strerror(status);
 }
 
-static void apply_options(skc_client *c, const skc_options *opt)
+/* Copies s (NULL or "" give NULL) into *dst; 0 or -1 out of memory. */
+static int keep_str(char **dst, const char *s)
 {
+    *dst = NULL;
+    if (!s || !*s)
+        return 0;
+    size_t n = strlen(s) + 1;
+    *dst = malloc(n);
+    if (!*dst)
+        return -1;
+    memcpy(*dst, s, n);
+    return 0;
+}
+
+int skc__setup(skc_client *c, const skc_options *opt)
+{
+    c->fd = -1;
+    c->server_max = SKP_MAX_FRAME;
+    if (!opt)
+        return skc__fail(c, SKC_EINVAL, "no options");
     c->connect_timeout_ms = opt->connect_timeout_ms ? opt->connect_timeout_ms : DEFAULT_CONNECT_MS;
     c->io_timeout_ms = opt->io_timeout_ms ? opt->io_timeout_ms : DEFAULT_IO_MS;
     c->max_reply =
         opt->max_reply && opt->max_reply < SKP_MAX_FRAME ? opt->max_reply : SKP_MAX_FRAME;
+    if (keep_str(&c->uri, opt->uri) || keep_str(&c->token, opt->auth_token))
+        return skc__fail(c, SKC_ENOMEM, "out of memory for the options");
+    return 0;
+}
+
+/* Dials and says HELLO within the connect timeout; closes again on failure. */
+static int open_connection(skc_client *c)
+{
+    int64_t deadline = skc__deadline(c->connect_timeout_ms);
+    int rc = skc__dial(c, c->uri, deadline);
+    if (rc == 0)
+        rc = skc__hello(c, c->token, deadline);
+    if (rc && c->fd >= 0)
+        skc__close(c, "the connection failed to start");
+    return rc;
 }
 
 int skc_connect(skc_client **out, const skc_options *opt)
@@ -100,18 +153,24 @@ int skc_connect(skc_client **out, const skc_options *opt)
     *out = c;
     if (!c)
         return SKC_ENOMEM;
-    c->fd = -1;
+    int rc = skc__setup(c, opt);
+    return rc ? rc : open_connection(c);
+}
+
+int skc_reconnect(skc_client *c)
+{
+    if (!c)
+        return SKC_EINVAL;
+    skc__begin(c);
+    if (!c->uri)
+        return skc__fail(c, SKC_EINVAL, "no URI to reconnect to");
+    if (c->fd >= 0)
+        skc__close(c, "closed to reconnect");
+    skc__reset(c);
     c->server_max = SKP_MAX_FRAME;
-    if (!opt)
-        return skc__fail(c, SKC_EINVAL, "no options");
-    apply_options(c, opt);
-    int64_t deadline = skc__deadline(c->connect_timeout_ms);
-    int rc = skc__dial(c, opt->uri, deadline);
-    if (rc == 0)
-        rc = skc__hello(c, opt->auth_token, deadline);
-    if (rc && c->fd >= 0)
-        skc__close(c, "the connection failed to start");
-    return rc;
+    c->server_version = 0;
+    c->server_name[0] = '\0';
+    return open_connection(c);
 }
 
 void skc_free(skc_client *c)
@@ -125,7 +184,23 @@ void skc_free(skc_client *c)
     free(c->pend);
     free(c->in);
     free(c->out);
+    free(c->uri);
+    free(c->token);
     free(c);
+}
+
+int skc_fd(const skc_client *c)
+{
+    return c ? c->fd : -1;
+}
+
+int skc_set_nonblocking(skc_client *c, int on)
+{
+    if (!c)
+        return SKC_EINVAL;
+    skc__begin(c);
+    c->nonblock = on != 0;
+    return 0;
 }
 
 const char *skc_errmsg(const skc_client *c)

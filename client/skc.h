@@ -14,8 +14,13 @@
  * timeout in the middle of writing a request close the connection: later calls fail with
  * SKC_EIO (skc_recv still hands out replies that had fully arrived). Error replies to single
  * requests (SKC_ESERVER), undecodable reply bodies (SKC_EPROTO) and timeouts while waiting
- * (SKC_ETIMEOUT) keep it open. There is no automatic reconnect: skc_free and skc_connect
- * again (the daemon closes idle connections after its --idle-timeout).
+ * (SKC_ETIMEOUT) keep it open. There is no automatic reconnect: skc_reconnect() opens a new
+ * connection with the same options (the daemon closes idle connections after its
+ * --idle-timeout, and a restarted daemon has forgotten the old ones).
+ *
+ * Event loops: skc_set_nonblocking() makes the pipelined calls never wait, for a caller that
+ * polls skc_fd() itself; the asynchronous API (skc_async, below) runs every request through
+ * callbacks driven by the caller's event loop, through an adapter such as skc_uv.h (libuv).
  *
  * Ownership: the library copies everything it is given before the call returns. Replies
  * (skc_reply) belong to the caller, who frees each with skc_reply_free(); every pointer
@@ -41,6 +46,21 @@
 extern "C" {
 #endif
 
+/* ---- version ------------------------------------------------------------------------- */
+
+/* The version of this header: the skeld release (configure.ac's AC_INIT) that shipped it. */
+#define SKC_VERSION_MAJOR 0
+#define SKC_VERSION_MINOR 2
+#define SKC_VERSION_PATCH 0
+/* One integer that sorts like the version (minor and patch stay below 100): 0.2.0 is 200. */
+#define SKC_VERSION_NUMBER (SKC_VERSION_MAJOR * 10000 + SKC_VERSION_MINOR * 100 + SKC_VERSION_PATCH)
+
+/* The version of the library actually running, as "MAJOR.MINOR.PATCH" (static) and as
+ * SKC_VERSION_NUMBER computes it: compare them with the macros to catch a program built
+ * against another header than the library it loaded. Any thread. */
+SKC_API const char *skc_version(void);
+SKC_API int skc_version_number(void);
+
 #define SKC_ID_SIZE 32    /* an armature id: SHA-256 of the .skf bytes */
 #define SKC_MAX_ANIMS 16  /* animations per evaluation request */
 #define SKC_MAX_NAME 1024 /* bytes per string on the wire */
@@ -57,7 +77,8 @@ enum skc_error {
     SKC_EIO = -3,      /* socket error, connection refused or closed */
     SKC_ETIMEOUT = -4, /* the connect or I/O timeout expired */
     SKC_EPROTO = -5,   /* the server sent something the protocol does not allow */
-    SKC_ESERVER = -6   /* the server answered with an error status: see skc_status() */
+    SKC_ESERVER = -6,  /* the server answered with an error status: see skc_status() */
+    SKC_EAGAIN = -7    /* non-blocking mode: not done yet, call again when skc_fd() is ready */
 };
 
 /* Wire status codes (PROTOCOL.md "Status codes"); below 100 the client is at fault. */
@@ -101,6 +122,27 @@ SKC_API const char *skc_strerror(int err);
 /* A static English message for a wire status ("not found"). Any thread. */
 SKC_API const char *skc_status_str(int status);
 
+/* ---- armature ids ----------------------------------------------------------------------- */
+/* An armature id is the SHA-256 of the .skf file's bytes, so a client knows it before any
+ * upload: to look in its own cache, to PUT /v1/armatures/{id} over HTTP, or to ask for a pose
+ * at once and upload only when the daemon answers NOT_FOUND. In text (URLs, logs, JSON) it is
+ * 64 lowercase hex digits. Any thread. */
+
+#define SKC_ID_HEX_SIZE (2 * SKC_ID_SIZE + 1) /* the hex digits and a NUL */
+
+/* Writes id as 64 lowercase hex digits and a NUL into out. Returns out, or NULL (writing
+ * nothing) when out or id is NULL. */
+SKC_API char *skc_id_to_hex(char out[SKC_ID_HEX_SIZE], const unsigned char id[SKC_ID_SIZE]);
+
+/* Parses hex, which must be exactly 64 lowercase hex digits and its NUL. 0, or SKC_EINVAL
+ * (another length, uppercase or any other character, NULL), leaving id untouched. */
+SKC_API int skc_id_from_hex(unsigned char id[SKC_ID_SIZE], const char *hex);
+
+/* The id the daemon gives the len bytes at skf (SHA-256, computed with libcrypto); the bytes
+ * are not checked to be a .skf. 0, SKC_EINVAL (id NULL, or skf NULL with len > 0) or
+ * SKC_ENOMEM (libcrypto could not set up the digest); on failure id is untouched. */
+SKC_API int skc_id_of(const void *skf, size_t len, unsigned char id[SKC_ID_SIZE]);
+
 /* ---- connection ----------------------------------------------------------------------- */
 
 typedef struct skc_client skc_client;
@@ -130,6 +172,33 @@ SKC_API int skc_connect(skc_client **out, const skc_options *opt);
 /* Closes the connection and frees the handle with everything it still holds (replies that
  * arrived but were never collected). NULL is a no-op. */
 SKC_API void skc_free(skc_client *c);
+
+/* Closes the connection if it is still open and connects again to the same URI with the same
+ * options (auth token, timeouts, reply limit, non-blocking mode): for a handle whose daemon
+ * restarted or whose connection failed, or to retry a failed skc_connect (any handle
+ * skc_connect returned, except NULL). Requests still pending are forgotten: their replies can
+ * no longer come. Returns as skc_connect; after a failure the handle stays closed and
+ * skc_reconnect may be called again. */
+SKC_API int skc_reconnect(skc_client *c);
+
+/* The connection's socket descriptor, or -1 while there is none: for poll()ing it in
+ * non-blocking mode. It belongs to the handle: never read, write or close it. */
+SKC_API int skc_fd(const skc_client *c);
+
+/* on != 0: the pipelined calls never wait. skc_send_* write what the socket takes and keep
+ * the rest queued in the handle (skc_flush writes more of it; every later call tries too);
+ * skc_recv reads what has arrived and returns SKC_EAGAIN while the reply is not all there,
+ * the request staying pending; io_timeout_ms no longer applies to them (the caller decides
+ * how long to wait). Wait for POLLIN on skc_fd() before calling skc_recv again, and for
+ * POLLOUT while skc_flush returns SKC_EAGAIN. The blocking calls (skc_ping, skc_pose, ...)
+ * still wait as documented, after writing the whole queue. on == 0 returns to waiting.
+ * 0, or SKC_EINVAL for a NULL handle. */
+SKC_API int skc_set_nonblocking(skc_client *c, int on);
+
+/* Writes queued request bytes: 0 once none are left; in non-blocking mode SKC_EAGAIN while
+ * some are (wait for POLLOUT on skc_fd); in blocking mode it waits (io_timeout_ms). An error
+ * closes the connection as any failed write does. */
+SKC_API int skc_flush(skc_client *c);
 
 /* What the last failing call on c went wrong with. Owned by c, valid until the next call on
  * c. Never NULL; a static message when c is NULL. */
@@ -363,8 +432,9 @@ SKC_API int skc_stats(skc_client *c, skc_reply **out);
 /* skc_send_* writes one request without waiting for its reply and stores its request id in
  * *req_id (never 0). Arguments are as for the blocking call of the same name. While a send
  * waits for the socket it also reads replies that arrive, so a long batch cannot deadlock
- * against a server that stops reading until its replies are read. Returns 0, or an error
- * after which *req_id is untouched and nothing is pending for it. */
+ * against a server that stops reading until its replies are read. In non-blocking mode
+ * (skc_set_nonblocking) a send never waits: what the socket does not take stays queued.
+ * Returns 0, or an error after which *req_id is untouched and nothing is pending for it. */
 SKC_API int skc_send_ping(skc_client *c, const void *payload, size_t len, uint32_t *req_id);
 SKC_API int skc_send_load_path(skc_client *c, const char *path, uint32_t *req_id);
 SKC_API int skc_send_load_bytes(skc_client *c, const void *skf, size_t len, uint32_t *req_id);
@@ -384,7 +454,9 @@ SKC_API int skc_send_stats(skc_client *c, uint32_t *req_id);
  * pending. On SKC_ESERVER (an error reply), SKC_EPROTO (a reply that does not decode) or
  * SKC_ENOMEM the request is done too. On SKC_ETIMEOUT it stays pending: call skc_recv
  * again, or skc_discard. SKC_EIO once the connection is gone and the reply never came.
- * SKC_EINVAL if req_id is not pending. */
+ * SKC_EINVAL if req_id is not pending. In non-blocking mode it does not wait: it writes and
+ * reads what the socket allows, then returns SKC_EAGAIN (still pending) if the reply is not
+ * all there. */
 SKC_API int skc_recv(skc_client *c, uint32_t req_id, skc_reply **out);
 
 /* Forgets a pending request: its reply, arrived or not, is dropped. 0 or SKC_EINVAL. */
@@ -392,6 +464,144 @@ SKC_API int skc_discard(skc_client *c, uint32_t req_id);
 
 /* Number of requests sent and not yet collected by skc_recv or skc_discard. */
 SKC_API size_t skc_pending(const skc_client *c);
+
+/* ---- asynchronous API -------------------------------------------------------------------- */
+/* An skc_async handle sends requests without waiting and hands each reply to a callback, all
+ * driven by the caller's event loop: the library never blocks (but for resolving a host name
+ * in skc_async_connect) and does I/O only inside skc_async_handle_read/_write/_timeout. The
+ * loop is plugged in through skc_async_events, usually by an adapter: skc_uv.h attaches a
+ * handle to a libuv loop (libskc itself does not link libuv).
+ *
+ * Many requests may be in flight; replies come in any order and are matched by request id.
+ * Every request accepted (its call returned 0) gets its callback called exactly once, from
+ * inside one of the skc_async_handle_* calls or skc_async_free, never from inside the call
+ * that sent it:
+ *   err == 0:    reply is the decoded reply; it belongs to the callback (skc_reply_free it,
+ *                now or later).
+ *   err < 0:     reply is NULL. SKC_ESERVER: an error reply (skc_async_status says which,
+ *                skc_async_errmsg the server's message); SKC_EPROTO: a reply that does not
+ *                decode; SKC_ENOMEM; SKC_ETIMEOUT: no reply within io_timeout_ms (only with
+ *                a set_timer hook; a late reply is dropped); SKC_EIO: the connection ended
+ *                first (skc_async_errmsg says why).
+ * skc_async_errmsg and skc_async_status describe err for the duration of the callback. A
+ * NULL callback drops the reply. Callbacks may send more requests and may call
+ * skc_async_disconnect or skc_async_free.
+ *
+ * The handle frees itself when its connection ends: after an error, after
+ * skc_async_disconnect once every reply came, or in skc_async_free. The disconnect callback,
+ * the last one ever called, marks that moment; the handle is invalid once it returns.
+ *
+ * Threads: a handle is used by one thread at a time, like skc_client (its loop's thread). */
+
+typedef struct skc_async skc_async;
+
+/* A reply, or the error that stands for it (see above). */
+typedef void (*skc_async_cb)(skc_async *ac, int err, skc_reply *reply, void *privdata);
+
+/* Called once: err == 0 when the daemon has answered HELLO, or the error that ended the
+ * connection before (SKC_ESERVER with skc_async_status SKC_S_AUTH for a refused token,
+ * SKC_ETIMEOUT after connect_timeout_ms, SKC_EIO if refused or freed first). */
+typedef void (*skc_async_connect_cb)(skc_async *ac, int err);
+
+/* Called once, last, as the handle ends: err == 0 after skc_async_disconnect or
+ * skc_async_free, else the error that closed the connection (skc_async_errmsg: why). */
+typedef void (*skc_async_disconnect_cb)(skc_async *ac, int err);
+
+/* How the library asks an event loop to watch its descriptor (skc_async_fd). Each hook gets
+ * data. The library calls add_* only when the interest is off and del_* only when it is on.
+ * When an event comes, the loop calls skc_async_handle_read or skc_async_handle_write (on
+ * an error condition of the descriptor: either). set_timer is optional: without it there are
+ * no timeouts. cleanup is called once, when the handle no longer needs the loop, before the
+ * descriptor is closed: the adapter must stop watching it and drop its timer there (it may
+ * free its own state, but must not call the library for this handle again). */
+typedef struct skc_async_events {
+    void *data;
+    void (*add_read)(void *data);
+    void (*del_read)(void *data);
+    void (*add_write)(void *data);
+    void (*del_write)(void *data);
+    /* Call skc_async_handle_timeout once, ms milliseconds from now (replacing any earlier
+     * request); ms < 0 cancels. */
+    void (*set_timer)(void *data, long ms);
+    void (*cleanup)(void *data);
+} skc_async_events;
+
+/* Starts connecting to opt->uri (as skc_connect reads the options) and queues HELLO; the
+ * connection proceeds once an event loop is attached. Requests may be sent at once: they go
+ * out after HELLO. connect_timeout_ms bounds connecting plus HELLO, io_timeout_ms each
+ * request (both need a set_timer hook). Addresses are tried in turn while a connect fails at
+ * once; once one is under way, its failure ends the handle. On success returns 0 and *out is
+ * the new handle. On failure returns a negative SKC_E* code and *out is a handle that can
+ * only explain it (skc_async_errmsg), or NULL if memory ran out first: free it with
+ * skc_async_free (no callback is called). */
+SKC_API int skc_async_connect(skc_async **out, const skc_options *opt);
+
+/* The callbacks of the connection's start and end (NULL for none); set them before attaching
+ * an event loop. 0, or SKC_EINVAL for a NULL handle. */
+SKC_API int skc_async_set_connect_cb(skc_async *ac, skc_async_connect_cb cb);
+SKC_API int skc_async_set_disconnect_cb(skc_async *ac, skc_async_disconnect_cb cb);
+
+/* The caller's own pointer, kept for it. */
+SKC_API void skc_async_set_data(skc_async *ac, void *data);
+SKC_API void *skc_async_data(const skc_async *ac);
+
+/* Attaches an event loop: copies *ev and at once asks for the events the handle waits for.
+ * add_read, del_read, add_write, del_write and cleanup are required. 0, or SKC_EINVAL
+ * (missing hooks, or already attached). */
+SKC_API int skc_async_attach(skc_async *ac, const skc_async_events *ev);
+
+/* The socket to watch, or -1 once the connection is gone. It belongs to the handle. */
+SKC_API int skc_async_fd(const skc_async *ac);
+
+/* What the loop calls when the descriptor is readable, writable, or the timer fired. Each
+ * may run callbacks and may end (and free) the handle: do not use ac after them unless the
+ * disconnect callback has not run. NULL is a no-op, and so is a call from inside a callback
+ * of the same handle (the loop calls again while the descriptor stays ready). */
+SKC_API void skc_async_handle_read(skc_async *ac);
+SKC_API void skc_async_handle_write(skc_async *ac);
+SKC_API void skc_async_handle_timeout(skc_async *ac);
+
+/* Refuses new requests (SKC_EIO), waits for the replies to those in flight, then closes and
+ * frees the handle (disconnect callback with 0). 0, or SKC_EINVAL for a NULL handle or one
+ * whose skc_async_connect failed (free that one with skc_async_free). */
+SKC_API int skc_async_disconnect(skc_async *ac);
+
+/* Closes the connection now: every pending callback gets SKC_EIO, then the connect (if it
+ * has not run) and disconnect callbacks; then the handle is freed. Inside a callback it takes
+ * effect when the callback returns. NULL is a no-op. */
+SKC_API void skc_async_free(skc_async *ac);
+
+/* As skc_errmsg and skc_status, for the handle's last error (see the callbacks). */
+SKC_API const char *skc_async_errmsg(const skc_async *ac);
+SKC_API int skc_async_status(const skc_async *ac);
+
+/* Requests sent whose callback has not been called yet (HELLO included until answered). */
+SKC_API size_t skc_async_pending(const skc_async *ac);
+
+/* The requests: arguments as for the blocking call of the same name, then the callback and
+ * its privdata. Each checks its arguments, queues the request (everything is copied) and
+ * returns 0; or an error, with no callback to come: SKC_EINVAL (bad argument), SKC_ENOMEM,
+ * SKC_EIO (the connection is gone or skc_async_disconnect was called). A PING's reply holds
+ * the echo (skc_reply_payload); LOAD_* the id (skc_reply_armature_id); INSTANCE_NEW the
+ * instance (skc_reply_instance). */
+SKC_API int skc_async_ping(skc_async *ac, const void *payload, size_t len, skc_async_cb cb,
+                           void *privdata);
+SKC_API int skc_async_load_path(skc_async *ac, const char *path, skc_async_cb cb, void *privdata);
+SKC_API int skc_async_load_bytes(skc_async *ac, const void *skf, size_t len, skc_async_cb cb,
+                                 void *privdata);
+SKC_API int skc_async_unload(skc_async *ac, const unsigned char id[SKC_ID_SIZE], skc_async_cb cb,
+                             void *privdata);
+SKC_API int skc_async_info(skc_async *ac, const unsigned char id[SKC_ID_SIZE], skc_async_cb cb,
+                           void *privdata);
+SKC_API int skc_async_instance_new(skc_async *ac, const unsigned char id[SKC_ID_SIZE],
+                                   skc_async_cb cb, void *privdata);
+SKC_API int skc_async_instance_free(skc_async *ac, uint32_t instance, skc_async_cb cb,
+                                    void *privdata);
+SKC_API int skc_async_pose(skc_async *ac, const skc_eval *ev, skc_async_cb cb, void *privdata);
+SKC_API int skc_async_mesh(skc_async *ac, const skc_eval *ev, skc_async_cb cb, void *privdata);
+SKC_API int skc_async_render(skc_async *ac, const skc_eval *ev, const skc_render_opts *ro,
+                             skc_async_cb cb, void *privdata);
+SKC_API int skc_async_stats(skc_async *ac, skc_async_cb cb, void *privdata);
 
 #ifdef __cplusplus
 }

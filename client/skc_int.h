@@ -23,26 +23,33 @@ struct skc__pending {
     uint8_t op;
     int done; /* 1: f holds the reply; < 0: the reply arrived but an SKC_E* error hit it */
     struct skc__frame f;
+    /* skc_async only: who gets the reply, and until when (monotonic ms, -1 for ever) */
+    skc_async_cb cb;
+    void *privdata;
+    int64_t deadline;
 };
 
 struct skc_client {
     int fd;                 /* -1 once the connection is gone */
+    int nonblock;           /* skc_set_nonblocking: the pipelined calls never wait */
     int connect_timeout_ms; /* resolved: < 0 means none */
     int io_timeout_ms;
     uint32_t max_reply;  /* body limit for the frame parser */
     uint32_t server_max; /* request body limit from HELLO */
     unsigned server_version;
     char server_name[SKP_MAX_NAME + 1];
+    char *uri, *token; /* the options' strings, kept for skc_reconnect (token NULL for none) */
     uint32_t next_id;
     int ids_wrapped; /* next_id went round: new ids must skip pending ones */
     uint8_t *in;     /* received bytes not yet parsed */
     size_t in_len, in_cap;
-    uint8_t *out; /* the request being written */
-    size_t out_cap;
+    uint8_t *out; /* encoded requests; out[out_off, out_len) is not written yet */
+    size_t out_off, out_len, out_cap;
     struct skc__pending *pend;
     size_t npend, pend_cap;
-    int status;             /* wire status of the last SKC_ESERVER */
-    char gone[SKC__ERRMSG]; /* why the connection closed; "" while open */
+    struct skc_async *async; /* the asynchronous handle this client works for, or NULL */
+    int status;              /* wire status of the last SKC_ESERVER */
+    char gone[SKC__ERRMSG];  /* why the connection closed; "" while open */
     char err[SKC__ERRMSG];
 };
 
@@ -64,23 +71,65 @@ int64_t skc__deadline(int timeout_ms);
 /* Milliseconds left before deadline, for poll(): -1 for none, 0 once it has passed. */
 int skc__remaining(int64_t deadline);
 
+/* A fresh (calloc'd) handle takes opt's settings, copying its strings; no connection yet
+ * (skc.c). 0, SKC_EINVAL (no options) or SKC_ENOMEM. */
+int skc__setup(skc_client *c, const skc_options *opt);
+
 /* Opens c->fd to uri (skc_net.c). 0 or SKC_EINVAL / SKC_EIO / SKC_ETIMEOUT / SKC_ENOMEM. */
 int skc__dial(skc_client *c, const char *uri, int64_t deadline);
 
-/* Closes the connection and records why (skc_io.c); later I/O fails with that reason. */
+/* The same without waiting (skc_async): 0 when c->fd is connected, 1 when the connect is in
+ * progress (c->fd becomes writable when it ends: then skc__dial_done), or an error. */
+int skc__dial_start(skc_client *c, const char *uri);
+
+/* After an in-progress connect made c->fd writable (or readable): 0 if it succeeded, 1 if it
+ * is still under way, else it closes the connection and returns SKC_EIO. */
+int skc__dial_done(skc_client *c);
+
+/* Closes the connection and records why (skc_io.c); later I/O fails with that reason. An
+ * asynchronous handle's adapter lets go of the descriptor first (skc__async_closing). */
 void skc__close(skc_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Encodes one request (body via enc, size_hint a guess of its length) and writes it,
- * registering it as pending. 0 with *req_id, or an error with nothing pending. */
+/* Encodes one request (body via enc, size_hint a guess of its length) at the end of the
+ * output queue and registers it as pending; writes nothing. 0 with *req_id, or an error with
+ * nothing queued. */
+int skc__queue(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t size_hint,
+               uint32_t *req_id);
+
+/* Writes what the socket takes of the output queue, without waiting: 0 once it is empty,
+ * SKC_EAGAIN while some is left, SKC_EIO (connection closed) on a socket error. */
+int skc__flush(skc_client *c);
+
+/* Writes the whole queue before the deadline. On SKC_ETIMEOUT the rest stays queued for
+ * later and the connection open. 0 or an error. */
+int skc__flush_wait(skc_client *c, int64_t deadline);
+
+/* skc__queue, then the whole queue written before the deadline (reading replies while the
+ * socket is full). 0 with *req_id, or an error with nothing pending. */
 int skc__send(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t size_hint,
               int64_t deadline, uint32_t *req_id);
+
+/* skc__queue, then skc__flush: what the socket does not take waits in the queue. */
+int skc__send_nowait(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t size_hint,
+                     uint32_t *req_id);
 
 /* Waits for req_id's reply and decodes it into *out (skc_reply.c's skc__decode). On
  * SKC_ETIMEOUT the request stays pending; on anything else it is done. */
 int skc__recv(skc_client *c, uint32_t req_id, int64_t deadline, skc_reply **out);
 
+/* skc__recv without waiting: writes and reads what the socket allows, then SKC_EAGAIN (the
+ * request stays pending) if the reply is not all there yet. */
+int skc__try_recv(skc_client *c, uint32_t req_id, skc_reply **out);
+
+/* One read from the socket, filing (or, for skc_async, handing over) every whole reply in
+ * it. 0 also when nothing was there; an error once the connection is closed. */
+int skc__read(skc_client *c);
+
 /* Drops a pending request (and its reply, if it came). 0, or SKC_EINVAL if unknown. */
 int skc__forget(skc_client *c, uint32_t req_id);
+
+/* Forgets every pending request and empties both buffers (skc_reconnect). */
+void skc__reset(skc_client *c);
 
 /* Decodes frame f answering op into a new reply (takes f->body in every case). An error
  * status gives SKC_ESERVER with c->status and the server's message. */
@@ -89,7 +138,29 @@ int skc__decode(skc_client *c, uint8_t op, struct skc__frame *f, skc_reply **out
 /* Sends HELLO with token (NULL for none) and records the server's answer in c (skc_req.c). */
 int skc__hello(skc_client *c, const char *token, int64_t deadline);
 
+/* Queues HELLO with token without writing it (skc_async); skc__hello_reply records the
+ * answer. */
+int skc__queue_hello(skc_client *c, const char *token, uint32_t *req_id);
+void skc__hello_reply(skc_client *c, const skc_reply *r);
+
 /* The HELLO reply's fields, for skc_hello (owned by r). */
 const char *skc__reply_hello(const skc_reply *r, unsigned *version, uint32_t *max_frame);
+
+/* ---- skc_async (skc_async.c) ---------------------------------------------------------- */
+
+/* The connection of ac's client is about to close: the adapter lets go of the descriptor. */
+void skc__async_closing(struct skc_async *ac);
+
+/* A whole reply for pending request p, already out of the table: decode it and call its
+ * callback. p->done < 0 if the body could not be copied. */
+void skc__async_reply(struct skc_async *ac, struct skc__pending *p);
+
+/* The request's callback, data and deadline, on the pending entry just queued (skc_req.c's
+ * skc_async_* calls go through here). 0, or an error with nothing queued. */
+int skc__async_queue(struct skc_async *ac, uint8_t op, skc__encoder enc, const void *arg,
+                     size_t size_hint, skc_async_cb cb, void *privdata);
+
+/* The client inside ac, for argument checks and messages. */
+skc_client *skc__async_client(struct skc_async *ac);
 
 #endif

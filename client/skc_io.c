@@ -1,5 +1,7 @@
-/* The stream: request framing and writing, reading and parsing replies with proto/'s frame
- * parser, and the table of pending requests where replies wait until they are asked for. */
+/* The stream: request framing and the output queue, reading and parsing replies with
+ * proto/'s frame parser, and the table of pending requests where replies wait until they are
+ * asked for (or, for skc_async, go straight to their callbacks). The socket never blocks:
+ * waiting is poll() with a deadline, and non-blocking callers get SKC_EAGAIN instead. */
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -17,6 +19,8 @@
 
 void skc__close(skc_client *c, const char *fmt, ...)
 {
+    if (c->async && c->fd >= 0)
+        skc__async_closing(c->async); /* an event loop must not watch a closed descriptor */
     if (c->fd >= 0)
         close(c->fd); /* the descriptor is released even when close reports an error */
     c->fd = -1;
@@ -65,6 +69,14 @@ int skc__forget(skc_client *c, uint32_t req_id)
     return 0;
 }
 
+void skc__reset(skc_client *c)
+{
+    while (c->npend)
+        drop(c, &c->pend[c->npend - 1]);
+    c->in_len = 0;
+    c->out_off = c->out_len = 0;
+}
+
 /* ---- reading ------------------------------------------------------------------------ */
 
 /* Stores a reply in its request's slot. Replies to forgotten requests are dropped. */
@@ -93,6 +105,13 @@ static int file_frame(skc_client *c, const struct skp_frame *f)
     p->done = p->f.body ? 1 : SKC_ENOMEM;
     if (p->f.body)
         memcpy(p->f.body, f->body, f->h.body_len);
+    if (c->async) {
+        /* Out of the table before the callback runs: it may send requests, which can move
+         * the table. */
+        struct skc__pending got = *p;
+        *p = c->pend[--c->npend];
+        skc__async_reply(c->async, &got);
+    }
     return 0;
 }
 
@@ -140,17 +159,24 @@ static int reserve_input(skc_client *c)
     return 0;
 }
 
-/* One read: files what arrived. EOF or a socket error closes the connection. */
-static int read_some(skc_client *c)
+/* One read: files what arrived. EOF or a socket error closes the connection; *got (may be
+ * NULL) says whether anything came. */
+static int read_some(skc_client *c, int *got)
 {
     int rc = reserve_input(c);
+    if (got)
+        *got = 0;
     if (rc)
         return rc;
+    if (c->fd < 0)
+        return gone(c);
     ssize_t n = recv(c->fd, c->in + c->in_len, c->in_cap - c->in_len, 0);
     if (n < 0)
         return errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK
                    ? 0
                    : broken(c, SKC_EIO, "receiving");
+    if (got)
+        *got = 1;
     if (n == 0) {
         if (c->in_len)
             skc__close(c, "the server closed the connection in the middle of a reply");
@@ -180,45 +206,108 @@ static int wait_fd(skc_client *c, short events, int64_t deadline, short *rev)
 
 /* ---- writing ------------------------------------------------------------------------ */
 
-static int write_all(skc_client *c, const uint8_t *buf, size_t len, int64_t deadline)
+/* Everything queued went out: start again at the front, and give a big buffer back. */
+static void queue_drained(skc_client *c)
 {
-    size_t off = 0;
-    while (off < len) {
+    c->out_off = c->out_len = 0;
+    if (c->out_cap > KEEP_BUFFER) {
+        free(c->out);
+        c->out = NULL;
+        c->out_cap = 0;
+    }
+}
+
+int skc__flush(skc_client *c)
+{
+    while (c->out_off < c->out_len) {
         if (c->fd < 0)
             return gone(c);
-        ssize_t n = send(c->fd, buf + off, len - off, MSG_NOSIGNAL);
-        if (n > 0) {
-            off += (size_t)n;
+        ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
+        if (n > 0)
+            c->out_off += (size_t)n;
+        else if (n < 0 && errno == EINTR)
             continue;
-        }
-        if (n < 0 && errno != EINTR && errno != EAGAIN && errno != EWOULDBLOCK)
+        else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
             return broken(c, SKC_EIO, "sending");
-        short rev = 0;
-        int rc = wait_fd(c, POLLOUT | POLLIN, deadline, &rev);
-        if (rc == SKC_ETIMEOUT && off > 0)
-            skc__close(c, "timed out in the middle of sending a request");
-        if (rc == 0 && (rev & (POLLIN | POLLHUP | POLLERR)))
-            rc = read_some(c); /* the server may be waiting for us to read */
-        if (rc)
-            return rc;
+        else
+            return SKC_EAGAIN;
     }
+    queue_drained(c);
     return 0;
 }
 
-/* Encodes op's body after a header-sized gap in c->out, growing it until the body fits. */
+/* The deadline passed before the queue was written. A request that starts at mine and has
+ * not begun to go out is taken back (the connection stays usable); one cut in the middle
+ * leaves the stream broken, so the connection closes. */
+static int write_timeout(skc_client *c, size_t mine)
+{
+    if (c->out_off <= mine) {
+        c->out_len = mine;
+        if (c->out_off == c->out_len)
+            queue_drained(c);
+        return skc__fail(c, SKC_ETIMEOUT, "timed out waiting for the server");
+    }
+    skc__close(c, "timed out in the middle of sending a request");
+    return skc__fail(c, SKC_ETIMEOUT, "%s", c->gone);
+}
+
+/* Writes the whole queue before the deadline (see write_timeout for mine). While the socket
+ * is full it also reads: the server may be waiting for us to read before it reads on. */
+static int flush_wait(skc_client *c, size_t mine, int64_t deadline)
+{
+    for (;;) {
+        int rc = skc__flush(c);
+        if (rc != SKC_EAGAIN)
+            return rc;
+        short rev = 0;
+        rc = wait_fd(c, POLLOUT | POLLIN, deadline, &rev);
+        if (rc == SKC_ETIMEOUT)
+            return write_timeout(c, mine);
+        if (rc == 0 && (rev & (POLLIN | POLLHUP | POLLERR)))
+            rc = read_some(c, NULL);
+        if (rc)
+            return rc;
+    }
+}
+
+int skc__flush_wait(skc_client *c, int64_t deadline)
+{
+    return flush_wait(c, c->out_len, deadline);
+}
+
+/* Room for len more bytes at the end of the queue, moving unsent bytes to the front first
+ * when more than half of it is already sent. */
+static int reserve_output(skc_client *c, size_t len)
+{
+    if (c->out_off && c->out_off >= c->out_len - c->out_off) {
+        memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
+        c->out_len -= c->out_off;
+        c->out_off = 0;
+    }
+    if (c->out_cap - c->out_len >= len)
+        return 0;
+    size_t want = c->out_len + len;
+    want = want < 2 * c->out_cap ? 2 * c->out_cap : want;
+    uint8_t *p = realloc(c->out, want);
+    if (!p)
+        return skc__fail(c, SKC_ENOMEM, "out of memory for a %zu-byte request", len);
+    c->out = p;
+    c->out_cap = want;
+    return 0;
+}
+
+/* Encodes op's body after a header-sized gap at the end of the queue, growing it until the
+ * body fits. */
 static int encode(skc_client *c, skc__encoder enc, const void *arg, size_t hint, size_t *len)
 {
     size_t cap = hint < 256 ? 256 : hint > c->server_max ? c->server_max : hint;
     for (;;) {
-        if (c->out_cap < SKP_HEADER_SIZE + cap) {
-            uint8_t *p = realloc(c->out, SKP_HEADER_SIZE + cap);
-            if (!p)
-                return skc__fail(c, SKC_ENOMEM, "out of memory for a %zu-byte request", cap);
-            c->out = p;
-            c->out_cap = SKP_HEADER_SIZE + cap;
-        }
+        int rc = reserve_output(c, SKP_HEADER_SIZE + cap);
+        if (rc)
+            return rc;
         struct skp_writer w;
-        skp_writer_init(&w, c->out + SKP_HEADER_SIZE, c->out_cap - SKP_HEADER_SIZE);
+        size_t room = c->out_cap - c->out_len - SKP_HEADER_SIZE;
+        skp_writer_init(&w, c->out + c->out_len + SKP_HEADER_SIZE, room);
         enc(&w, arg);
         if (w.err == SKP_EOK && w.len <= c->server_max) {
             *len = w.len;
@@ -227,10 +316,10 @@ static int encode(skc_client *c, skc__encoder enc, const void *arg, size_t hint,
         if (w.err == SKP_ETOOLONG)
             return skc__fail(c, SKC_EINVAL, "a string is over %d bytes or a blob too large",
                              SKP_MAX_NAME);
-        if (w.err == SKP_EOK || cap >= c->server_max)
+        if (w.err == SKP_EOK || room >= c->server_max)
             return skc__fail(c, SKC_EINVAL, "request over the server's %u-byte limit",
                              (unsigned)c->server_max);
-        cap *= 2;
+        cap = room * 2 > c->server_max ? c->server_max : room * 2;
     }
 }
 
@@ -244,7 +333,7 @@ static int add_pending(skc_client *c, uint32_t id, uint8_t op)
         c->pend = p;
         c->pend_cap = n;
     }
-    c->pend[c->npend++] = (struct skc__pending){.id = id, .op = op};
+    c->pend[c->npend++] = (struct skc__pending){.id = id, .op = op, .deadline = -1};
     return 0;
 }
 
@@ -262,29 +351,69 @@ static uint32_t next_id(skc_client *c)
     }
 }
 
-int skc__send(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t size_hint,
-              int64_t deadline, uint32_t *req_id)
+/* skc__queue, also saying where in the queue the request starts. */
+static int queue_at(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t hint,
+                    uint32_t *req_id, size_t *start)
 {
     size_t len = 0;
     if (c->fd < 0)
         return gone(c);
-    int rc = encode(c, enc, arg, size_hint, &len);
+    int rc = encode(c, enc, arg, hint, &len);
     if (rc)
         return rc;
     uint32_t id = next_id(c);
-    struct skp_header h = {SKP_VERSION, op, 0, 0, id, (uint32_t)len};
-    skp_encode_header(&h, c->out);
-    /* Pending before the write: a reply can arrive while the write waits. */
+    /* Pending before any write: a reply can arrive while the write waits. */
     if ((rc = add_pending(c, id, op)))
         return rc;
-    rc = write_all(c, c->out, SKP_HEADER_SIZE + len, deadline);
-    if (c->out_cap > KEEP_BUFFER) {
-        free(c->out);
-        c->out = NULL;
-        c->out_cap = 0;
+    struct skp_header h = {SKP_VERSION, op, 0, 0, id, (uint32_t)len};
+    skp_encode_header(&h, c->out + c->out_len);
+    *start = c->out_len;
+    c->out_len += SKP_HEADER_SIZE + len;
+    *req_id = id;
+    return 0;
+}
+
+int skc__queue(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t size_hint,
+               uint32_t *req_id)
+{
+    size_t start;
+    return queue_at(c, op, enc, arg, size_hint, req_id, &start);
+}
+
+/* A request that failed to go out is no longer pending. */
+static void unsend(skc_client *c, uint32_t id)
+{
+    struct skc__pending *p = find(c, id);
+    if (p)
+        drop(c, p);
+}
+
+int skc__send(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t size_hint,
+              int64_t deadline, uint32_t *req_id)
+{
+    uint32_t id;
+    size_t start;
+    int rc = queue_at(c, op, enc, arg, size_hint, &id, &start);
+    if (rc)
+        return rc;
+    if ((rc = flush_wait(c, start, deadline))) {
+        unsend(c, id);
+        return rc;
     }
-    if (rc) {
-        skc__forget(c, id);
+    *req_id = id;
+    return 0;
+}
+
+int skc__send_nowait(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, size_t size_hint,
+                     uint32_t *req_id)
+{
+    uint32_t id;
+    int rc = skc__queue(c, op, enc, arg, size_hint, &id);
+    if (rc)
+        return rc;
+    rc = skc__flush(c);
+    if (rc && rc != SKC_EAGAIN) {
+        unsend(c, id); /* the connection closed: no reply can come */
         return rc;
     }
     *req_id = id;
@@ -318,6 +447,9 @@ static int take(skc_client *c, struct skc__pending *p, skc_reply **out)
 
 int skc__recv(skc_client *c, uint32_t req_id, int64_t deadline, skc_reply **out)
 {
+    /* Requests queued in non-blocking mode go out first: ours may be among them. Nothing of
+     * the queue is taken back on a timeout (mine is its end). */
+    int rc = c->out_off < c->out_len ? flush_wait(c, c->out_len, deadline) : 0;
     for (;;) {
         struct skc__pending *p = find(c, req_id);
         if (!p)
@@ -329,9 +461,8 @@ int skc__recv(skc_client *c, uint32_t req_id, int64_t deadline, skc_reply **out)
             return gone(c);
         }
         short rev = 0;
-        int rc = wait_fd(c, POLLIN, deadline, &rev);
-        if (rc == 0)
-            rc = read_some(c);
+        if (rc == 0 && (rc = wait_fd(c, POLLIN, deadline, &rev)) == 0)
+            rc = read_some(c, NULL);
         p = find(c, req_id);
         if (rc && p && p->done)
             return take(c, p, out); /* it arrived just before the error */
@@ -340,4 +471,37 @@ int skc__recv(skc_client *c, uint32_t req_id, int64_t deadline, skc_reply **out)
         if (rc)
             return rc;
     }
+}
+
+int skc__try_recv(skc_client *c, uint32_t req_id, skc_reply **out)
+{
+    for (;;) {
+        struct skc__pending *p = find(c, req_id);
+        if (!p)
+            return skc__fail(c, SKC_EINVAL, "no request %u is pending", (unsigned)req_id);
+        if (p->done)
+            return take(c, p, out);
+        if (c->fd < 0) {
+            drop(c, p);
+            return gone(c);
+        }
+        int got = 0, rc = skc__flush(c); /* ours may still be queued */
+        if (rc == 0 || rc == SKC_EAGAIN)
+            rc = read_some(c, &got);
+        p = find(c, req_id);
+        if (p && p->done)
+            return take(c, p, out);
+        if (rc && p)
+            drop(c, p);
+        if (rc)
+            return rc;
+        if (!got)
+            return skc__fail(c, SKC_EAGAIN, "the reply to request %u has not arrived yet",
+                             (unsigned)req_id);
+    }
+}
+
+int skc__read(skc_client *c)
+{
+    return read_some(c, NULL);
 }

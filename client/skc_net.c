@@ -1,5 +1,6 @@
-/* Connecting: URI parsing, getaddrinfo, non-blocking connect bounded by a deadline. The
- * socket stays non-blocking for its whole life; skc_io.c waits with poll(). */
+/* Connecting: URI parsing, getaddrinfo, non-blocking connect, bounded by a deadline for the
+ * blocking client or left in progress for skc_async. The socket stays non-blocking for its
+ * whole life; skc_io.c waits with poll(). */
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -15,6 +16,16 @@
 
 #include "skc_int.h"
 
+#define MAX_ADDRS 16
+
+/* Where a URI leads: the addresses to try, in order. */
+struct addrs {
+    struct sockaddr_storage a[MAX_ADDRS];
+    socklen_t len[MAX_ADDRS];
+    int n;
+    char where[300]; /* the URI without its scheme, for messages */
+};
+
 static int sys_fail(skc_client *c, int fd, const char *what, const char *where)
 {
     char buf[128];
@@ -29,13 +40,28 @@ static int new_socket(skc_client *c, int family, const char *where, int *fd)
     *fd = socket(family, SOCK_STREAM, 0);
     if (*fd < 0)
         return sys_fail(c, -1, "socket for", where);
-    int fl = fcntl(*fd, F_GETFL);
+    int fl = fcntl(*fd, F_GETFL), one = 1;
     if (fl < 0 || fcntl(*fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(*fd, F_SETFD, FD_CLOEXEC) < 0)
         return sys_fail(c, *fd, "fcntl on the socket for", where);
+    if (family != AF_UNIX && setsockopt(*fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0)
+        return sys_fail(c, *fd, "TCP_NODELAY for", where);
     return 0;
 }
 
-/* Waits for an in-progress connect to finish; 0 when it succeeded. */
+/* One connect() on fd: 0 connected, 1 in progress, SKC_EAGAIN when a unix socket's listen
+ * queue is full (try again on the same fd), or an error (fd closed). */
+static int try_connect(skc_client *c, int fd, const struct addrs *as, int i)
+{
+    if (connect(fd, (const struct sockaddr *)&as->a[i], as->len[i]) == 0)
+        return 0;
+    if (errno == EINPROGRESS || errno == EINTR)
+        return 1; /* after EINTR the connect goes on in the background */
+    if (errno == EAGAIN)
+        return SKC_EAGAIN;
+    return sys_fail(c, fd, "connecting to", as->where);
+}
+
+/* Waits for an in-progress connect to finish; 0 when it succeeded (else fd is closed). */
 static int finish_connect(skc_client *c, int fd, const char *where, int64_t deadline)
 {
     struct pollfd p = {.fd = fd, .events = POLLOUT};
@@ -74,31 +100,20 @@ static int backoff(skc_client *c, int fd, const char *where, int64_t deadline)
     return 0;
 }
 
-static int connect_addr(skc_client *c, const struct sockaddr *sa, socklen_t salen,
-                        const char *where, int64_t deadline)
+/* Connects c->fd to address i of as before the deadline. */
+static int connect_addr(skc_client *c, const struct addrs *as, int i, int64_t deadline)
 {
-    int fd, rc = new_socket(c, sa->sa_family, where, &fd);
-    if (rc)
-        return rc;
-    while (connect(fd, sa, salen) < 0) {
-        if (errno == EINPROGRESS || errno == EINTR) {
-            if ((rc = finish_connect(c, fd, where, deadline)))
-                return rc;
-            break;
-        }
-        if (errno != EAGAIN)
-            return sys_fail(c, fd, "connecting to", where);
-        if ((rc = backoff(c, fd, where, deadline)))
-            return rc;
-    }
-    int one = 1;
-    if (sa->sa_family != AF_UNIX && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) < 0)
-        return sys_fail(c, fd, "TCP_NODELAY for", where);
-    c->fd = fd;
-    return 0;
+    int fd, rc = new_socket(c, as->a[i].ss_family, as->where, &fd);
+    while (rc == 0 && (rc = try_connect(c, fd, as, i)) == SKC_EAGAIN)
+        rc = backoff(c, fd, as->where, deadline);
+    if (rc == 1)
+        rc = finish_connect(c, fd, as->where, deadline);
+    if (rc == 0)
+        c->fd = fd;
+    return rc;
 }
 
-static int dial_unix(skc_client *c, const char *path, int64_t deadline)
+static int resolve_unix(skc_client *c, const char *path, struct addrs *as)
 {
     struct sockaddr_un sun;
     memset(&sun, 0, sizeof sun);
@@ -110,7 +125,11 @@ static int dial_unix(skc_client *c, const char *path, int64_t deadline)
                          sizeof sun.sun_path - 1);
     sun.sun_family = AF_UNIX;
     memcpy(sun.sun_path, path, len);
-    return connect_addr(c, (const struct sockaddr *)&sun, (socklen_t)sizeof sun, path, deadline);
+    memcpy(&as->a[0], &sun, sizeof sun);
+    as->len[0] = (socklen_t)sizeof sun;
+    as->n = 1;
+    snprintf(as->where, sizeof as->where, "%s", path);
+    return 0;
 }
 
 /* Splits "host:port" or "[v6]:port" into host and port (both NUL-terminated in buf). */
@@ -139,19 +158,7 @@ static int split_host_port(char *buf, char **host, char **port)
     return v >= 1 && v <= 65535 ? 0 : -1;
 }
 
-static int try_addrs(skc_client *c, const struct addrinfo *list, const char *where,
-                     int64_t deadline)
-{
-    int rc = SKC_EIO;
-    for (const struct addrinfo *ai = list; ai; ai = ai->ai_next) {
-        rc = connect_addr(c, ai->ai_addr, ai->ai_addrlen, where, deadline);
-        if (rc == 0 || rc == SKC_ETIMEOUT)
-            break;
-    }
-    return rc;
-}
-
-static int dial_tcp(skc_client *c, const char *hostport, int64_t deadline)
+static int resolve_tcp(skc_client *c, const char *hostport, struct addrs *as)
 {
     char buf[300];
     char *host, *port;
@@ -173,19 +180,79 @@ static int dial_tcp(skc_client *c, const char *hostport, int64_t deadline)
         return skc__fail(c, SKC_EIO, "resolving %s: %s", host,
                          g == EAI_SYSTEM ? skc__errno_str(errno, why, sizeof why)
                                          : gai_strerror(g));
-    int rc = try_addrs(c, list, hostport, deadline);
+    as->n = 0;
+    for (const struct addrinfo *ai = list; ai && as->n < MAX_ADDRS; ai = ai->ai_next) {
+        if (ai->ai_addrlen > sizeof as->a[0])
+            continue;
+        memcpy(&as->a[as->n], ai->ai_addr, ai->ai_addrlen);
+        as->len[as->n++] = ai->ai_addrlen;
+    }
     freeaddrinfo(list);
-    return rc;
+    snprintf(as->where, sizeof as->where, "%s", hostport);
+    return as->n ? 0 : skc__fail(c, SKC_EIO, "resolving %s: no usable address", host);
 }
 
-int skc__dial(skc_client *c, const char *uri, int64_t deadline)
+static int resolve(skc_client *c, const char *uri, struct addrs *as)
 {
     if (!uri)
         return skc__fail(c, SKC_EINVAL, "no URI: use unix:/path or tcp://host:port");
     if (strncmp(uri, "unix:", 5) == 0)
-        return dial_unix(c, uri + 5, deadline);
+        return resolve_unix(c, uri + 5, as);
     if (strncmp(uri, "tcp://", 6) == 0)
-        return dial_tcp(c, uri + 6, deadline);
+        return resolve_tcp(c, uri + 6, as);
     return skc__fail(c, SKC_EINVAL, "unsupported URI \"%s\": use unix:/path or tcp://host:port",
                      uri);
+}
+
+int skc__dial(skc_client *c, const char *uri, int64_t deadline)
+{
+    struct addrs as;
+    int rc = resolve(c, uri, &as);
+    for (int i = 0; rc == 0 && i < as.n; i++) {
+        rc = connect_addr(c, &as, i, deadline);
+        if (rc == 0 || rc == SKC_ETIMEOUT)
+            break;
+    }
+    return rc;
+}
+
+int skc__dial_start(skc_client *c, const char *uri)
+{
+    struct addrs as;
+    int rc = resolve(c, uri, &as);
+    if (rc)
+        return rc;
+    rc = SKC_EIO;
+    for (int i = 0; i < as.n && rc < 0; i++) {
+        int fd;
+        if ((rc = new_socket(c, as.a[i].ss_family, as.where, &fd)))
+            continue;
+        rc = try_connect(c, fd, &as, i);
+        if (rc == SKC_EAGAIN) {
+            /* Without a loop of our own there is no retrying later: say it plainly. */
+            close(fd);
+            rc = skc__fail(c, SKC_EIO, "connecting to %s: its listen queue is full", as.where);
+        }
+        if (rc >= 0)
+            c->fd = fd;
+    }
+    return rc;
+}
+
+int skc__dial_done(skc_client *c)
+{
+    int soerr = 0;
+    socklen_t len = sizeof soerr;
+    struct sockaddr_storage peer;
+    socklen_t plen = sizeof peer;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len) < 0)
+        soerr = errno;
+    if (!soerr && getpeername(c->fd, (struct sockaddr *)&peer, &plen) == 0)
+        return 0;
+    if (!soerr && errno == ENOTCONN)
+        return 1; /* woken before the connect ended */
+    char buf[128];
+    skc__errno_str(soerr ? soerr : errno, buf, sizeof buf);
+    skc__close(c, "connecting to %s: %s", c->uri ? c->uri : "the server", buf);
+    return skc__fail(c, SKC_EIO, "%s", c->gone);
 }

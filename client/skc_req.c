@@ -1,6 +1,6 @@
-/* Requests (PROTOCOL.md "Messages"): argument checks, body encoders, and the public blocking
- * and pipelined calls built from them. The library checks only what it needs to encode a
- * request (counts, lengths, field ranges); the daemon judges the meaning. */
+/* Requests (PROTOCOL.md "Messages"): argument checks, body encoders, and the public blocking,
+ * pipelined and asynchronous calls built from them. The library checks only what it needs to
+ * encode a request (counts, lengths, field ranges); the daemon judges the meaning. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,7 +14,8 @@ _Static_assert(SKC_EVAL_LOOP == SKP_EVAL_LOOP && SKC_EVAL_REVERSE == SKP_EVAL_RE
                    SKC_EVAL_MS == SKP_EVAL_MS && SKC_EVAL_Y_DOWN == SKP_EVAL_Y_DOWN,
                "skc.h evaluation flags match the protocol's");
 _Static_assert(SKC_MAX_ANIMS == SKP_MAX_ANIMS && SKC_MAX_STYLES == SKP_MAX_STYLES &&
-                   SKC_PNG_FAST == SKP_PNG_FAST && (int)SKC_TARGET_INSTANCE == SKP_TARGET_INSTANCE &&
+                   SKC_PNG_FAST == SKP_PNG_FAST &&
+                   (int)SKC_TARGET_INSTANCE == SKP_TARGET_INSTANCE &&
                    (int)SKC_CAMERA_EXPLICIT == SKP_CAMERA_EXPLICIT &&
                    (int)SKC_FORMAT_RGBA == SKP_FORMAT_RGBA,
                "skc.h limits and enums match the protocol's");
@@ -207,6 +208,8 @@ static int send_req(skc_client *c, uint8_t op, skc__encoder enc, const void *arg
     int rc = check_ptr(c, req_id, "req_id");
     if (rc)
         return rc;
+    if (c->nonblock)
+        return skc__send_nowait(c, op, enc, arg, hint, req_id);
     return skc__send(c, op, enc, arg, hint, skc__deadline(c->io_timeout_ms), req_id);
 }
 
@@ -235,6 +238,14 @@ static int call(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, si
     return call_until(c, op, enc, arg, hint, skc__deadline(c->io_timeout_ms), out);
 }
 
+void skc__hello_reply(skc_client *c, const skc_reply *r)
+{
+    uint32_t max;
+    const char *name = skc__reply_hello(r, &c->server_version, &max);
+    snprintf(c->server_name, sizeof c->server_name, "%s", name);
+    c->server_max = max == 0 || max > SKP_MAX_FRAME ? SKP_MAX_FRAME : max;
+}
+
 int skc__hello(skc_client *c, const char *token, int64_t deadline)
 {
     skc_reply *rep = NULL;
@@ -242,12 +253,15 @@ int skc__hello(skc_client *c, const char *token, int64_t deadline)
     int rc = call_until(c, SKP_OP_HELLO, enc_hello, token, hint, deadline, &rep);
     if (rc)
         return rc;
-    uint32_t max;
-    const char *name = skc__reply_hello(rep, &c->server_version, &max);
-    snprintf(c->server_name, sizeof c->server_name, "%s", name);
-    c->server_max = max == 0 || max > SKP_MAX_FRAME ? SKP_MAX_FRAME : max;
+    skc__hello_reply(c, rep);
     skc_reply_free(rep);
     return 0;
+}
+
+int skc__queue_hello(skc_client *c, const char *token, uint32_t *req_id)
+{
+    size_t hint = 8 + (token ? strlen(token) : 0);
+    return skc__queue(c, SKP_OP_HELLO, enc_hello, token, hint, req_id);
 }
 
 /* ---- public: blocking ----------------------------------------------------------------- */
@@ -466,7 +480,11 @@ int skc_recv(skc_client *c, uint32_t req_id, skc_reply **out)
 {
     skc_reply *rep = NULL;
     int rc = start(c);
-    if (rc || (rc = skc__recv(c, req_id, skc__deadline(c->io_timeout_ms), &rep)))
+    if (rc)
+        return rc;
+    rc = c->nonblock ? skc__try_recv(c, req_id, &rep)
+                     : skc__recv(c, req_id, skc__deadline(c->io_timeout_ms), &rep);
+    if (rc)
         return rc;
     if (out)
         *out = rep;
@@ -484,4 +502,125 @@ int skc_discard(skc_client *c, uint32_t req_id)
 size_t skc_pending(const skc_client *c)
 {
     return c ? c->npend : 0;
+}
+
+int skc_flush(skc_client *c)
+{
+    int rc = start(c);
+    if (rc)
+        return rc;
+    if (!c->nonblock)
+        return skc__flush_wait(c, skc__deadline(c->io_timeout_ms));
+    rc = skc__flush(c);
+    if (rc == SKC_EAGAIN)
+        skc__fail(c, rc, "%zu request bytes wait for the socket", c->out_len - c->out_off);
+    return rc;
+}
+
+/* ---- public: asynchronous ------------------------------------------------------------- */
+/* Checked like the pipelined calls, then queued with the callback (skc_async.c). */
+
+/* The async handle's client for the checks; NULL (SKC_EINVAL) for a NULL handle. */
+static skc_client *astart(skc_async *ac)
+{
+    skc_client *c = ac ? skc__async_client(ac) : NULL;
+    if (c)
+        skc__begin(c);
+    return c;
+}
+
+int skc_async_ping(skc_async *ac, const void *payload, size_t len, skc_async_cb cb, void *privdata)
+{
+    struct blob b = {payload, len};
+    skc_client *c = astart(ac);
+    int rc = c ? check_ping(c, payload, len) : SKC_EINVAL;
+    return rc ? rc : skc__async_queue(ac, SKP_OP_PING, enc_blob, &b, len + 4, cb, privdata);
+}
+
+int skc_async_load_path(skc_async *ac, const char *path, skc_async_cb cb, void *privdata)
+{
+    skc_client *c = astart(ac);
+    int rc = c ? check_ptr(c, path, "path") : SKC_EINVAL;
+    return rc ? rc
+              : skc__async_queue(ac, SKP_OP_LOAD_PATH, enc_str, path, strlen(path) + 2, cb,
+                                 privdata);
+}
+
+int skc_async_load_bytes(skc_async *ac, const void *skf, size_t len, skc_async_cb cb,
+                         void *privdata)
+{
+    struct blob b = {skf, len};
+    skc_client *c = astart(ac);
+    int rc = c ? check_ptr(c, skf, "skf") : SKC_EINVAL;
+    return rc ? rc : skc__async_queue(ac, SKP_OP_LOAD_BYTES, enc_blob, &b, len + 4, cb, privdata);
+}
+
+/* UNLOAD, INFO and INSTANCE_NEW: a body of one armature id. */
+static int async_id(skc_async *ac, uint8_t op, const unsigned char *id, skc_async_cb cb,
+                    void *privdata)
+{
+    skc_client *c = astart(ac);
+    int rc = c ? check_ptr(c, id, "id") : SKC_EINVAL;
+    return rc ? rc : skc__async_queue(ac, op, enc_id, id, SKP_ID_SIZE, cb, privdata);
+}
+
+int skc_async_unload(skc_async *ac, const unsigned char id[SKC_ID_SIZE], skc_async_cb cb,
+                     void *privdata)
+{
+    return async_id(ac, SKP_OP_UNLOAD, id, cb, privdata);
+}
+
+int skc_async_info(skc_async *ac, const unsigned char id[SKC_ID_SIZE], skc_async_cb cb,
+                   void *privdata)
+{
+    return async_id(ac, SKP_OP_INFO, id, cb, privdata);
+}
+
+int skc_async_instance_new(skc_async *ac, const unsigned char id[SKC_ID_SIZE], skc_async_cb cb,
+                           void *privdata)
+{
+    return async_id(ac, SKP_OP_INSTANCE_NEW, id, cb, privdata);
+}
+
+int skc_async_instance_free(skc_async *ac, uint32_t instance, skc_async_cb cb, void *privdata)
+{
+    skc_client *c = astart(ac);
+    return c ? skc__async_queue(ac, SKP_OP_INSTANCE_FREE, enc_u32, &instance, 4, cb, privdata)
+             : SKC_EINVAL;
+}
+
+/* POSE and MESH: one evaluation request. */
+static int async_eval(skc_async *ac, uint8_t op, const skc_eval *ev, skc_async_cb cb,
+                      void *privdata)
+{
+    skc_client *c = astart(ac);
+    int rc = c ? check_eval(c, ev) : SKC_EINVAL;
+    return rc ? rc : skc__async_queue(ac, op, enc_eval, ev, 512, cb, privdata);
+}
+
+int skc_async_pose(skc_async *ac, const skc_eval *ev, skc_async_cb cb, void *privdata)
+{
+    return async_eval(ac, SKP_OP_POSE, ev, cb, privdata);
+}
+
+int skc_async_mesh(skc_async *ac, const skc_eval *ev, skc_async_cb cb, void *privdata)
+{
+    return async_eval(ac, SKP_OP_MESH, ev, cb, privdata);
+}
+
+int skc_async_render(skc_async *ac, const skc_eval *ev, const skc_render_opts *ro, skc_async_cb cb,
+                     void *privdata)
+{
+    struct eval_render er = {ev, ro};
+    skc_client *c = astart(ac);
+    int rc = c ? check_eval(c, ev) : SKC_EINVAL;
+    if (rc || (rc = check_render(c, ro)))
+        return rc;
+    return skc__async_queue(ac, SKP_OP_RENDER, enc_eval_render, &er, 1024, cb, privdata);
+}
+
+int skc_async_stats(skc_async *ac, skc_async_cb cb, void *privdata)
+{
+    skc_client *c = astart(ac);
+    return c ? skc__async_queue(ac, SKP_OP_STATS, enc_empty, NULL, 0, cb, privdata) : SKC_EINVAL;
 }

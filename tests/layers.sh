@@ -2,7 +2,8 @@
 # The dependency rules of STYLE.md, checked on the sources: the engine includes no libuv,
 # protocol or server header; proto/ no libuv; worker code (work.c, job.h, work.h) nothing of
 # the loop, the connections or dispatch; the connection layer nothing of dispatch; the client
-# nothing of the daemon. Dependencies run one way: server -> dispatch -> conn, work -> engine.
+# nothing of the daemon, and libskc nothing of libuv (its adapter skc_uv.h is header-only).
+# Dependencies run one way: server -> dispatch -> conn, work -> engine.
 set -u
 src=${SKELD_SRCDIR:-.}
 fail=0
@@ -25,6 +26,8 @@ forbid 'uv\.h|server\.h|dispatch\.h|conn\.h|pool\.h' daemon/work.c daemon/work.h
 forbid 'dispatch\.h|server\.h|work\.h' daemon/conn.c daemon/conn.h
 forbid 'server\.h' daemon/dispatch.c daemon/dispatch.h
 forbid '(\.\./)?daemon/.*|engine/.*' client/*.c client/*.h
+# libskc links no libuv: only the header-only adapter skc_uv.h includes uv.h.
+forbid 'uv\.h|skc_uv\.h' client/*.c client/skc.h client/skc_int.h
 # and the checker can fail: a rule of its own on a file it knows holds the include
 if ! grep -qE '^#include "conn.h"' daemon/dispatch.h; then
     echo "layers: dispatch.h no longer includes conn.h: update this script"

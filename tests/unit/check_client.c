@@ -6,6 +6,7 @@
 #include <check.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -681,15 +682,19 @@ END_TEST
 /* Echoes every request as it reads it. The client sends its whole batch before reading any
  * reply, so once the socket buffers fill the server blocks on its writes and stops reading:
  * the client's sends must drain replies to get through. */
-static void script_batch(struct fake *f, int fd)
+static void script_batch_body(struct fake *f, int fd)
 {
     struct skp_header h;
     uint8_t body[BODY_MAX];
-    if (srv_hello(f, fd))
-        return;
     while (srv_read(fd, &h, body) == 0)
         if (srv_reply(fd, h.opcode, 0, h.id, body, h.body_len))
             return;
+}
+
+static void script_batch(struct fake *f, int fd)
+{
+    if (srv_hello(f, fd) == 0)
+        script_batch_body(f, fd);
 }
 
 START_TEST(pipelined_batch_discard)
@@ -1012,6 +1017,702 @@ START_TEST(connect_timeout_queue_full)
 }
 END_TEST
 
+/* ---- version and ids -------------------------------------------------------------------- */
+
+START_TEST(version_agrees)
+{
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", SKC_VERSION_MAJOR, SKC_VERSION_MINOR,
+             SKC_VERSION_PATCH);
+    ck_assert_str_eq(skc_version(), want);
+    ck_assert_int_eq(skc_version_number(), SKC_VERSION_NUMBER);
+    ck_assert_int_eq(SKC_VERSION_NUMBER,
+                     SKC_VERSION_MAJOR * 10000 + SKC_VERSION_MINOR * 100 + SKC_VERSION_PATCH);
+    ck_assert(SKC_VERSION_MINOR < 100 && SKC_VERSION_PATCH < 100);
+    ck_assert(SKC_VERSION_NUMBER >= 200); /* 0.2.0 brought this function */
+}
+END_TEST
+
+/* FIPS 180-2's "abc" and the empty message. */
+static const char SHA_ABC[] = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+static const char SHA_EMPTY[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+
+START_TEST(id_of_known_digests)
+{
+    unsigned char id[SKC_ID_SIZE], back[SKC_ID_SIZE];
+    char hex[SKC_ID_HEX_SIZE];
+    ck_assert_int_eq(skc_id_of("abc", 3, id), 0);
+    ck_assert_str_eq(skc_id_to_hex(hex, id), SHA_ABC);
+    ck_assert_int_eq(skc_id_from_hex(back, hex), 0);
+    ck_assert(memcmp(back, id, SKC_ID_SIZE) == 0);
+    ck_assert_int_eq(skc_id_of(NULL, 0, id), 0);
+    ck_assert_ptr_eq(skc_id_to_hex(hex, id), hex);
+    ck_assert_str_eq(hex, SHA_EMPTY);
+    /* A million bytes: the digest is not limited to small inputs. */
+    enum { BIG = 1000000 };
+    char *a = malloc(BIG);
+    ck_assert_ptr_nonnull(a);
+    memset(a, 'a', BIG);
+    ck_assert_int_eq(skc_id_of(a, BIG, id), 0);
+    free(a);
+    ck_assert_str_eq(skc_id_to_hex(hex, id),
+                     "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    memset(back, 7, sizeof back);
+    ck_assert_int_eq(skc_id_of(NULL, 1, back), SKC_EINVAL);
+    ck_assert_int_eq(skc_id_of("abc", 3, NULL), SKC_EINVAL);
+    ck_assert_uint_eq(back[0], 7);
+    ck_assert_ptr_null(skc_id_to_hex(NULL, id));
+    ck_assert_ptr_null(skc_id_to_hex(hex, NULL));
+}
+END_TEST
+
+START_TEST(id_from_hex_is_strict)
+{
+    unsigned char id[SKC_ID_SIZE];
+    char buf[80];
+    static const char *const bad[] = {
+        "",
+        "ba7816bf",
+        /* one digit short, one too many */
+        "a7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad0",
+        /* uppercase, a non-hex letter, a space, a sign */
+        "BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD",
+        "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ag",
+        "ba7816bf8f01cfea414140de5dae2223 00361a396177a9cb410ff61f20015ad",
+        "+a7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad",
+    };
+    memset(id, 0x5a, sizeof id);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(skc_id_from_hex(id, bad[i]) == SKC_EINVAL, "accepted \"%s\"", bad[i]);
+    /* Trailing text after 64 good digits. */
+    snprintf(buf, sizeof buf, "%s\n", SHA_ABC);
+    ck_assert_int_eq(skc_id_from_hex(id, buf), SKC_EINVAL);
+    ck_assert_int_eq(skc_id_from_hex(id, NULL), SKC_EINVAL);
+    ck_assert_int_eq(skc_id_from_hex(NULL, SHA_ABC), SKC_EINVAL);
+    for (int i = 0; i < SKC_ID_SIZE; i++)
+        ck_assert_uint_eq(id[i], 0x5a); /* untouched by every failure */
+    ck_assert_int_eq(skc_id_from_hex(id, SHA_ABC), 0);
+    ck_assert(id[0] == 0xba && id[31] == 0xad);
+}
+END_TEST
+
+/* ---- non-blocking mode ----------------------------------------------------------------- */
+
+/* The test opens the gate (one byte into a pipe) when the server may go on. */
+static int g_gate[2] = {-1, -1};
+
+static void gate_make(void)
+{
+    ck_assert_int_eq(pipe(g_gate), 0);
+}
+
+static void gate_wait(void)
+{
+    char b;
+    while (read(g_gate[0], &b, 1) < 0 && errno == EINTR)
+        ;
+}
+
+static void gate_open(void)
+{
+    ck_assert_int_eq(write(g_gate[1], "g", 1), 1);
+}
+
+static void gate_close(void)
+{
+    close(g_gate[0]);
+    close(g_gate[1]);
+}
+
+/* HELLO, one PING read, the gate, then its echo; then echo every PING until the end. */
+static void script_gated_echo(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX];
+    if (srv_hello(f, fd) || srv_read(fd, &h, body))
+        return;
+    gate_wait();
+    srv_reply(fd, SKP_OP_PING, 0, h.id, body, h.body_len);
+    while (srv_read(fd, &h, body) == 0)
+        srv_reply(fd, SKP_OP_PING, 0, h.id, body, h.body_len);
+}
+
+/* poll() on the client's socket, bounded (an upper limit, never a pace). */
+static void wait_ready(int fd, short events)
+{
+    struct pollfd p = {fd, events, 0};
+    int n;
+    do
+        n = poll(&p, 1, 20000);
+    while (n < 0 && errno == EINTR);
+    ck_assert_msg(n == 1, "the socket was not ready within 20 s");
+}
+
+START_TEST(nonblocking_recv_again)
+{
+    struct fake f;
+    gate_make();
+    fake_start(&f, script_gated_echo);
+    skc_client *c = connect_to(&f, NULL);
+    ck_assert_int_ge(skc_fd(c), 0);
+    ck_assert_int_eq(skc_set_nonblocking(c, 1), 0);
+    uint32_t id;
+    ck_assert_int_eq(skc_send_ping(c, "nb", 2, &id), 0);
+    ck_assert_int_eq(skc_flush(c), 0);
+    /* The server holds the echo until the gate opens: the reply cannot be there. */
+    ck_assert_int_eq(skc_recv(c, id, NULL), SKC_EAGAIN);
+    ck_assert_ptr_nonnull(strstr(skc_errmsg(c), "not arrived"));
+    ck_assert_uint_eq(skc_pending(c), 1);
+    gate_open();
+    skc_reply *rep = NULL;
+    int rc;
+    while ((rc = skc_recv(c, id, &rep)) == SKC_EAGAIN)
+        wait_ready(skc_fd(c), POLLIN);
+    ck_assert_msg(rc == 0, "%s", skc_errmsg(c));
+    size_t len;
+    ck_assert(memcmp(skc_reply_payload(rep, &len), "nb", 2) == 0 && len == 2);
+    skc_reply_free(rep);
+    /* The blocking calls still wait, in non-blocking mode too. */
+    ck_assert_int_eq(skc_ping(c, "blocking", 8), 0);
+    ck_assert_int_eq(skc_set_nonblocking(NULL, 1), SKC_EINVAL);
+    ck_assert_int_eq(skc_fd(NULL), -1);
+    skc_free(c);
+    fake_stop(&f);
+    gate_close();
+}
+END_TEST
+
+/* HELLO, then nothing is read until the gate opens; then every request is echoed. */
+static void script_gated_batch(struct fake *f, int fd)
+{
+    if (srv_hello(f, fd))
+        return;
+    gate_wait();
+    script_batch_body(f, fd);
+}
+
+START_TEST(nonblocking_queue_and_flush)
+{
+    struct fake f;
+    gate_make();
+    fake_start(&f, script_gated_batch);
+    skc_client *c = connect_to(&f, NULL);
+    ck_assert_int_eq(skc_set_nonblocking(c, 1), 0);
+    enum { MAX = 20000 };
+    static uint32_t ids[MAX];
+    uint8_t payload[SKC_MAX_PING];
+    int n = 0, flushed;
+    /* The server reads nothing: sends pile up in the socket, then in the handle's queue. */
+    do {
+        memset(payload, n & 0xff, sizeof payload);
+        ck_assert_msg(skc_send_ping(c, payload, sizeof payload, &ids[n]) == 0, "%d: %s", n,
+                      skc_errmsg(c));
+        n++;
+    } while ((flushed = skc_flush(c)) == 0 && n < MAX);
+    ck_assert_msg(flushed == SKC_EAGAIN, "the socket took %d requests without filling up", n);
+    /* A few more only queue. */
+    for (int i = 0; i < 8; i++, n++)
+        ck_assert_int_eq(skc_send_ping(c, "queued", 6, &ids[n]), 0);
+    ck_assert_uint_eq(skc_pending(c), (size_t)n);
+    gate_open();
+    for (int i = 0; i < n; i++) {
+        skc_reply *rep = NULL;
+        int rc;
+        while ((rc = skc_recv(c, ids[i], &rep)) == SKC_EAGAIN)
+            wait_ready(skc_fd(c), skc_flush(c) == SKC_EAGAIN ? POLLIN | POLLOUT : POLLIN);
+        ck_assert_msg(rc == 0, "%d: %s", i, skc_errmsg(c));
+        size_t len;
+        const uint8_t *p = skc_reply_payload(rep, &len);
+        if (i < n - 8)
+            ck_assert(len == sizeof payload && p[0] == (i & 0xff));
+        else
+            ck_assert(len == 6 && memcmp(p, "queued", 6) == 0);
+        skc_reply_free(rep);
+    }
+    ck_assert_uint_eq(skc_pending(c), 0);
+    ck_assert_int_eq(skc_flush(c), 0);
+    skc_free(c);
+    fake_stop(&f);
+    gate_close();
+}
+END_TEST
+
+/* ---- reconnect ---------------------------------------------------------------------------- */
+
+START_TEST(reconnect_after_failed_connect)
+{
+    struct fake f;
+    memset(&f, 0, sizeof f);
+    fake_listen_unix(&f); /* bound, not listening yet: connects are refused */
+    skc_options o = {f.uri, "sekrit", 2000, 5000, 0};
+    skc_client *c = NULL;
+    ck_assert_int_eq(skc_connect(&c, &o), SKC_EIO);
+    ck_assert_int_eq(skc_reconnect(c), SKC_EIO);
+    ck_assert_int_eq(skc_fd(c), -1);
+    f.token = "sekrit"; /* the token must come again with the new HELLO */
+    fake_run(&f, script_echo, 8);
+    ck_assert_msg(skc_reconnect(c) == 0, "%s", skc_errmsg(c));
+    ck_assert_str_eq(skc_server_name(c), "fake 1.0");
+    ck_assert_int_eq(skc_ping(c, "again", 5), 0);
+    skc_free(c);
+    fake_stop(&f);
+    ck_assert_int_eq(skc_reconnect(NULL), SKC_EINVAL);
+    c = NULL;
+    ck_assert_int_eq(skc_connect(&c, NULL), SKC_EINVAL);
+    ck_assert_int_eq(skc_reconnect(c), SKC_EINVAL); /* no URI to go back to */
+    skc_free(c);
+}
+END_TEST
+
+/* ---- asynchronous API, driven by a poll() loop written here --------------------------- */
+
+/* The smallest event loop: the hooks record what the library wants watched. */
+struct loop {
+    skc_async *ac; /* NULL once the handle let go (cleanup) */
+    int rd, wr;
+    long timer_ms; /* -1: none */
+    int cleanups;
+};
+
+static void lp_add_read(void *d)
+{
+    ((struct loop *)d)->rd = 1;
+}
+
+static void lp_del_read(void *d)
+{
+    ((struct loop *)d)->rd = 0;
+}
+
+static void lp_add_write(void *d)
+{
+    ((struct loop *)d)->wr = 1;
+}
+
+static void lp_del_write(void *d)
+{
+    ((struct loop *)d)->wr = 0;
+}
+
+static void lp_set_timer(void *d, long ms)
+{
+    ((struct loop *)d)->timer_ms = ms;
+}
+
+static void lp_cleanup(void *d)
+{
+    struct loop *l = d;
+    l->ac = NULL;
+    l->cleanups++;
+}
+
+static void loop_attach(struct loop *l, skc_async *ac, int with_timer)
+{
+    memset(l, 0, sizeof *l);
+    l->ac = ac;
+    l->timer_ms = -1;
+    skc_async_events ev = {l,
+                           lp_add_read,
+                           lp_del_read,
+                           lp_add_write,
+                           lp_del_write,
+                           with_timer ? lp_set_timer : NULL,
+                           lp_cleanup};
+    ck_assert_msg(skc_async_attach(ac, &ev) == 0, "%s", skc_async_errmsg(ac));
+}
+
+/* Runs until the handle ends (20 s at most: a bound, not a pace). The timer is simply the
+ * poll timeout: one handle, one timer. */
+static void loop_run(struct loop *l)
+{
+    for (int turns = 0; l->ac; turns++) {
+        ck_assert_msg(turns < 100000, "the loop did not end");
+        struct pollfd p = {skc_async_fd(l->ac),
+                           (short)((l->rd ? POLLIN : 0) | (l->wr ? POLLOUT : 0)), 0};
+        long wait = l->timer_ms >= 0 && l->timer_ms < 20000 ? l->timer_ms : 20000;
+        int n = poll(&p, 1, (int)wait);
+        ck_assert_msg(n >= 0 || errno == EINTR, "poll: %s", strerror(errno));
+        if (n == 0) {
+            ck_assert_msg(l->timer_ms >= 0, "nothing happened for 20 s");
+            l->timer_ms = -1;
+            skc_async_handle_timeout(l->ac);
+            continue;
+        }
+        if (n > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)))
+            skc_async_handle_read(l->ac);
+        if (n > 0 && l->ac && (p.revents & (POLLOUT | POLLERR)))
+            skc_async_handle_write(l->ac);
+    }
+}
+
+/* What the callbacks saw. */
+struct seen {
+    int connect_calls, connect_err;
+    int disconnect_calls, disconnect_err, disconnect_status;
+    char disconnect_msg[256];
+    int n;         /* replies (or errors) so far */
+    int order[16]; /* privdata index of each, in arrival order */
+    int err[16], status[16];
+    char text[16][256];   /* payload (PING) or message (error) */
+    int free_at;          /* skc_async_free in the callback of this index (-1: never) */
+    int disconnect_after; /* skc_async_disconnect once this many came (0: never) */
+    int late_rc;          /* what a request sent from a callback after the end got */
+};
+
+static struct seen g_seen;
+static const int g_index[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+
+static void seen_reset(void)
+{
+    memset(&g_seen, 0, sizeof g_seen);
+    g_seen.free_at = -1;
+    g_seen.connect_err = g_seen.disconnect_err = 1; /* not an SKC code: "not called" */
+}
+
+static void on_connect(skc_async *ac, int err)
+{
+    g_seen.connect_calls++;
+    g_seen.connect_err = err;
+}
+
+static void on_disconnect(skc_async *ac, int err)
+{
+    g_seen.disconnect_calls++;
+    g_seen.disconnect_err = err;
+    g_seen.disconnect_status = skc_async_status(ac);
+    snprintf(g_seen.disconnect_msg, sizeof g_seen.disconnect_msg, "%s", skc_async_errmsg(ac));
+    g_seen.late_rc = skc_async_ping(ac, "late", 4, NULL, NULL);
+}
+
+static void on_reply(skc_async *ac, int err, skc_reply *r, void *privdata)
+{
+    int i = *(const int *)privdata, k = g_seen.n++;
+    ck_assert_int_lt(k, 16);
+    g_seen.order[k] = i;
+    g_seen.err[i] = err;
+    g_seen.status[i] = skc_async_status(ac);
+    if (err == 0 && skc_reply_op(r) == SKC_OP_PING) {
+        size_t len;
+        const char *p = skc_reply_payload(r, &len);
+        snprintf(g_seen.text[i], sizeof g_seen.text[i], "%.*s", (int)len, p);
+    } else if (err == 0 && skc_reply_op(r) == SKC_OP_STATS) {
+        uint32_t n;
+        snprintf(g_seen.text[i], sizeof g_seen.text[i], "%s", skc_reply_counters(r, &n)[0].name);
+    } else if (err) {
+        ck_assert_ptr_null(r);
+        snprintf(g_seen.text[i], sizeof g_seen.text[i], "%s", skc_async_errmsg(ac));
+    }
+    skc_reply_free(r);
+    /* A callback's own handle: the handlers must ignore it (the read under way owns the
+     * input buffer). */
+    skc_async_handle_read(ac);
+    skc_async_handle_write(ac);
+    skc_async_handle_timeout(ac);
+    if (i == g_seen.free_at)
+        skc_async_free(ac);
+    if (g_seen.disconnect_after && g_seen.n == g_seen.disconnect_after)
+        ck_assert_int_eq(skc_async_disconnect(ac), 0);
+}
+
+static skc_async *async_to(const char *uri, const char *token, int connect_ms, int io_ms)
+{
+    skc_options o = {uri, token, connect_ms, io_ms, 0};
+    skc_async *ac = NULL;
+    int rc = skc_async_connect(&ac, &o);
+    ck_assert_msg(rc == 0, "async connect %s: %s", uri, skc_async_errmsg(ac));
+    skc_async_set_connect_cb(ac, on_connect);
+    skc_async_set_disconnect_cb(ac, on_disconnect);
+    return ac;
+}
+
+START_TEST(async_out_of_order)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    fake_start(&f, script_reverse);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
+    /* Sent before the loop runs: they go out after HELLO. */
+    ck_assert_int_eq(skc_async_ping(ac, "a", 1, on_reply, (void *)&g_index[0]), 0);
+    ck_assert_int_eq(skc_async_ping(ac, "bb", 2, on_reply, (void *)&g_index[1]), 0);
+    ck_assert_int_eq(skc_async_stats(ac, on_reply, (void *)&g_index[2]), 0);
+    ck_assert_int_eq(skc_async_ping(ac, "ccc", 3, on_reply, (void *)&g_index[3]), 0);
+    ck_assert_uint_eq(skc_async_pending(ac), 5); /* HELLO too */
+    g_seen.disconnect_after = 4;
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    ck_assert_int_eq(l.cleanups, 1);
+    ck_assert_int_eq(g_seen.connect_calls, 1);
+    ck_assert_int_eq(g_seen.connect_err, 0);
+    ck_assert_int_eq(g_seen.n, 4);
+    /* The server answers in reverse: the callbacks ran in that order. */
+    for (int k = 0; k < 4; k++) {
+        ck_assert_int_eq(g_seen.order[k], 3 - k);
+        ck_assert_int_eq(g_seen.err[k], 0);
+    }
+    ck_assert_str_eq(g_seen.text[0], "a");
+    ck_assert_str_eq(g_seen.text[1], "bb");
+    ck_assert_str_eq(g_seen.text[2], "requests");
+    ck_assert_str_eq(g_seen.text[3], "ccc");
+    ck_assert_int_eq(g_seen.disconnect_calls, 1);
+    ck_assert_int_eq(g_seen.disconnect_err, 0);
+    ck_assert_int_eq(g_seen.late_rc, SKC_EIO);
+    fake_stop(&f);
+}
+END_TEST
+
+START_TEST(async_tcp_and_errors)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    if (fake_start_tcp(&f, AF_INET, script_not_found)) {
+        fprintf(stderr, "check_client: no IPv4 loopback, skipping\n");
+        return;
+    }
+    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
+    unsigned char id[SKC_ID_SIZE] = {0};
+    ck_assert_int_eq(skc_async_info(ac, id, on_reply, (void *)&g_index[0]), 0);
+    ck_assert_int_eq(skc_async_ping(ac, "ok", 2, on_reply, (void *)&g_index[1]), 0);
+    ck_assert_int_eq(skc_async_unload(ac, id, on_reply, (void *)&g_index[2]), 0);
+    /* Refused before anything is queued: no callback will come for these. */
+    skc_eval ev;
+    skc_eval_init(&ev);
+    ev.target = 7;
+    ck_assert_int_eq(skc_async_pose(ac, &ev, on_reply, (void *)&g_index[9]), SKC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(skc_async_errmsg(ac), "target 7"));
+    ck_assert_int_eq(skc_async_ping(ac, NULL, 3, on_reply, (void *)&g_index[9]), SKC_EINVAL);
+    ck_assert_int_eq(skc_async_load_path(ac, NULL, on_reply, (void *)&g_index[9]), SKC_EINVAL);
+    ck_assert_int_eq(skc_async_pose(NULL, &ev, on_reply, NULL), SKC_EINVAL);
+    g_seen.disconnect_after = 3;
+    loop_attach(&l, ac, 1);
+    skc_async_events none = {0}, again = {&l,           lp_add_read, lp_del_read, lp_add_write,
+                                          lp_del_write, NULL,        lp_cleanup};
+    ck_assert_int_eq(skc_async_attach(ac, &none), SKC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(skc_async_errmsg(ac), "need"));
+    ck_assert_int_eq(skc_async_attach(ac, &again), SKC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(skc_async_errmsg(ac), "already attached"));
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.connect_err, 0);
+    ck_assert_int_eq(g_seen.n, 3);
+    ck_assert_int_eq(g_seen.err[0], SKC_ESERVER);
+    ck_assert_int_eq(g_seen.status[0], SKC_S_NOT_FOUND);
+    ck_assert_ptr_nonnull(strstr(g_seen.text[0], "no armature with that id"));
+    ck_assert_int_eq(g_seen.err[1], 0);
+    ck_assert_str_eq(g_seen.text[1], "ok");
+    ck_assert_int_eq(g_seen.status[1], 0);
+    ck_assert_int_eq(g_seen.err[2], SKC_ESERVER);
+    ck_assert_int_eq(g_seen.disconnect_err, 0);
+    fake_stop(&f);
+}
+END_TEST
+
+START_TEST(async_connection_error_fails_pending)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    fake_start(&f, script_framing_error);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
+    ck_assert_int_eq(skc_async_stats(ac, on_reply, (void *)&g_index[0]), 0);
+    ck_assert_int_eq(skc_async_ping(ac, "x", 1, on_reply, (void *)&g_index[1]), 0);
+    loop_attach(&l, ac, 0);
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.n, 2);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(g_seen.err[i], SKC_EIO);
+        ck_assert_ptr_nonnull(strstr(g_seen.text[i], "reserved bits set"));
+    }
+    ck_assert_int_eq(g_seen.disconnect_err, SKC_ESERVER);
+    ck_assert_int_eq(g_seen.disconnect_status, SKC_S_FRAMING);
+    ck_assert_ptr_nonnull(strstr(g_seen.disconnect_msg, "reserved bits set"));
+    ck_assert_int_eq(g_seen.late_rc, SKC_EIO);
+    fake_stop(&f);
+}
+END_TEST
+
+START_TEST(async_free_inside_callback)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    fake_start(&f, script_echo);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(skc_async_ping(ac, "p", 1, on_reply, (void *)&g_index[i]), 0);
+    g_seen.free_at = 0;
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.n, 3);
+    ck_assert_int_eq(g_seen.order[0], 0);
+    ck_assert_int_eq(g_seen.err[0], 0);
+    for (int i = 1; i < 3; i++) {
+        ck_assert_int_eq(g_seen.err[i], SKC_EIO);
+        ck_assert_ptr_nonnull(strstr(g_seen.text[i], "freed by the caller"));
+    }
+    ck_assert_int_eq(g_seen.disconnect_calls, 1);
+    ck_assert_int_eq(g_seen.disconnect_err, 0);
+    ck_assert_int_eq(l.cleanups, 1);
+    fake_stop(&f);
+}
+END_TEST
+
+/* HELLO answered, then requests are read and never answered. */
+static void script_mute(struct fake *f, int fd)
+{
+    if (srv_hello(f, fd) == 0)
+        script_silent(f, fd);
+}
+
+START_TEST(async_timeouts)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    fake_start(&f, script_mute);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 100);
+    ck_assert_int_eq(skc_async_ping(ac, "t", 1, on_reply, (void *)&g_index[0]), 0);
+    g_seen.disconnect_after = 1;
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.connect_err, 0);
+    ck_assert_int_eq(g_seen.err[0], SKC_ETIMEOUT);
+    ck_assert_ptr_nonnull(strstr(g_seen.text[0], "within 100 ms"));
+    ck_assert_int_eq(g_seen.disconnect_err, 0);
+    fake_stop(&f);
+
+    /* No HELLO answer: the connect times out, and takes the queued request with it. */
+    seen_reset();
+    fake_start(&f, script_silent);
+    ac = async_to(f.uri, NULL, 100, 5000);
+    ck_assert_int_eq(skc_async_ping(ac, "t", 1, on_reply, (void *)&g_index[0]), 0);
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.connect_err, SKC_ETIMEOUT);
+    ck_assert_int_eq(g_seen.err[0], SKC_EIO);
+    ck_assert_int_eq(g_seen.disconnect_err, SKC_ETIMEOUT);
+    ck_assert_ptr_nonnull(strstr(g_seen.disconnect_msg, "no answer within 100 ms"));
+    fake_stop(&f);
+}
+END_TEST
+
+START_TEST(async_refused)
+{
+    seen_reset();
+    skc_options o = {"unix:/nonexistent/skc-test.sock", NULL, 1000, 1000, 0};
+    skc_async *ac = NULL;
+    ck_assert_int_eq(skc_async_connect(&ac, &o), SKC_EIO);
+    ck_assert_ptr_nonnull(ac);
+    ck_assert_ptr_nonnull(strstr(skc_async_errmsg(ac), "/nonexistent/skc-test.sock"));
+    skc_async_set_connect_cb(ac, on_connect);
+    ck_assert_int_eq(skc_async_ping(ac, "x", 1, on_reply, (void *)&g_index[0]), SKC_EIO);
+    ck_assert_int_eq(skc_async_fd(ac), -1);
+    ck_assert_int_eq(skc_async_disconnect(ac), SKC_EINVAL);
+    skc_async_free(ac);
+    ck_assert_int_eq(g_seen.connect_calls, 0); /* a failed start calls nothing */
+    ck_assert_int_eq(skc_async_connect(&ac, NULL), SKC_EINVAL);
+    skc_async_free(ac);
+    ck_assert_int_eq(skc_async_connect(NULL, &o), SKC_EINVAL);
+    skc_async_free(NULL);
+
+    /* TCP to a closed loopback port: refused at once or once the connect ends. */
+    struct fake f;
+    ck_assert_int_eq(fake_start_tcp(&f, AF_INET, NULL), 0);
+    close(f.lfd);
+    o.uri = f.uri;
+    int rc = skc_async_connect(&ac, &o);
+    if (rc == 0) {
+        struct loop l;
+        skc_async_set_connect_cb(ac, on_connect);
+        skc_async_set_disconnect_cb(ac, on_disconnect);
+        loop_attach(&l, ac, 1);
+        loop_run(&l);
+        ck_assert_int_eq(g_seen.connect_err, SKC_EIO);
+        ck_assert_int_eq(g_seen.disconnect_err, SKC_EIO);
+        ck_assert_ptr_nonnull(strstr(g_seen.disconnect_msg, "refused"));
+    } else {
+        ck_assert_int_eq(rc, SKC_EIO);
+        ck_assert_ptr_nonnull(strstr(skc_async_errmsg(ac), "refused"));
+        skc_async_free(ac);
+    }
+}
+END_TEST
+
+START_TEST(async_wrong_token)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    fake_start_token(&f, script_echo, "sekrit");
+    skc_async *ac = async_to(f.uri, "guess", 2000, 5000);
+    ck_assert_int_eq(skc_async_ping(ac, "x", 1, on_reply, (void *)&g_index[0]), 0);
+    loop_attach(&l, ac, 0);
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.connect_calls, 1);
+    ck_assert_int_eq(g_seen.connect_err, SKC_ESERVER);
+    ck_assert_int_eq(g_seen.err[0], SKC_EIO);
+    ck_assert_int_eq(g_seen.disconnect_err, SKC_ESERVER);
+    ck_assert_int_eq(g_seen.disconnect_status, SKC_S_AUTH);
+    ck_assert_ptr_nonnull(strstr(g_seen.disconnect_msg, "wrong auth token"));
+    fake_stop(&f);
+}
+END_TEST
+
+/* Two PINGs read; the first answered; the gate; the second answered. */
+static void script_second_gated(struct fake *f, int fd)
+{
+    struct skp_header h[2];
+    static uint8_t body[2][BODY_MAX];
+    if (srv_hello(f, fd) || srv_read(fd, &h[0], body[0]) || srv_read(fd, &h[1], body[1]))
+        return;
+    srv_reply(fd, SKP_OP_PING, 0, h[0].id, body[0], h[0].body_len);
+    gate_wait();
+    srv_reply(fd, SKP_OP_PING, 0, h[1].id, body[1], h[1].body_len);
+    script_silent(f, fd);
+}
+
+static int g_depth;
+
+/* In the first reply's callback the second reply is made to arrive; a handler called from
+ * there must leave it alone (reading it would parse the buffer the outer read is parsing). */
+static void on_nested(skc_async *ac, int err, skc_reply *r, void *privdata)
+{
+    int i = *(const int *)privdata;
+    ck_assert_int_eq(g_depth, 0);
+    g_depth++;
+    on_reply(ac, err, r, privdata);
+    if (i == 0) {
+        gate_open();
+        wait_ready(skc_async_fd(ac), POLLIN);
+        skc_async_handle_read(ac);
+        ck_assert_int_eq(g_seen.n, 1);
+    }
+    g_depth--;
+}
+
+START_TEST(async_handlers_ignored_in_callbacks)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    gate_make();
+    fake_start(&f, script_second_gated);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
+    ck_assert_int_eq(skc_async_ping(ac, "first", 5, on_nested, (void *)&g_index[0]), 0);
+    ck_assert_int_eq(skc_async_ping(ac, "second", 6, on_nested, (void *)&g_index[1]), 0);
+    g_seen.disconnect_after = 2;
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.n, 2);
+    ck_assert_str_eq(g_seen.text[0], "first");
+    ck_assert_str_eq(g_seen.text[1], "second");
+    ck_assert_int_eq(g_seen.disconnect_err, 0);
+    fake_stop(&f);
+    gate_close();
+}
+END_TEST
+
 static Suite *client_suite(void)
 {
     Suite *s = suite_create("client");
@@ -1047,6 +1748,31 @@ static Suite *client_suite(void)
     tc = tcase_create("pipelining");
     tcase_add_test(tc, pipelined_out_of_order);
     tcase_add_test(tc, pipelined_batch_discard);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("ids");
+    tcase_add_test(tc, version_agrees);
+    tcase_add_test(tc, id_of_known_digests);
+    tcase_add_test(tc, id_from_hex_is_strict);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("nonblocking");
+    tcase_add_test(tc, nonblocking_recv_again);
+    tcase_add_test(tc, nonblocking_queue_and_flush);
+    tcase_add_test(tc, reconnect_after_failed_connect);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("async");
+    tcase_add_test(tc, async_out_of_order);
+    tcase_add_test(tc, async_tcp_and_errors);
+    tcase_add_test(tc, async_connection_error_fails_pending);
+    tcase_add_test(tc, async_free_inside_callback);
+    tcase_add_test(tc, async_timeouts);
+    tcase_add_test(tc, async_refused);
+    tcase_add_test(tc, async_wrong_token);
+    tcase_add_test(tc, async_handlers_ignored_in_callbacks);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;

@@ -1,0 +1,546 @@
+/* libskc against the real daemon: the ids skc_id_of computes are the daemon's; the
+ * asynchronous API on a libuv loop (skc_uv.h) answers exactly what the blocking calls answer;
+ * skc_reconnect gets a client back after its daemon restarted.
+ *
+ * Each test starts `skeld serve` on a unix socket in a temp dir of its own and waits for the
+ * daemon's "listening" line (never a sleep); the checked teardown kills what is left, and in
+ * fork mode Check kills the test's process group anyway. The program exits 77 (skip) when
+ * SKELD_BIN or the samples (built by make) cannot be found. */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "skc.h"
+#include "skc_uv.h"
+
+enum { READY_MS = 120000 }; /* a bound for a loaded machine, never a pace */
+
+static const char *g_bin, *g_samples;
+static long g_maxfd;
+static char g_dir[128]; /* this test's temp dir */
+
+struct daemon {
+    pid_t pid; /* 0: not running */
+    int out;   /* its stdout */
+    char uri[192];
+};
+
+static struct daemon g_daemon;
+
+/* ---- utilities -------------------------------------------------------------------------- */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* A whole file (malloc'd), or NULL. */
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    unsigned char *buf = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)n + 1)) &&
+        fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *len = buf ? (size_t)n : 0;
+    return buf;
+}
+
+static unsigned char *sample(const char *name, size_t *len)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", g_samples, name);
+    unsigned char *data = slurp(path, len);
+    ck_assert_msg(data != NULL, "cannot read %s", path);
+    return data;
+}
+
+/* ---- the daemon --------------------------------------------------------------------------- */
+
+/* Reads the daemon's stdout up to its "listening unix:..." line. */
+static void await_ready(struct daemon *d)
+{
+    char buf[4096];
+    size_t n = 0;
+    int64_t deadline = now_ms() + READY_MS;
+    for (;;) {
+        char *nl;
+        while ((nl = memchr(buf, '\n', n))) {
+            *nl = '\0';
+            if (strncmp(buf, "listening unix:", 15) == 0) {
+                ck_assert_uint_lt(strlen(buf + 10), sizeof d->uri);
+                memcpy(d->uri, buf + 10, strlen(buf + 10) + 1);
+                return;
+            }
+            n -= (size_t)(nl + 1 - buf);
+            memmove(buf, nl + 1, n);
+        }
+        ck_assert_uint_lt(n, sizeof buf - 1);
+        int left = (int)(deadline - now_ms());
+        ck_assert_msg(left > 0, "skeld printed no listening line in %d s", READY_MS / 1000);
+        struct pollfd p = {d->out, POLLIN, 0};
+        int r = poll(&p, 1, left);
+        ck_assert_msg(r >= 0 || errno == EINTR, "poll: %s", strerror(errno));
+        if (r <= 0)
+            continue;
+        ssize_t got = read(d->out, buf + n, sizeof buf - 1 - n);
+        ck_assert_msg(got > 0, "skeld exited before listening (its stderr is above)");
+        n += (size_t)got;
+    }
+}
+
+/* `skeld serve` on <test dir>/s.sock (the same path every time, so a restarted daemon has
+ * the same URI), with an auth token if one is given. */
+static void daemon_start(struct daemon *d, const char *token)
+{
+    char listen[192];
+    snprintf(listen, sizeof listen, "unix:%s/s.sock", g_dir);
+    const char *argv[] = {g_bin,         "serve",  "--listen",
+                          listen,        "--root", g_samples,
+                          "--log-level", "warn",   token ? "--auth-token" : NULL,
+                          token,         NULL};
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    memset(d, 0, sizeof *d);
+    d->pid = fork();
+    ck_assert_int_ge(d->pid, 0);
+    if (d->pid == 0) {
+        dup2(p[1], 1);
+        /* Nothing of ours leaks in: a client socket kept open by the daemon would hide the
+         * end of a connection from the test. */
+        for (long fd = 3; fd < g_maxfd; fd++)
+            close((int)fd);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(p[1]);
+    d->out = p[0];
+    await_ready(d);
+}
+
+/* A crash, as far as clients can tell: SIGKILL, and the daemon is gone when this returns. */
+static void daemon_kill(struct daemon *d)
+{
+    if (d->pid > 0) {
+        kill(d->pid, SIGKILL);
+        while (waitpid(d->pid, NULL, 0) < 0 && errno == EINTR)
+            ;
+        close(d->out);
+    }
+    d->pid = 0;
+}
+
+static void test_setup(void)
+{
+    const char *t = getenv("TMPDIR");
+    /* Short enough that the socket path fits in sun_path. */
+    snprintf(g_dir, sizeof g_dir, "%s/sklc.XXXXXX", t && *t && strlen(t) < 48 ? t : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(g_dir));
+    g_daemon.pid = 0;
+}
+
+static void test_teardown(void)
+{
+    char sock[192];
+    daemon_kill(&g_daemon);
+    snprintf(sock, sizeof sock, "%s/s.sock", g_dir);
+    unlink(sock);
+    rmdir(g_dir);
+}
+
+static skc_client *client_open(const char *uri, const char *token)
+{
+    skc_options o = {uri, token, 20000, 60000, 0};
+    skc_client *c = NULL;
+    int rc = skc_connect(&c, &o);
+    ck_assert_msg(rc == 0, "connect %s: %s", uri, skc_errmsg(c));
+    return c;
+}
+
+/* ---- ids ---------------------------------------------------------------------------------- */
+
+START_TEST(ids_match_the_daemon)
+{
+    daemon_start(&g_daemon, NULL);
+    skc_client *c = client_open(g_daemon.uri, NULL);
+    DIR *dir = opendir(g_samples);
+    ck_assert_ptr_nonnull(dir);
+    int files = 0;
+    for (struct dirent *e; (e = readdir(dir));) {
+        size_t n = strlen(e->d_name), len;
+        if (n < 5 || strcmp(e->d_name + n - 4, ".skf") != 0)
+            continue;
+        unsigned char *skf = sample(e->d_name, &len);
+        unsigned char mine[SKC_ID_SIZE], by_bytes[SKC_ID_SIZE], by_path[SKC_ID_SIZE],
+            back[SKC_ID_SIZE];
+        char hex[SKC_ID_HEX_SIZE];
+        ck_assert_int_eq(skc_id_of(skf, len, mine), 0);
+        ck_assert_msg(skc_load_bytes(c, skf, len, by_bytes, NULL) == 0, "%s: %s", e->d_name,
+                      skc_errmsg(c));
+        ck_assert_msg(skc_load_path(c, e->d_name, by_path, NULL) == 0, "%s: %s", e->d_name,
+                      skc_errmsg(c));
+        ck_assert_msg(memcmp(mine, by_bytes, SKC_ID_SIZE) == 0, "%s: LOAD_BYTES id differs",
+                      e->d_name);
+        ck_assert_msg(memcmp(mine, by_path, SKC_ID_SIZE) == 0, "%s: LOAD_PATH id differs",
+                      e->d_name);
+        ck_assert_int_eq(skc_id_from_hex(back, skc_id_to_hex(hex, mine)), 0);
+        ck_assert(memcmp(back, mine, SKC_ID_SIZE) == 0);
+        /* The id alone is enough to use it. */
+        ck_assert_int_eq(skc_info(c, back, NULL), 0);
+        free(skf);
+        files++;
+    }
+    closedir(dir);
+    ck_assert_int_ge(files, 4); /* make builds four samples */
+    skc_free(c);
+}
+END_TEST
+
+/* ---- the asynchronous API on libuv ------------------------------------------------------- */
+
+enum { POSES = 24 };
+
+/* One request's outcome, filled by its callback. */
+struct slot {
+    int done, err;
+    skc_reply *reply;
+};
+
+struct run {
+    struct slot pose[POSES], render, load, info, stats, ping;
+    int expected, done;
+    int connect_err, disconnect_err, disconnects;
+    char disconnect_msg[256];
+    int late_rc;
+    struct daemon *kill_on_connect;
+};
+
+static void on_slot(skc_async *ac, int err, skc_reply *r, void *privdata)
+{
+    struct slot *s = privdata;
+    struct run *run = skc_async_data(ac);
+    ck_assert_int_eq(s->done, 0); /* exactly once */
+    s->done = 1;
+    s->err = err;
+    s->reply = r;
+    if (err)
+        fprintf(stderr, "check_libskc: a request failed: %s\n", skc_async_errmsg(ac));
+    if (++run->done == run->expected)
+        ck_assert_int_eq(skc_async_disconnect(ac), 0);
+}
+
+static void on_connected(skc_async *ac, int err)
+{
+    struct run *run = skc_async_data(ac);
+    run->connect_err = err;
+    if (err == 0 && run->kill_on_connect) {
+        daemon_kill(run->kill_on_connect);
+        ck_assert_int_eq(skc_async_ping(ac, "orphan", 6, on_slot, &run->ping), 0);
+    }
+}
+
+static void on_disconnected(skc_async *ac, int err)
+{
+    struct run *run = skc_async_data(ac);
+    run->disconnects++;
+    run->disconnect_err = err;
+    snprintf(run->disconnect_msg, sizeof run->disconnect_msg, "%s", skc_async_errmsg(ac));
+    run->late_rc = skc_async_stats(ac, on_slot, &run->stats);
+}
+
+static skc_async *async_open(uv_loop_t *loop, struct run *run, const char *uri, const char *token,
+                             int connect_ms)
+{
+    skc_options o = {uri, token, connect_ms, 60000, 0};
+    skc_async *ac = NULL;
+    int rc = skc_async_connect(&ac, &o);
+    ck_assert_msg(rc == 0, "async connect %s: %s", uri, skc_async_errmsg(ac));
+    skc_async_set_data(ac, run);
+    ck_assert_int_eq(skc_async_set_connect_cb(ac, on_connected), 0);
+    ck_assert_int_eq(skc_async_set_disconnect_cb(ac, on_disconnected), 0);
+    rc = skc_uv_attach(ac, loop);
+    ck_assert_msg(rc == 0, "skc_uv_attach: %s", skc_async_errmsg(ac));
+    run->connect_err = run->disconnect_err = 1; /* not an SKC code: "not called" */
+    return ac;
+}
+
+/* Runs the loop until every handle closed (the adapter's too), then closes it. */
+static void loop_finish(uv_loop_t *loop)
+{
+    ck_assert_int_eq(uv_run(loop, UV_RUN_DEFAULT), 0);
+    ck_assert_int_eq(uv_loop_close(loop), 0);
+}
+
+static void same_bones(const skc_reply *a, const skc_reply *b, int frame)
+{
+    uint32_t na, nb;
+    const skc_bone *x = skc_reply_bones(a, &na), *y = skc_reply_bones(b, &nb);
+    ck_assert_msg(na == nb && na > 0, "frame %d: %u bones against %u", frame, na, nb);
+    for (uint32_t i = 0; i < na; i++) {
+        int same = x[i].pos.x == y[i].pos.x && x[i].pos.y == y[i].pos.y && x[i].rot == y[i].rot &&
+                   x[i].scale.x == y[i].scale.x && x[i].scale.y == y[i].scale.y &&
+                   memcmp(x[i].matrix, y[i].matrix, sizeof x[i].matrix) == 0 &&
+                   x[i].hidden == y[i].hidden && x[i].zindex == y[i].zindex &&
+                   strcmp(x[i].tex, y[i].tex) == 0 &&
+                   memcmp(x[i].tint, y[i].tint, sizeof x[i].tint) == 0 &&
+                   x[i].vertex_count == y[i].vertex_count &&
+                   (x[i].vertex_count == 0 || memcmp(x[i].vertices, y[i].vertices,
+                                                     x[i].vertex_count * sizeof(skc_vec2)) == 0);
+        ck_assert_msg(same, "frame %d, bone %u: the async pose differs from the blocking one",
+                      frame, i);
+    }
+}
+
+static void same_images(const skc_reply *a, const skc_reply *b)
+{
+    uint32_t na, nb;
+    const skc_image *x = skc_reply_images(a, &na), *y = skc_reply_images(b, &nb);
+    ck_assert_uint_eq(na, 1);
+    ck_assert_uint_eq(nb, 1);
+    ck_assert(x[0].width == y[0].width && x[0].height == y[0].height);
+    ck_assert_uint_eq(x[0].size, y[0].size);
+    ck_assert_msg(memcmp(x[0].data, y[0].data, x[0].size) == 0, "the PNGs differ");
+}
+
+static void pose_at(skc_eval *ev, const unsigned char id[SKC_ID_SIZE], const char *anim, int frame)
+{
+    skc_eval_init(ev);
+    memcpy(ev->armature, id, SKC_ID_SIZE);
+    ev->flags = SKC_EVAL_LOOP;
+    ev->anim_count = 1;
+    ev->anims[0] = (skc_anim){anim, frame, 0};
+}
+
+START_TEST(uv_pipeline_matches_blocking)
+{
+    size_t len;
+    unsigned char *skf = sample("robot.skf", &len), id[SKC_ID_SIZE];
+    /* With a token: the requests queued before HELLO is answered must pass as authenticated
+     * (the daemon reads them after HELLO). */
+    daemon_start(&g_daemon, "uv-t0ken");
+    skc_client *c = client_open(g_daemon.uri, "uv-t0ken");
+    skc_reply *loaded = NULL;
+    ck_assert_msg(skc_load_bytes(c, skf, len, id, &loaded) == 0, "%s", skc_errmsg(c));
+    const char *anim = skc_reply_summary(loaded)->anims[0].name;
+    skc_reply *ref[POSES], *ref_render = NULL;
+    skc_eval ev;
+    skc_render_opts ro;
+    skc_render_opts_init(&ro);
+    ro.width = ro.height = 96;
+    for (int i = 0; i < POSES; i++) {
+        pose_at(&ev, id, anim, i);
+        ck_assert_msg(skc_pose(c, &ev, &ref[i]) == 0, "%s", skc_errmsg(c));
+    }
+    pose_at(&ev, id, anim, 7);
+    ck_assert_msg(skc_render(c, &ev, &ro, &ref_render) == 0, "%s", skc_errmsg(c));
+
+    uv_loop_t loop;
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    static struct run run;
+    memset(&run, 0, sizeof run);
+    skc_async *ac = async_open(&loop, &run, g_daemon.uri, "uv-t0ken", 20000);
+    /* Everything in flight at once, before the loop even runs. */
+    for (int i = 0; i < POSES; i++) {
+        pose_at(&ev, id, anim, i);
+        ck_assert_int_eq(skc_async_pose(ac, &ev, on_slot, &run.pose[i]), 0);
+    }
+    pose_at(&ev, id, anim, 7);
+    ck_assert_int_eq(skc_async_render(ac, &ev, &ro, on_slot, &run.render), 0);
+    ck_assert_int_eq(skc_async_load_bytes(ac, skf, len, on_slot, &run.load), 0);
+    ck_assert_int_eq(skc_async_info(ac, id, on_slot, &run.info), 0);
+    ck_assert_int_eq(skc_async_ping(ac, "uv", 2, on_slot, &run.ping), 0);
+    run.expected = POSES + 4;
+    ck_assert_uint_eq(skc_async_pending(ac), (size_t)run.expected + 1); /* and HELLO */
+    loop_finish(&loop);
+
+    ck_assert_int_eq(run.connect_err, 0);
+    ck_assert_int_eq(run.disconnects, 1);
+    ck_assert_int_eq(run.disconnect_err, 0);
+    ck_assert_int_eq(run.late_rc, SKC_EIO); /* nothing goes out after the end */
+    ck_assert_int_eq(run.done, run.expected);
+    for (int i = 0; i < POSES; i++) {
+        ck_assert_int_eq(run.pose[i].err, 0);
+        same_bones(run.pose[i].reply, ref[i], i);
+        skc_reply_free(run.pose[i].reply);
+        skc_reply_free(ref[i]);
+    }
+    ck_assert_int_eq(run.render.err, 0);
+    same_images(run.render.reply, ref_render);
+    ck_assert_int_eq(run.load.err, 0);
+    ck_assert(memcmp(skc_reply_armature_id(run.load.reply), id, SKC_ID_SIZE) == 0);
+    ck_assert_int_eq(run.info.err, 0);
+    ck_assert_uint_eq(skc_reply_summary(run.info.reply)->bone_count,
+                      skc_reply_summary(loaded)->bone_count);
+    size_t plen;
+    ck_assert_int_eq(run.ping.err, 0);
+    ck_assert(memcmp(skc_reply_payload(run.ping.reply, &plen), "uv", 2) == 0 && plen == 2);
+    skc_reply_free(run.render.reply);
+    skc_reply_free(run.load.reply);
+    skc_reply_free(run.info.reply);
+    skc_reply_free(run.ping.reply);
+    skc_reply_free(ref_render);
+    skc_reply_free(loaded);
+    skc_free(c);
+    free(skf);
+}
+END_TEST
+
+START_TEST(uv_daemon_gone)
+{
+    daemon_start(&g_daemon, NULL);
+    uv_loop_t loop;
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    static struct run run;
+    memset(&run, 0, sizeof run);
+    run.kill_on_connect = &g_daemon; /* once HELLO is answered, and a PING sent after */
+    run.expected = 99;               /* never disconnect by ourselves */
+    async_open(&loop, &run, g_daemon.uri, NULL, 20000);
+    loop_finish(&loop);
+    ck_assert_int_eq(run.connect_err, 0);
+    ck_assert_int_eq(run.ping.done, 1);
+    ck_assert_int_eq(run.ping.err, SKC_EIO);
+    ck_assert_int_eq(run.disconnects, 1);
+    ck_assert_int_eq(run.disconnect_err, SKC_EIO);
+    ck_assert_msg(strlen(run.disconnect_msg) > 0, "no reason given");
+}
+END_TEST
+
+/* A listener that never accepts: the connect completes in its backlog, HELLO goes
+ * unanswered, and the adapter's timer must end it. */
+START_TEST(uv_connect_timeout)
+{
+    char path[192], uri[200];
+    snprintf(path, sizeof path, "%s/mute.sock", g_dir);
+    snprintf(uri, sizeof uri, "unix:%s", path);
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    ck_assert_uint_lt(strlen(path), sizeof sun.sun_path);
+    memcpy(sun.sun_path, path, strlen(path) + 1);
+    int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(lfd, 0);
+    ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof sun), 0);
+    ck_assert_int_eq(listen(lfd, 8), 0);
+    uv_loop_t loop;
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    static struct run run;
+    memset(&run, 0, sizeof run);
+    run.expected = 99;
+    skc_async *ac = async_open(&loop, &run, uri, NULL, 150);
+    ck_assert_int_eq(skc_async_ping(ac, "never", 5, on_slot, &run.ping), 0);
+    loop_finish(&loop);
+    ck_assert_int_eq(run.connect_err, SKC_ETIMEOUT);
+    ck_assert_int_eq(run.ping.err, SKC_EIO);
+    ck_assert_int_eq(run.disconnect_err, SKC_ETIMEOUT);
+    ck_assert_ptr_nonnull(strstr(run.disconnect_msg, "no answer within 150 ms"));
+    close(lfd);
+    unlink(path);
+}
+END_TEST
+
+/* ---- reconnecting ------------------------------------------------------------------------- */
+
+START_TEST(reconnect_after_restart)
+{
+    unsigned char id[SKC_ID_SIZE];
+    daemon_start(&g_daemon, "t0ken");
+    skc_client *c = client_open(g_daemon.uri, "t0ken");
+    ck_assert_msg(skc_load_path(c, "robot.skf", id, NULL) == 0, "%s", skc_errmsg(c));
+    uint32_t pending;
+    ck_assert_int_eq(skc_send_ping(c, "old", 3, &pending), 0);
+
+    daemon_kill(&g_daemon);
+    ck_assert_int_eq(skc_ping(c, "dead", 4), SKC_EIO);
+    /* Nobody listens: a reconnect fails, and may be tried again. */
+    ck_assert_int_eq(skc_reconnect(c), SKC_EIO);
+    ck_assert_int_eq(skc_fd(c), -1);
+    ck_assert_int_eq(skc_stats(c, NULL), SKC_EIO);
+
+    daemon_start(&g_daemon, "t0ken"); /* the same socket path, so the same URI */
+    ck_assert_msg(skc_reconnect(c) == 0, "%s", skc_errmsg(c));
+    ck_assert_uint_eq(skc_pending(c), 0); /* the old connection's request is forgotten */
+    ck_assert_int_eq(skc_recv(c, pending, NULL), SKC_EINVAL);
+    ck_assert_str_ne(skc_server_name(c), "");
+    /* STATS needs the token: the reconnect sent it again. */
+    ck_assert_msg(skc_stats(c, NULL) == 0, "%s", skc_errmsg(c));
+    ck_assert_int_eq(skc_ping(c, "back", 4), 0);
+    /* A new daemon, with an empty cache. */
+    ck_assert_int_eq(skc_info(c, id, NULL), SKC_ESERVER);
+    ck_assert_int_eq(skc_status(c), SKC_S_NOT_FOUND);
+
+    /* A live connection reconnects too (a fresh one replaces it). */
+    ck_assert_msg(skc_reconnect(c) == 0, "%s", skc_errmsg(c));
+    ck_assert_int_eq(skc_ping(c, "again", 5), 0);
+    skc_free(c);
+}
+END_TEST
+
+/* ======================================================================================== */
+
+static Suite *libskc_suite(void)
+{
+    Suite *s = suite_create("libskc");
+    TCase *tc = tcase_create("ids");
+    tcase_add_checked_fixture(tc, test_setup, test_teardown);
+    tcase_add_test(tc, ids_match_the_daemon);
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("uv");
+    tcase_add_checked_fixture(tc, test_setup, test_teardown);
+    tcase_add_test(tc, uv_pipeline_matches_blocking);
+    tcase_add_test(tc, uv_daemon_gone);
+    tcase_add_test(tc, uv_connect_timeout);
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("reconnect");
+    tcase_add_checked_fixture(tc, test_setup, test_teardown);
+    tcase_add_test(tc, reconnect_after_restart);
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    static char bin[PATH_MAX], samples[PATH_MAX], robot[PATH_MAX + 16];
+    struct stat st;
+    g_bin = getenv("SKELD_BIN") ? realpath(getenv("SKELD_BIN"), bin) : NULL;
+    g_samples = getenv("SKELD_SAMPLES") ? realpath(getenv("SKELD_SAMPLES"), samples) : NULL;
+    if (g_samples)
+        snprintf(robot, sizeof robot, "%s/robot.skf", g_samples);
+    if (!g_bin || !g_samples || stat(robot, &st) != 0) {
+        fprintf(stderr,
+                "check_libskc: SKIP: no daemon or samples (SKELD_BIN=%s, "
+                "SKELD_SAMPLES=%s; make check sets them after make builds both)\n",
+                getenv("SKELD_BIN") ? getenv("SKELD_BIN") : "unset",
+                getenv("SKELD_SAMPLES") ? getenv("SKELD_SAMPLES") : "unset");
+        return 77;
+    }
+    long maxfd = sysconf(_SC_OPEN_MAX);
+    g_maxfd = maxfd > 0 && maxfd < 4096 ? maxfd : 4096;
+    SRunner *sr = srunner_create(libskc_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
