@@ -693,7 +693,11 @@ static void h_load_path(struct conn *c, const struct skp_frame *f, struct skp_re
     if (!finish_body(c, f, rd))
         return;
     char why[256];
-    uint16_t st = confine_check(path, len, why, sizeof why);
+    uint16_t st = SKP_S_FORBIDDEN_PATH;
+    if (disp(c)->root_fd < 0)
+        snprintf(why, sizeof why, "%s", DISPATCH_NO_ROOT);
+    else
+        st = confine_check(path, len, why, sizeof why);
     if (st != SKP_S_OK) {
         conn_error(c, f->h.opcode, f->h.id, st, "%s", why);
         return;
@@ -1026,14 +1030,18 @@ int dispatch_init(struct dispatch *d, uv_loop_t *loop, const struct config *cfg,
     d->pool = pool;
     d->conns = conns;
     d->started_ms = uv_now(loop);
-    d->root_fd = open(cfg->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (d->root_fd < 0) {
+    /* No implicit root: a daemon started from / must not serve every file by path. */
+    d->root_fd = cfg->root ? open(cfg->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (cfg->root && d->root_fd < 0) {
         log_msg(LOG_ERROR, "--root %s: %s", cfg->root, strerror(errno));
         return -1;
     }
+    if (!cfg->root)
+        log_msg(LOG_INFO, "no --root: LOAD by path is refused");
     if (rcache_init(&d->results, (size_t)cfg->result_cache_mb << 20)) {
         log_msg(LOG_ERROR, "out of memory for the result cache");
-        close(d->root_fd);
+        if (d->root_fd >= 0)
+            close(d->root_fd);
         return -1;
     }
     return 0;
@@ -1157,6 +1165,11 @@ struct request *dispatch_load_path(struct dispatch *d, const char *rel, size_t l
                                    dispatch_done_fn done, void *ctx, uint16_t *status, char *why,
                                    size_t whylen)
 {
+    if (d->root_fd < 0) {
+        *status = SKP_S_FORBIDDEN_PATH;
+        snprintf(why, whylen, "%s", DISPATCH_NO_ROOT);
+        return NULL;
+    }
     if ((*status = confine_check(rel, len, why, whylen)) != SKP_S_OK)
         return NULL;
     struct request *r = front_request(d, SKP_OP_LOAD_PATH, done, ctx);

@@ -26,7 +26,7 @@ struct dispatch {
     struct cache *cache;
     struct pool *pool;
     struct conn_set *conns; /* for STATS and the shutdown flag */
-    int root_fd;            /* --root, opened: LOAD by path opens beneath it */
+    int root_fd; /* --root, opened: LOAD by path opens beneath it; -1: no --root, refused */
     uint64_t started_ms;
     struct rcache results;   /* encoded answers of stateless evaluations, both fronts */
     struct request *parsing; /* LOADs whose content is being parsed, one per content id */
@@ -46,12 +46,15 @@ struct dispatch {
 extern const struct conn_hooks dispatch_conn_hooks;
 
 /* Sets d up over the daemon's cache, pool and connections. 0, or -1 with the problem logged
- * (--root is not a directory that can be opened). */
+ * (--root is not a directory that can be opened). Without --root, LOAD by path is refused. */
 int dispatch_init(struct dispatch *d, uv_loop_t *loop, const struct config *cfg,
                   struct cache *cache, struct pool *pool, struct conn_set *conns);
 
 /* Releases what dispatch_init took. */
 void dispatch_close(struct dispatch *d);
+
+/* What a LOAD by path is refused with while the daemon has no --root. */
+#define DISPATCH_NO_ROOT "LOAD by path is disabled: start skeld with --root DIR"
 
 /* ---- the request machinery for other fronts (the HTTP front) ------------------------------ */
 
