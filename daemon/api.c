@@ -12,6 +12,7 @@
 #include "sha256.h"
 #include "skp_cli.h"
 #include "skp_msg.h"
+#include "skp_prom.h"
 #include "work.h"
 #include "www.h"
 
@@ -609,87 +610,43 @@ void api_init(struct api *a, struct dispatch *d, const struct config *cfg, struc
 
 /* ---- operations ------------------------------------------------------------------------------ */
 
-struct text {
-    struct byte_buf b;
-    bool bad;
-};
-
-static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(struct text *t, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (n < 0 || byte_buf_append(&t->b, line, (size_t)n))
-        t->bad = true;
-}
-
-static void metric(struct text *t, const char *name, const char *type, const char *help,
-                   uint64_t v)
-{
-    add(t, "# HELP skeld_%s %s\n# TYPE skeld_%s %s\nskeld_%s %llu\n", name, help, name, type, name,
-        (unsigned long long)v);
-}
-
-/* The Prometheus text format: the STATS counters (one source), HTTP requests by route and
- * status, and the latency histogram in seconds. */
+/* The Prometheus text format: the STATS counters under proto/skp_prom's names (the ones
+ * `skelctl stats --prometheus` prints), the HTTP front's connections counted in, then HTTP
+ * answers by route and status. */
 static void metrics(struct exchange *ex)
 {
     struct api *a = ex->api;
-    const struct dispatch *d = a->d;
-    struct text t = {{NULL, 0, 0}, false};
-    add(&t, "# HELP skeld_requests_total Requests by operation, both protocols.\n"
-            "# TYPE skeld_requests_total counter\n");
-    for (int op = 1; op < SKP_OP_MAX; op++)
-        add(&t, "skeld_requests_total{op=\"%s\"} %llu\n", skp_opcode_name(op),
-            (unsigned long long)d->requests[op]);
-    add(&t, "# HELP skeld_http_requests_total HTTP answers by route and status.\n"
-            "# TYPE skeld_http_requests_total counter\n");
-    for (int r = 0; r < API_ROUTES; r++)
-        for (int s = 0; s < API_STATUSES; s++)
-            if (a->counts[r][s])
-                add(&t, "skeld_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
-                    route_names[r], statuses[s], (unsigned long long)a->counts[r][s]);
-    add(&t, "# HELP skeld_job_seconds Pool jobs from arrival to answer.\n"
-            "# TYPE skeld_job_seconds histogram\n");
-    uint64_t cum = 0;
-    for (int b = 0; b < 16; b++) {
-        cum += d->latency_us[b];
-        if (b < 15)
-            add(&t, "skeld_job_seconds_bucket{le=\"%.6f\"} %llu\n", (64ull << b) / 1e6,
-                (unsigned long long)cum);
+    struct dispatch_counters k;
+    dispatch_counters(a->d, &k);
+    for (size_t i = 0; i < k.n; i++) { /* STATS counts the binary protocol's connections */
+        if (!strcmp(k.k[i].name, "connections"))
+            k.k[i].value += a->http->count;
+        else if (!strcmp(k.k[i].name, "connections.total"))
+            k.k[i].value += a->http->total;
+        else if (!strcmp(k.k[i].name, "connections.refused"))
+            k.k[i].value += a->http->refused;
     }
-    add(&t, "skeld_job_seconds_bucket{le=\"+Inf\"} %llu\nskeld_job_seconds_count %llu\n",
-        (unsigned long long)cum, (unsigned long long)cum);
-    metric(&t, "queue_depth", "gauge", "Jobs queued or running.", pool_depth(d->pool));
-    metric(&t, "busy_total", "counter", "Requests refused: the queue was full.", d->busy);
-    metric(&t, "jobs_dropped_total", "counter", "Jobs dropped: their client had gone.",
-           pool_dropped(d->pool));
-    metric(&t, "cache_bytes", "gauge", "Armature cache size.", d->cache->bytes);
-    metric(&t, "cache_entries", "gauge", "Armatures cached.", d->cache->count);
-    metric(&t, "cache_hits_total", "counter", "Armature cache hits.", d->cache->stats.hits);
-    metric(&t, "cache_misses_total", "counter", "Armature cache misses.", d->cache->stats.misses);
-    metric(&t, "cache_evictions_total", "counter", "Armatures evicted.", d->cache->stats.evictions);
-    metric(&t, "loads_parsed_total", "counter", "Armature files parsed.", d->parses);
-    metric(&t, "results_bytes", "gauge", "Result cache size.", d->results.stats.bytes);
-    metric(&t, "results_hits_total", "counter", "Answers served from the result cache.",
-           d->results.stats.hits);
-    metric(&t, "results_misses_total", "counter", "Result cache misses.",
-           d->results.stats.misses);
-    metric(&t, "results_evictions_total", "counter", "Answers evicted from the result cache.",
-           d->results.stats.evictions);
-    metric(&t, "connections", "gauge", "Open connections, both protocols.",
-           d->conns->count + a->http->count);
-    metric(&t, "connections_refused_total", "counter", "Connections refused at the limits.",
-           d->conns->refused + a->http->refused);
-    if (t.bad)
+    size_t len = skp_prom_text(NULL, 0, k.k, k.n);
+    struct byte_buf b = {NULL, 0, 0};
+    bool bad = byte_buf_reserve(&b, len + 1) != 0;
+    if (!bad)
+        b.len = skp_prom_text((char *)b.data, len + 1, k.k, k.n);
+    static const char head[] = "# HELP skeld_http_requests_total HTTP answers by route and "
+                               "status.\n# TYPE skeld_http_requests_total counter\n";
+    bad = bad || byte_buf_append(&b, head, sizeof head - 1);
+    for (int r = 0; r < API_ROUTES && !bad; r++)
+        for (int s = 0; s < API_STATUSES && !bad; s++) {
+            char line[160];
+            int n = snprintf(line, sizeof line,
+                             "skeld_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
+                             route_names[r], statuses[s], (unsigned long long)a->counts[r][s]);
+            bad = a->counts[r][s] && byte_buf_append(&b, line, (size_t)n);
+        }
+    if (bad)
         fail(ex, 500, NULL, "out of memory");
     else
-        reply(ex, 200, "text/plain; version=0.0.4", "Cache-Control: no-store\r\n", t.b.data,
-              t.b.len);
-    free(t.b.data);
+        reply(ex, 200, "text/plain; version=0.0.4", "Cache-Control: no-store\r\n", b.data, b.len);
+    free(b.data);
 }
 
 static void route_ops(struct exchange *ex, const char *path)

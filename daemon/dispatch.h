@@ -15,6 +15,7 @@
 #include "pool.h"
 #include "rcache.h"
 #include "skp.h"
+#include "skp_prom.h"
 
 struct request;
 struct skp_eval_req;
@@ -52,6 +53,16 @@ int dispatch_init(struct dispatch *d, uv_loop_t *loop, const struct config *cfg,
 
 /* Releases what dispatch_init took. */
 void dispatch_close(struct dispatch *d);
+
+/* The daemon's counters, named and ordered as PROTOCOL.md lists the STATS reply's: the one
+ * source of the STATS reply and of GET /metrics. */
+#define DISPATCH_COUNTERS (SKP_OP_MAX - 1 + 19 + 16)
+struct dispatch_counters {
+    struct skp_counter k[DISPATCH_COUNTERS];
+    size_t n;
+    char names[SKP_OP_MAX - 1 + 16][32]; /* what k's requests.* and latency.* names point to */
+};
+void dispatch_counters(const struct dispatch *d, struct dispatch_counters *out);
 
 /* What a LOAD by path is refused with while the daemon has no --root. */
 #define DISPATCH_NO_ROOT "LOAD by path is disabled: start skeld with --root DIR"
