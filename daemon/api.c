@@ -18,7 +18,7 @@
 
 /* Bumped whenever the bytes of an answer for the same content and query change, so that
  * caches holding the old ones (ETag, result cache, CDNs) stop matching. */
-#define OUTPUT_VERSION 1
+#define OUTPUT_VERSION 2 /* 2: info's JSON begins with the armature's "id" */
 
 enum route { R_OTHER, R_LIST, R_UPLOAD, R_INFO, R_POSE, R_MESH, R_RENDER, R_SHEET, R_OPS };
 static const char *const route_names[API_ROUTES] = {"other", "list",   "upload", "info", "pose",
@@ -270,7 +270,7 @@ static void run_resource(struct exchange *ex, struct cache_entry *e)
             return;
         }
         struct byte_buf b = {NULL, 0, 0};
-        if (work_info_json(e->arm, &b))
+        if (work_info_json(e->arm, e->id, &b))
             fail(ex, 500, NULL, "out of memory");
         else
             reply_content(ex, "application/json", b.data, b.len);
@@ -327,7 +327,7 @@ static void on_file_loaded(void *ctx, struct dispatch_result *res)
     cache_unref(cache, e);
 }
 
-/* An upload answered: {"id":..} and the info, 201 with its Location. */
+/* An upload answered: the info (which begins with the id), 201 with its Location. */
 static void on_uploaded(void *ctx, struct dispatch_result *res)
 {
     struct exchange *ex = ctx;
@@ -336,7 +336,7 @@ static void on_uploaded(void *ctx, struct dispatch_result *res)
         fail_status(ex, res->status, res->msg);
         return;
     }
-    char id[65], head[128], loc[128];
+    char id[65], loc[128];
     skp_hex(id, res->id, 32);
     if (ex->check_put && memcmp(ex->want, res->id, 32) != 0) {
         fail(ex, 400, NULL, "the body's SHA-256 is %s, not the id in the URL", id);
@@ -345,12 +345,9 @@ static void on_uploaded(void *ctx, struct dispatch_result *res)
     struct cache *cache = ex->api->d->cache; /* reply ends ex */
     struct cache_entry *e = cache_get(cache, res->id);
     struct byte_buf b = {NULL, 0, 0};
-    int n = snprintf(head, sizeof head, "{\"id\":\"%s\",", id);
-    if (!e || byte_buf_append(&b, head, (size_t)n) || work_info_json(e->arm, &b)) {
+    if (!e || work_info_json(e->arm, res->id, &b)) {
         fail(ex, e ? 500 : 503, NULL, e ? "out of memory" : "the armature was evicted at once");
     } else {
-        memmove(b.data + n, b.data + n + 1, b.len - (size_t)n - 1); /* drop the info's "{" */
-        b.len--;
         snprintf(loc, sizeof loc, "Location: /v1/armatures/%s\r\n", id);
         reply(ex, 201, "application/json", loc, b.data, b.len);
     }
