@@ -1,13 +1,17 @@
 /* skelctl: the command line on libskc, for scripted pipelines.
  *
- *   skelctl [--uri URI] [--token T] COMMAND ...
+ *   skelctl [--uri URI] [--token T] COMMAND ARGS [flags]
  *   URI: unix:/path or tcp://host:port (default $SKELD_URI, else tcp://127.0.0.1:7878)
  *
  * Commands: ping, stats, load FILE, info ARM, pose ARM [flags], mesh ARM [flags],
- * render ARM [flags] -o OUT. ARM is an armature id (64 hex digits), a local .skf file (uploaded)
- * or a path under the daemon's --root. The evaluation and render flags are those of
- * `skeld eval` and `skeld render`, and `skelctl pose` prints what `skeld eval` prints.
- * Exit status: 0 ok, 1 failure (message on stderr), 2 usage. */
+ * render ARM [flags] -o OUT.png. ARM is an armature id (64 hex digits), a local .skf file
+ * (uploaded) or a path under the daemon's --root. The flags are proto/skp_cli's, those of
+ * `skeld eval` and `skeld render`; `skelctl pose` prints what `skeld eval` prints and
+ * `skelctl info` what `skeld info` prints (less what the INFO reply does not carry).
+ * Every command line is read before connecting: --help, --version and usage errors need no
+ * daemon. Exit status: 0 ok, 1 failure (message on stderr), 2 usage. */
+#include "autoconfig.h"
+
 #include <errno.h>
 #include <math.h>
 #include <stdbool.h>
@@ -23,29 +27,36 @@
 #include "skp.h"
 #include "skp_cli.h"
 #include "skp_json.h"
+#include "skp_prom.h"
 
-static int usage(void)
-{
-    fputs("usage: skelctl [--uri URI] [--token T] COMMAND ...\n"
-          "  ping | stats | load FILE | info ARM\n"
-          "  pose ARM [--anim A[,B..]] [--frame F[,G..]] [--smooth S[,..]] [--from F0]\n"
-          "           [--warmup N] [--loop] [--reverse] [--position X,Y] [--scale X,Y]\n"
-          "           [--velocity X,Y] [--y-down]\n"
-          "  mesh ARM [the flags of pose]\n"
-          "  render ARM [the flags of pose, without the engine options] [--frames F0-F1]\n"
-          "           [--size WxH] [--scale S[,SY] [--position X,Y] | --fit 0.9]\n"
-          "           [--style NAME,..] [--background RRGGBBAA] [--samples 1|4]\n"
-          "           [--png-level fast|0-9] -o OUT.png\n"
-          "ARM: an armature id, a local .skf file (uploaded), or a path under the daemon's root\n"
-          "URI: unix:/path or tcp://host:port (default $SKELD_URI or tcp://127.0.0.1:7878)\n",
-          stderr);
-    return 2;
-}
+/* --version: the program, its package and configure's version (the last word). */
+#define VERSION_LINE "skelctl (" PACKAGE_NAME ") " PACKAGE_VERSION
 
 static int fail(skc_client *c, const char *what)
 {
-    fprintf(stderr, "skelctl: %s: %s\n", what, c ? skc_errmsg(c) : "out of memory");
-    return 1;
+    fprintf(stderr, "skelctl %s: %s\n", what, c ? skc_errmsg(c) : "out of memory");
+    return SKP_EXIT_FAIL;
+}
+
+/* A failed evaluation: the daemon judges the flags' values (its one validator), so a request
+ * it calls malformed is the command line's fault, as `skeld eval` would say; the rest (an
+ * unknown animation or style, a limit, the connection) is not. */
+static int fail_eval(skc_client *c, const char *what)
+{
+    int rc = fail(c, what);
+    return c && skc_status(c) == SKC_S_BAD_REQUEST ? SKP_EXIT_USAGE : rc;
+}
+
+static int fail_arm(skc_client *c, const char *arm)
+{
+    fprintf(stderr, "skelctl: %s: %s\n", arm, skc_errmsg(c));
+    return SKP_EXIT_FAIL;
+}
+
+static int bad(const char *msg, const char *arg)
+{
+    fprintf(stderr, "skelctl render: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+    return SKP_EXIT_USAGE;
 }
 
 /* ---- flags ------------------------------------------------------------------------------- */
@@ -85,13 +96,6 @@ static bool parse_id(const char *s, unsigned char id[SKC_ID_SIZE])
     return skp_unhex(id, SKC_ID_SIZE, s, strlen(s)) == 0;
 }
 
-static void print_id(FILE *out, const unsigned char id[SKC_ID_SIZE])
-{
-    char hex[2 * SKC_ID_SIZE + 1];
-    skp_hex(hex, id, SKC_ID_SIZE);
-    fputs(hex, out);
-}
-
 static unsigned char *read_local(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -129,98 +133,138 @@ static int resolve_arm(skc_client *c, const char *arm, unsigned char id[SKC_ID_S
         unsigned char *bytes = read_local(arm, &len);
         if (!bytes) {
             fprintf(stderr, "skelctl: %s: %s\n", arm, strerror(errno));
-            return 1;
+            return SKP_EXIT_FAIL;
         }
         int rc = skc_load_bytes(c, bytes, len, id, NULL);
         free(bytes);
-        return rc ? fail(c, arm) : 0;
+        return rc ? fail_arm(c, arm) : SKP_EXIT_OK;
     }
-    return skc_load_path(c, arm, id, NULL) ? fail(c, arm) : 0;
+    return skc_load_path(c, arm, id, NULL) ? fail_arm(c, arm) : SKP_EXIT_OK;
 }
 
 /* ---- commands ---------------------------------------------------------------------------- */
 
-static void json_str(FILE *out, const char *s)
+static int cmd_ping(skc_client *c, struct skp_cli_args *a)
 {
-    char small[256], *q = skp_json_quoted(s, small, sizeof small);
-    fputs(q ? q : "\"\"", out);
-    if (q != small)
-        free(q);
+    (void)a;
+    if (skc_ping(c, "skelctl", 7))
+        return fail(c, "ping");
+    puts("pong");
+    return SKP_EXIT_OK;
 }
 
-static void print_summary(FILE *out, const skc_summary *s)
+/* STATS as "name value" lines, or (--prometheus) as GET /metrics names them. */
+static int cmd_stats(skc_client *c, struct skp_cli_args *a)
 {
-    fprintf(out, "\"bones\":%u,\"animations\":[", s->bone_count);
-    for (uint32_t a = 0; a < s->anim_count; a++) {
-        fprintf(out, "%s{\"id\":%u,\"name\":", a ? "," : "", a);
-        json_str(out, s->anims[a].name);
-        fprintf(out, ",\"fps\":%.9g,\"frames\":%u}", s->anims[a].fps, s->anims[a].frames);
-    }
-    fputs("],\"styles\":[", out);
-    for (uint32_t i = 0; i < s->style_count; i++) {
-        fputs(i ? "," : "", out);
-        json_str(out, s->styles[i]);
-    }
-    fprintf(out, "],\"atlases\":%u", s->atlas_count);
-}
-
-static int cmd_load(skc_client *c, const char *file)
-{
-    unsigned char id[SKC_ID_SIZE];
     skc_reply *r = NULL;
+    if (skc_stats(c, &r))
+        return fail(c, "stats");
+    uint32_t n;
+    const skc_counter *k = skc_reply_counters(r, &n);
+    int rc = SKP_EXIT_OK;
+    if (a->value[SKP_CLI_PROMETHEUS]) {
+        struct skp_counter *pk = calloc(n ? n : 1, sizeof *pk);
+        size_t len = 0;
+        for (uint32_t i = 0; pk && i < n; i++)
+            pk[i] = (struct skp_counter){k[i].name, k[i].value};
+        char *text = pk ? malloc((len = skp_prom_text(NULL, 0, pk, n)) + 1) : NULL;
+        if (text) {
+            skp_prom_text(text, len + 1, pk, n);
+            fwrite(text, 1, len, stdout);
+        } else {
+            rc = fail(NULL, "stats");
+        }
+        free(text);
+        free(pk);
+    } else {
+        for (uint32_t i = 0; i < n; i++)
+            printf("%s %llu\n", k[i].name, (unsigned long long)k[i].value);
+    }
+    skc_reply_free(r);
+    return rc;
+}
+
+/* `skeld info`'s JSON (proto/skp_json.c) of an INFO reply: the keys it carries. */
+static int print_info(const unsigned char id[SKC_ID_SIZE], const skc_reply *r)
+{
+    const skc_summary *s = skc_reply_summary(r);
+    uint32_t n;
+    const skc_bone_info *b = skc_reply_bone_infos(r, &n);
+    char hex[2 * SKC_ID_SIZE + 1];
+    skp_hex(hex, id, SKC_ID_SIZE);
+    struct skp_info_view v = {
+        .id = hex, .bone_count = n, .anim_count = s->anim_count, .style_count = s->style_count};
+    struct skp_info_bone *bones = calloc(n ? n : 1, sizeof *bones);
+    struct skp_info_anim *anims = calloc(s->anim_count ? s->anim_count : 1, sizeof *anims);
+    struct skp_info_style *styles = calloc(s->style_count ? s->style_count : 1, sizeof *styles);
+    char *json = NULL;
+    size_t len = 0;
+    if (bones && anims && styles) {
+        for (uint32_t i = 0; i < n; i++)
+            bones[i] = (struct skp_info_bone){b[i].name, b[i].parent};
+        for (uint32_t i = 0; i < s->anim_count; i++)
+            anims[i] =
+                (struct skp_info_anim){s->anims[i].name, s->anims[i].fps, s->anims[i].frames};
+        for (uint32_t i = 0; i < s->style_count; i++)
+            styles[i] = (struct skp_info_style){s->styles[i], 0, 0};
+        v.bones = bones;
+        v.anims = anims;
+        v.styles = styles;
+        json = malloc((len = skp_info_json(NULL, 0, &v)) + 1);
+    }
+    if (json) {
+        skp_info_json(json, len + 1, &v);
+        fwrite(json, 1, len, stdout);
+    }
+    free(json);
+    free(bones);
+    free(anims);
+    free(styles);
+    return json ? SKP_EXIT_OK : fail(NULL, "info");
+}
+
+static int show_info(skc_client *c, const unsigned char id[SKC_ID_SIZE])
+{
+    skc_reply *r = NULL;
+    if (skc_info(c, id, &r))
+        return fail(c, "info");
+    int rc = print_info(id, r);
+    skc_reply_free(r);
+    return rc;
+}
+
+/* LOAD (an upload for a local file, else by path) then the armature as `info` prints it. */
+static int cmd_load(skc_client *c, struct skp_cli_args *a)
+{
+    const char *file = a->arg[0];
+    unsigned char id[SKC_ID_SIZE];
     struct stat st;
     int rc;
     if (stat(file, &st) == 0 && S_ISREG(st.st_mode)) {
         size_t len;
         unsigned char *bytes = read_local(file, &len);
         if (!bytes) {
-            fprintf(stderr, "skelctl: %s: %s\n", file, strerror(errno));
-            return 1;
+            fprintf(stderr, "skelctl load: %s: %s\n", file, strerror(errno));
+            return SKP_EXIT_FAIL;
         }
-        rc = skc_load_bytes(c, bytes, len, id, &r);
+        rc = skc_load_bytes(c, bytes, len, id, NULL);
         free(bytes);
     } else {
-        rc = skc_load_path(c, file, id, &r);
+        rc = skc_load_path(c, file, id, NULL);
     }
-    if (rc)
-        return fail(c, file);
-    fputs("{\"id\":\"", stdout);
-    print_id(stdout, id);
-    fputs("\",", stdout);
-    print_summary(stdout, skc_reply_summary(r));
-    fputs("}\n", stdout);
-    skc_reply_free(r);
-    return 0;
+    return rc ? fail(c, "load") : show_info(c, id);
 }
 
-static int cmd_info(skc_client *c, const char *arm)
+static int cmd_info(skc_client *c, struct skp_cli_args *a)
 {
     unsigned char id[SKC_ID_SIZE];
-    skc_reply *r = NULL;
-    int rc = resolve_arm(c, arm, id);
-    if (rc)
-        return rc;
-    if (skc_info(c, id, &r))
-        return fail(c, "info");
-    fputs("{\"id\":\"", stdout);
-    print_id(stdout, id);
-    fputs("\",", stdout);
-    print_summary(stdout, skc_reply_summary(r));
-    uint32_t n;
-    const skc_bone_info *b = skc_reply_bone_infos(r, &n);
-    fputs(",\"bone_list\":[", stdout);
-    for (uint32_t i = 0; i < n; i++) {
-        fprintf(stdout, "%s{\"id\":%u,\"name\":", i ? "," : "", i);
-        json_str(stdout, b[i].name);
-        fprintf(stdout, ",\"parent\":%d}", (int)b[i].parent);
-    }
-    fputs("]}\n", stdout);
-    skc_reply_free(r);
-    return 0;
+    int rc = resolve_arm(c, a->arg[0], id);
+    return rc ? rc : show_info(c, id);
 }
 
-/* Prints the bones exactly as `skeld eval` does (proto/skp_json.c). */
-static int print_pose(const skc_reply *r)
+/* Prints the bones exactly as `skeld eval` does (proto/skp_json.c), with matrix also each
+ * bone's world matrix and tint, as the POSE reply carries them. */
+static int print_pose(const skc_reply *r, bool matrix)
 {
     uint32_t n;
     const skc_bone *b = skc_reply_bones(r, &n);
@@ -236,7 +280,9 @@ static int print_pose(const skc_reply *r)
                                           b[i].tex,
                                           b[i].vertex_count,
                                           (const double *)b[i].vertices,
-                                          b[i].vertex_count > 0};
+                                          b[i].vertex_count > 0,
+                                          matrix ? b[i].matrix : NULL,
+                                          matrix ? b[i].tint : NULL};
     size_t len = skp_pose_json(NULL, 0, views, n);
     char *buf = malloc(len + 1);
     if (buf) {
@@ -268,30 +314,34 @@ static void print_draws(const skc_reply *r)
     fputs("\n]\n", stdout);
 }
 
-static int cmd_eval(skc_client *c, int op, const char *arm, struct skp_cli_args *f)
+static int cmd_eval(skc_client *c, struct skp_cli_args *a, bool pose)
 {
     skc_eval ev;
     skc_eval_init(&ev);
-    if (make_eval(f, &ev, true))
-        return 2;
-    int rc = resolve_arm(c, arm, ev.armature);
+    if (make_eval(a, &ev, true))
+        return SKP_EXIT_USAGE;
+    int rc = resolve_arm(c, a->arg[0], ev.armature);
     if (rc)
         return rc;
     skc_reply *r = NULL;
-    if ((op == 0 ? skc_pose(c, &ev, &r) : skc_mesh(c, &ev, &r)))
-        return fail(c, op == 0 ? "pose" : "mesh");
-    if (op == 0)
-        rc = print_pose(r) ? fail(NULL, "pose") : 0;
+    if ((pose ? skc_pose(c, &ev, &r) : skc_mesh(c, &ev, &r)))
+        return fail_eval(c, pose ? "pose" : "mesh");
+    if (pose)
+        rc = print_pose(r, a->value[SKP_CLI_MATRIX] != NULL) ? fail(NULL, "pose") : 0;
     else
         print_draws(r);
     skc_reply_free(r);
     return rc;
 }
 
-static int bad(const char *msg, const char *arg)
+static int cmd_pose(skc_client *c, struct skp_cli_args *a)
 {
-    fprintf(stderr, "skelctl render: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
-    return 2;
+    return cmd_eval(c, a, true);
+}
+
+static int cmd_mesh(skc_client *c, struct skp_cli_args *a)
+{
+    return cmd_eval(c, a, false);
 }
 
 /* The render flags' syntax (proto/skp_cli, as skeld render reads them) as the client's
@@ -342,7 +392,8 @@ static int write_bytes(const char *path, const void *data, size_t len)
     return 0;
 }
 
-/* The sheet picture as OUT and its JSON as OUT.json, as `skeld render --sheet` writes them. */
+/* The sheet picture as OUT.png and its JSON as OUT.json, as `skeld render --sheet` writes
+ * them. */
 static int write_sheet(const char *output, const skc_reply *r)
 {
     uint32_t n;
@@ -359,7 +410,7 @@ static int write_sheet(const char *output, const skc_reply *r)
         return fail(NULL, "render");
     skp_sheet_json_named(named, named_len + 1, json, len, output);
     int rc =
-        skp_cli_out_path(path, sizeof path, output, false, 0, ".json")
+        skp_cli_sheet_json_path(path, sizeof path, output)
             ? bad("-o: the file name is too long", NULL)
             : write_bytes(output, img[0].data, img[0].size) || write_bytes(path, named, named_len);
     free(named);
@@ -433,7 +484,7 @@ static int collect_chunk(struct chunked *k, const char *output, int *busy_retrie
         return send_chunk(k, start);
     }
     if (rc)
-        return fail(k->c, "render");
+        return fail_eval(k->c, "render");
     *busy_retries = 0; /* the bound is on consecutive refusals */
     uint32_t n;
     skc_reply_images(r, &n);
@@ -476,7 +527,7 @@ static int render_chunked(skc_client *c, const skc_eval *ev, const skc_render_op
     return rc;
 }
 
-static int cmd_render(skc_client *c, const char *arm, struct skp_cli_args *f)
+static int cmd_render(skc_client *c, struct skp_cli_args *f)
 {
     skc_eval ev;
     skc_render_opts ro;
@@ -487,54 +538,145 @@ static int cmd_render(skc_client *c, const char *arm, struct skp_cli_args *f)
     const char *output;
     int rc = make_eval(f, &ev, false);
     if (rc || (rc = make_render(f, &ro, styles, &output)))
-        return 2;
-    if ((rc = resolve_arm(c, arm, ev.armature)))
+        return SKP_EXIT_USAGE;
+    if ((rc = resolve_arm(c, f->arg[0], ev.armature)))
         return rc;
     if (ro.has_range && !ro.sheet_cols)
         return render_chunked(c, &ev, &ro, output);
     skc_reply *r = NULL;
     if (skc_render(c, &ev, &ro, &r))
-        return fail(c, "render");
+        return fail_eval(c, "render");
     rc = ro.sheet_cols ? write_sheet(output, r) : write_images(output, false, r);
     skc_reply_free(r);
     return rc;
 }
 
-static int run(skc_client *c, int argc, char **argv)
+/* ---- command lines --------------------------------------------------------------------- */
+
+/* A command: what --help says of it, the flags of the shared table it takes, what it runs. */
+struct command {
+    const char *name, *args, *synopsis, *about;
+    uint32_t flags;
+    int nargs;
+    bool camera; /* --scale and --position are a render's camera */
+    int (*run)(skc_client *c, struct skp_cli_args *a);
+};
+
+static const struct command commands[] = {
+    {"ping", "", "", "Asks the daemon for an echo; prints pong.\n", SKP_CLI_COMMON_FLAGS, 0, false,
+     cmd_ping},
+    {"stats", "", "[--prometheus]",
+     "Prints the daemon's counters (PROTOCOL.md, STATS), one \"name value\" a line, or in the\n"
+     "Prometheus text format with the metric names of its GET /metrics.\n",
+     SKP_CLI_COMMON_FLAGS | SKP_CLI_BIT(SKP_CLI_PROMETHEUS), 0, false, cmd_stats},
+    {"load", "FILE", "FILE",
+     "Loads FILE (uploaded if it is a local file, else a path under the daemon's --root) and\n"
+     "prints the armature as `info` does.\n",
+     SKP_CLI_COMMON_FLAGS, 1, false, cmd_load},
+    {"info", "ARM", "ARM",
+     "Prints the armature as JSON: what `skeld info` prints, without the keys the INFO reply\n"
+     "does not carry (version, layout, atlases, ik_families, mesh_vertices, keyframes, and\n"
+     "each style's id and textures).\n",
+     SKP_CLI_COMMON_FLAGS, 1, false, cmd_info},
+    {"pose", "ARM", "ARM [flags]",
+     "Evaluates and prints the constructed bones as JSON, byte for byte what `skeld eval`\n"
+     "prints for the same flags.\n",
+     SKP_CLI_POSE_FLAGS, 1, false, cmd_pose},
+    {"mesh", "ARM", "ARM [flags]",
+     "Evaluates and prints the draw list as JSON: per textured bone in draw order its atlas,\n"
+     "tint, vertices (x, y, u, v) and triangle indices.\n",
+     SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS, 1, false, cmd_mesh},
+    {"render", "ARM", "ARM [flags] -o OUT.png",
+     "Draws PNG pictures, byte for byte what `skeld render` writes for the same flags; with\n"
+     "--frames, OUT is a pattern such as out_%04d.png unless --sheet packs the range into\n"
+     "OUT.png and its JSON, OUT.json.\n",
+     SKP_CLI_RENDER_FLAGS, 1, true, cmd_render},
+};
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static const char globals[] =
+    "options (before the command):\n"
+    "  --uri URI     unix:/path or tcp://host:port (default $SKELD_URI, else\n"
+    "                tcp://127.0.0.1:7878)\n"
+    "  --token T     the daemon's --auth-token, sent in HELLO\n"
+    "ARM: an armature id (64 hex digits), a local .skf file (uploaded), or a path under the\n"
+    "daemon's --root\n";
+
+static void print_flags(uint32_t flags, bool camera)
 {
-    const char *cmd = argv[0];
-    if (!strcmp(cmd, "ping"))
-        return skc_ping(c, "skelctl", 7) ? fail(c, "ping") : (puts("pong"), 0);
-    if (!strcmp(cmd, "stats")) {
-        skc_reply *r = NULL;
-        if (skc_stats(c, &r))
-            return fail(c, "stats");
-        uint32_t n;
-        const skc_counter *k = skc_reply_counters(r, &n);
-        for (uint32_t i = 0; i < n; i++)
-            printf("%s %llu\n", k[i].name, (unsigned long long)k[i].value);
-        skc_reply_free(r);
-        return 0;
+    char text[4096];
+    size_t len = skp_cli_help(text, sizeof text, flags, camera);
+    fputs(text, stdout);
+    if (len >= sizeof text)
+        fputs("  ...\n", stdout); /* a table grown past the buffer: never silently cut */
+}
+
+/* skelctl --help: every command with the names of its flags. */
+static void print_help(void)
+{
+    puts("usage: skelctl [--uri URI] [--token T] COMMAND ARGS [flags]\n"
+         "       skelctl --help | --version | COMMAND --help\n"
+         "commands (COMMAND --help says what each flag does):");
+    for (size_t i = 0; i < NCOMMANDS; i++) {
+        const struct command *k = &commands[i];
+        printf("  %s%s%s\n   ", k->name, *k->synopsis ? " " : "", k->synopsis);
+        int col = 3;
+        for (int f = 0; f < SKP_CLI_NFLAGS; f++) {
+            const char *name = skp_cli_flag_name(f);
+            if (!(k->flags & SKP_CLI_BIT(f)))
+                continue;
+            if (col + (int)strlen(name) + 6 > 92) {
+                fputs("\n   ", stdout);
+                col = 3;
+            }
+            col += printf(" %s--%s", f == SKP_CLI_OUTPUT ? "-o/" : "", name);
+        }
+        putchar('\n');
     }
-    if (argc < 2)
-        return usage();
-    if (!strcmp(cmd, "load"))
-        return argc == 2 ? cmd_load(c, argv[1]) : usage();
-    if (!strcmp(cmd, "info"))
-        return argc == 2 ? cmd_info(c, argv[1]) : usage();
-    bool render = !strcmp(cmd, "render");
-    if (!render && strcmp(cmd, "pose") && strcmp(cmd, "mesh"))
-        return usage();
-    struct skp_cli_args f;
+    fputs(globals, stdout);
+    fputs(SKP_CLI_EXIT_HELP, stdout);
+}
+
+static void print_command_help(const struct command *k)
+{
+    printf("usage: skelctl [--uri URI] [--token T] %s%s%s\n%s\nflags:\n", k->name,
+           *k->synopsis ? " " : "", k->synopsis, k->about);
+    print_flags(k->flags, k->camera);
+    fputs(globals, stdout);
+    fputs(SKP_CLI_EXIT_HELP, stdout);
+}
+
+static int usage_error(const char *cmd, const char *msg, const char *synopsis)
+{
+    fprintf(stderr, "skelctl%s%s: %s\n", cmd ? " " : "", cmd ? cmd : "", msg);
+    if (cmd)
+        fprintf(stderr,
+                "usage: skelctl [--uri URI] [--token T] %s%s%s (skelctl %s --help lists "
+                "the flags)\n",
+                cmd, *synopsis ? " " : "", synopsis, cmd);
+    else
+        fputs("usage: skelctl [--uri URI] [--token T] COMMAND ARGS [flags] (skelctl --help)\n",
+              stderr);
+    return SKP_EXIT_USAGE;
+}
+
+/* Reads the command's line; *done after --help or --version. 0 or the usage exit status. */
+static int parse_command(const struct command *k, int argc, char **argv, struct skp_cli_args *a,
+                         bool *done)
+{
     char msg[256];
-    uint32_t allowed = render ? SKP_CLI_RENDER_FLAGS : SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS;
-    if (skp_cli_parse(argc, argv, allowed, 1, &f, msg, sizeof msg) || f.nargs != 1) {
-        fprintf(stderr, "skelctl %s: %s\n", cmd, f.nargs != 1 ? "expected one ARM" : msg);
-        return usage();
+    if (skp_cli_parse(argc, argv, k->flags, k->nargs, a, msg, sizeof msg))
+        return usage_error(k->name, msg, k->synopsis);
+    *done = a->value[SKP_CLI_HELP] || a->value[SKP_CLI_VERSION];
+    if (a->value[SKP_CLI_HELP])
+        print_command_help(k);
+    else if (*done)
+        puts(VERSION_LINE);
+    if (!*done && a->nargs != k->nargs) {
+        snprintf(msg, sizeof msg, "expected %s", k->args);
+        return usage_error(k->name, msg, k->synopsis);
     }
-    if (!render)
-        return cmd_eval(c, strcmp(cmd, "pose") ? 1 : 0, f.arg[0], &f);
-    return cmd_render(c, f.arg[0], &f);
+    return SKP_EXIT_OK;
 }
 
 /* The options before the command (--uri, --token): "--name value" or "--name=value". */
@@ -556,26 +698,54 @@ int main(int argc, char **argv)
     memset(&opt, 0, sizeof opt);
     opt.uri = getenv("SKELD_URI");
     int i = 1;
-    for (; i < argc && !strncmp(argv[i], "--", 2); i++) {
+    for (; i < argc && argv[i][0] == '-'; i++) {
         char *v;
-        if ((v = global_flag("--uri", argc, argv, &i)))
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            print_help();
+            return SKP_EXIT_OK;
+        }
+        if (!strcmp(argv[i], "--version")) {
+            puts(VERSION_LINE);
+            return SKP_EXIT_OK;
+        }
+        if ((v = global_flag("--uri", argc, argv, &i))) {
             opt.uri = v;
-        else if ((v = global_flag("--token", argc, argv, &i)))
+        } else if ((v = global_flag("--token", argc, argv, &i))) {
             opt.auth_token = v;
-        else
-            return usage();
+        } else {
+            char msg[128];
+            if (!strcmp(argv[i], "--uri") || !strcmp(argv[i], "--token"))
+                snprintf(msg, sizeof msg, "%s needs a value", argv[i]);
+            else
+                snprintf(msg, sizeof msg, "unknown option %.64s", argv[i]);
+            return usage_error(NULL, msg, NULL);
+        }
     }
     if (i >= argc)
-        return usage();
+        return usage_error(NULL, "no command", NULL);
+    const struct command *k = NULL;
+    for (size_t n = 0; n < NCOMMANDS && !k; n++)
+        if (!strcmp(argv[i], commands[n].name))
+            k = &commands[n];
+    if (!k) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "unknown command \"%.64s\"", argv[i]);
+        return usage_error(NULL, msg, NULL);
+    }
+    struct skp_cli_args a;
+    bool done = false;
+    int rc = parse_command(k, argc - i, argv + i, &a, &done);
+    if (rc || done)
+        return rc;
     if (!opt.uri)
         opt.uri = "tcp://127.0.0.1:7878";
     skc_client *c = NULL;
     if (skc_connect(&c, &opt)) {
-        int rc = fail(c, opt.uri);
+        fprintf(stderr, "skelctl: %s: %s\n", opt.uri, c ? skc_errmsg(c) : "out of memory");
         skc_free(c);
-        return rc;
+        return SKP_EXIT_FAIL;
     }
-    int rc = run(c, argc - i, argv + i);
+    rc = k->run(c, &a);
     skc_free(c);
     return rc;
 }

@@ -12,12 +12,13 @@
 #include "sha256.h"
 #include "skp_cli.h"
 #include "skp_msg.h"
+#include "skp_prom.h"
 #include "work.h"
 #include "www.h"
 
 /* Bumped whenever the bytes of an answer for the same content and query change, so that
  * caches holding the old ones (ETag, result cache, CDNs) stop matching. */
-#define OUTPUT_VERSION 1
+#define OUTPUT_VERSION 2 /* 2: info's JSON begins with the armature's "id" */
 
 enum route { R_OTHER, R_LIST, R_UPLOAD, R_INFO, R_POSE, R_MESH, R_RENDER, R_SHEET, R_OPS };
 static const char *const route_names[API_ROUTES] = {"other", "list",   "upload", "info", "pose",
@@ -280,7 +281,7 @@ static void run_resource(struct exchange *ex, struct cache_entry *e)
             return;
         }
         struct byte_buf b = {NULL, 0, 0};
-        if (work_info_json(e->arm, &b))
+        if (work_info_json(e->arm, e->id, &b))
             fail(ex, 500, NULL, "out of memory");
         else
             reply_content(ex, "application/json", b.data, b.len);
@@ -337,7 +338,7 @@ static void on_file_loaded(void *ctx, struct dispatch_result *res)
     cache_unref(cache, e);
 }
 
-/* An upload answered: {"id":..} and the info, 201 with its Location. */
+/* An upload answered: the info (which begins with the id), 201 with its Location. */
 static void on_uploaded(void *ctx, struct dispatch_result *res)
 {
     struct exchange *ex = ctx;
@@ -346,7 +347,7 @@ static void on_uploaded(void *ctx, struct dispatch_result *res)
         fail_status(ex, res->status, res->msg);
         return;
     }
-    char id[65], head[128], loc[128];
+    char id[65], loc[128];
     skp_hex(id, res->id, 32);
     if (ex->check_put && memcmp(ex->want, res->id, 32) != 0) {
         fail(ex, 400, NULL, "the body's SHA-256 is %s, not the id in the URL", id);
@@ -355,12 +356,9 @@ static void on_uploaded(void *ctx, struct dispatch_result *res)
     struct cache *cache = ex->api->d->cache; /* reply ends ex */
     struct cache_entry *e = cache_get(cache, res->id);
     struct byte_buf b = {NULL, 0, 0};
-    int n = snprintf(head, sizeof head, "{\"id\":\"%s\",", id);
-    if (!e || byte_buf_append(&b, head, (size_t)n) || work_info_json(e->arm, &b)) {
+    if (!e || work_info_json(e->arm, res->id, &b)) {
         fail(ex, e ? 500 : 503, NULL, e ? "out of memory" : "the armature was evicted at once");
     } else {
-        memmove(b.data + n, b.data + n + 1, b.len - (size_t)n - 1); /* drop the info's "{" */
-        b.len--;
         snprintf(loc, sizeof loc, "Location: /v1/armatures/%s\r\n", id);
         reply(ex, 201, "application/json", loc, b.data, b.len);
     }
@@ -620,90 +618,43 @@ void api_init(struct api *a, struct dispatch *d, const struct config *cfg, struc
 
 /* ---- operations ------------------------------------------------------------------------------ */
 
-struct text {
-    struct byte_buf b;
-    bool bad;
-};
-
-static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add(struct text *t, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (n < 0 || byte_buf_append(&t->b, line, (size_t)n))
-        t->bad = true;
-}
-
-static void metric(struct text *t, const char *name, const char *type, const char *help,
-                   uint64_t v)
-{
-    add(t, "# HELP skeld_%s %s\n# TYPE skeld_%s %s\nskeld_%s %llu\n", name, help, name, type, name,
-        (unsigned long long)v);
-}
-
-/* The Prometheus text format: the STATS counters (one source), HTTP requests by route and
- * status, and the latency histogram in seconds. */
+/* The Prometheus text format: the STATS counters under proto/skp_prom's names (the ones
+ * `skelctl stats --prometheus` prints), the HTTP front's connections counted in, then HTTP
+ * answers by route and status. */
 static void metrics(struct exchange *ex)
 {
     struct api *a = ex->api;
-    const struct dispatch *d = a->d;
-    struct text t = {{NULL, 0, 0}, false};
-    add(&t, "# HELP skeld_requests_total Requests by operation, both protocols.\n"
-            "# TYPE skeld_requests_total counter\n");
-    for (int op = 1; op < SKP_OP_MAX; op++)
-        add(&t, "skeld_requests_total{op=\"%s\"} %llu\n", skp_opcode_name(op),
-            (unsigned long long)d->requests[op]);
-    add(&t, "# HELP skeld_http_requests_total HTTP answers by route and status.\n"
-            "# TYPE skeld_http_requests_total counter\n");
-    for (int r = 0; r < API_ROUTES; r++)
-        for (int s = 0; s < API_STATUSES; s++)
-            if (a->counts[r][s])
-                add(&t, "skeld_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
-                    route_names[r], statuses[s], (unsigned long long)a->counts[r][s]);
-    add(&t, "# HELP skeld_job_seconds Pool jobs from arrival to answer.\n"
-            "# TYPE skeld_job_seconds histogram\n");
-    uint64_t cum = 0;
-    for (int b = 0; b < 16; b++) {
-        cum += d->latency_us[b];
-        if (b < 15)
-            add(&t, "skeld_job_seconds_bucket{le=\"%.6f\"} %llu\n", (64ull << b) / 1e6,
-                (unsigned long long)cum);
+    struct dispatch_counters k;
+    dispatch_counters(a->d, &k);
+    for (size_t i = 0; i < k.n; i++) { /* STATS counts the binary protocol's connections */
+        if (!strcmp(k.k[i].name, "connections"))
+            k.k[i].value += a->http->count;
+        else if (!strcmp(k.k[i].name, "connections.total"))
+            k.k[i].value += a->http->total;
+        else if (!strcmp(k.k[i].name, "connections.refused"))
+            k.k[i].value += a->http->refused;
     }
-    add(&t, "skeld_job_seconds_bucket{le=\"+Inf\"} %llu\nskeld_job_seconds_count %llu\n",
-        (unsigned long long)cum, (unsigned long long)cum);
-    metric(&t, "queue_depth", "gauge", "Jobs queued or running.", pool_depth(d->pool));
-    metric(&t, "busy_total", "counter", "Requests refused: the queue was full.", d->busy);
-    metric(&t, "jobs_dropped_total", "counter", "Jobs dropped: their client had gone.",
-           pool_dropped(d->pool));
-    metric(&t, "cache_bytes", "gauge", "Armature cache size.", d->cache->bytes);
-    metric(&t, "cache_entries", "gauge", "Armatures cached.", d->cache->count);
-    metric(&t, "cache_hits_total", "counter", "Armature cache hits.", d->cache->stats.hits);
-    metric(&t, "cache_misses_total", "counter", "Armature cache misses.", d->cache->stats.misses);
-    metric(&t, "cache_evictions_total", "counter", "Armatures evicted.", d->cache->stats.evictions);
-    metric(&t, "loads_parsed_total", "counter", "Armature files parsed.", d->parses);
-    metric(&t, "results_bytes", "gauge", "Result cache size.", d->results.stats.bytes);
-    metric(&t, "results_hits_total", "counter", "Answers served from the result cache.",
-           d->results.stats.hits);
-    metric(&t, "results_misses_total", "counter", "Result cache misses.",
-           d->results.stats.misses);
-    metric(&t, "results_evictions_total", "counter", "Answers evicted from the result cache.",
-           d->results.stats.evictions);
-    metric(&t, "connections", "gauge", "Open connections, both protocols.",
-           d->conns->count + a->http->count);
-    metric(&t, "connections_refused_total", "counter", "Connections refused at the limits.",
-           d->conns->refused + a->http->refused);
-    metric(&t, "input_buffer_bytes", "gauge",
-           "Bytes held for requests still arriving, both protocols (--max-input-mb).",
-           d->conns->in_bytes);
-    if (t.bad)
+    size_t len = skp_prom_text(NULL, 0, k.k, k.n);
+    struct byte_buf b = {NULL, 0, 0};
+    bool bad = byte_buf_reserve(&b, len + 1) != 0;
+    if (!bad)
+        b.len = skp_prom_text((char *)b.data, len + 1, k.k, k.n);
+    static const char head[] = "# HELP skeld_http_requests_total HTTP answers by route and "
+                               "status.\n# TYPE skeld_http_requests_total counter\n";
+    bad = bad || byte_buf_append(&b, head, sizeof head - 1);
+    for (int r = 0; r < API_ROUTES && !bad; r++)
+        for (int s = 0; s < API_STATUSES && !bad; s++) {
+            char line[160];
+            int n = snprintf(line, sizeof line,
+                             "skeld_http_requests_total{route=\"%s\",status=\"%d\"} %llu\n",
+                             route_names[r], statuses[s], (unsigned long long)a->counts[r][s]);
+            bad = a->counts[r][s] && byte_buf_append(&b, line, (size_t)n);
+        }
+    if (bad)
         fail(ex, 500, NULL, "out of memory");
     else
-        reply(ex, 200, "text/plain; version=0.0.4", "Cache-Control: no-store\r\n", t.b.data,
-              t.b.len);
-    free(t.b.data);
+        reply(ex, 200, "text/plain; version=0.0.4", "Cache-Control: no-store\r\n", b.data, b.len);
+    free(b.data);
 }
 
 static void route_ops(struct exchange *ex, const char *path)

@@ -1,5 +1,6 @@
 /* Offline subcommands: info, eval, conform. */
 #include "cli.h"
+#include "sha256.h"
 #include "work.h"
 
 #include <jansson.h>
@@ -18,19 +19,31 @@
 int cli_fail(const char *cmd, const struct eng_error *err)
 {
     fprintf(stderr, "skeld %s: %s\n", cmd, err->msg);
-    return err->code == ENG_EINVAL || err->code == ENG_ENOTFOUND ? 2 : 1; /* usage errors */
+    /* A value no armature could take is the command line's fault; anything judged against the
+     * file (an unknown animation or style included) is not. */
+    return err->code == ENG_EINVAL ? SKP_EXIT_USAGE : SKP_EXIT_FAIL;
 }
 
-int cli_load(const char *cmd, const char *path, bool pixels, struct armature **arm)
+int cli_load(const char *cmd, const char *path, bool pixels, struct armature **arm, uint8_t id[32])
 {
     struct load_limits lim;
     struct eng_error err;
     load_limits_default(&lim);
     lim.skip_atlas_pixels = !pixels;
-    if (!armature_load_file(path, &lim, arm, &err))
-        return 0;
-    fprintf(stderr, "skeld %s: %s: %s\n", cmd, path, err.msg);
-    return 1;
+    void *bytes = NULL;
+    size_t len;
+    int rc = eng_read_file(path, lim.max_uncompressed, &bytes, &len, &err);
+    if (!rc && id && sha256(bytes, len, id))
+        rc = eng_seterr(&err, ENG_ENOMEM, "out of memory");
+    if (!rc)
+        rc = armature_load(bytes, len, &lim, arm, &err);
+    free(bytes);
+    if (!rc)
+        return SKP_EXIT_OK;
+    /* A file that cannot be read is named by the message already. */
+    bool named = !strncmp(err.msg, path, strlen(path));
+    fprintf(stderr, "skeld %s: %s%s%s\n", cmd, named ? "" : path, named ? "" : ": ", err.msg);
+    return SKP_EXIT_FAIL;
 }
 
 /* ---- JSON output ---------------------------------------------------------------------- */
@@ -43,10 +56,10 @@ void cli_write_json_string(FILE *out, const char *s)
         free(q);
 }
 
-int cli_write_pose_json(FILE *out, const struct pose *p)
+int cli_write_pose_json(FILE *out, const struct pose *p, bool matrix)
 {
     struct byte_buf b = {NULL, 0, 0};
-    int rc = work_pose_json(p, &b);
+    int rc = work_pose_json(p, matrix, &b);
     if (!rc)
         rc = fwrite(b.data, 1, b.len, out) == b.len ? 0 : -1;
     free(b.data);
@@ -55,20 +68,31 @@ int cli_write_pose_json(FILE *out, const struct pose *p)
 
 /* ---- skeld info ----------------------------------------------------------------------- */
 
+static const struct cli_command info_cmd = {
+    .name = "info",
+    .args = "FILE.skf",
+    .synopsis = "FILE.skf",
+    .about = "Prints the armature as JSON: its id (SHA-256 of the file), format version and\n"
+             "layout, bones, animations, styles, atlases, IK family, vertex and keyframe counts\n"
+             "(skelctl info prints the same less what the binary INFO reply does not carry).\n",
+    .flags = SKP_CLI_COMMON_FLAGS,
+    .nargs = 1};
+
 int cli_info(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: skeld info FILE.skf\n");
-        return 2;
-    }
+    struct skp_cli_args args;
+    bool done;
+    int rc = cli_parse_args(&info_cmd, argc, argv, &args, &done);
+    if (rc || done)
+        return rc;
     struct armature *arm;
-    int rc = cli_load("info", argv[1], false, &arm);
-    if (rc)
+    uint8_t id[32];
+    if ((rc = cli_load("info", args.arg[0], false, &arm, id)))
         return rc;
     struct byte_buf b = {NULL, 0, 0};
-    if (work_info_json(arm, &b) || fwrite(b.data, 1, b.len, stdout) != b.len) {
+    if (work_info_json(arm, id, &b) || fwrite(b.data, 1, b.len, stdout) != b.len) {
         fprintf(stderr, "skeld info: out of memory or write error\n");
-        rc = 1;
+        rc = SKP_EXIT_FAIL;
     }
     free(b.data);
     armature_free(arm);
@@ -77,10 +101,14 @@ int cli_info(int argc, char **argv)
 
 /* ---- skeld eval ----------------------------------------------------------------------- */
 
-static const char eval_usage[] =
-    "usage: skeld eval FILE.skf [--anim A[,B..]] [--frame F[,G..]] [--smooth S[,..]]\n"
-    "                  [--from F0] [--warmup N] [--loop] [--reverse]\n"
-    "                  [--position X,Y] [--scale X,Y] [--velocity X,Y] [--y-down]\n";
+static const struct cli_command eval_cmd = {
+    .name = "eval",
+    .args = "FILE.skf",
+    .synopsis = "FILE.skf [flags]",
+    .about = "Evaluates one fresh instance and prints its constructed bones as a JSON array in\n"
+             "bone id order (skelctl pose prints the same bytes for the same flags).\n",
+    .flags = SKP_CLI_POSE_FLAGS,
+    .nargs = 1};
 
 int cli_eval(int argc, char **argv)
 {
@@ -88,16 +116,15 @@ int cli_eval(int argc, char **argv)
     struct skp_cli_eval flags;
     bool done;
     char msg[256];
-    int rc = cli_parse_args("eval", argc, argv, SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS,
-                            eval_usage, &args, &done);
+    int rc = cli_parse_args(&eval_cmd, argc, argv, &args, &done);
     if (rc || done)
         return rc;
     if (skp_cli_eval_parse(&args, true, &flags, msg, sizeof msg)) {
         fprintf(stderr, "skeld eval: %s\n", msg);
-        return 2;
+        return SKP_EXIT_USAGE;
     }
     struct armature *arm;
-    if ((rc = cli_load("eval", args.arg[0], false, &arm)))
+    if ((rc = cli_load("eval", args.arg[0], false, &arm, NULL)))
         return rc;
     struct eval_request req;
     struct construct_opts opts;
@@ -107,12 +134,12 @@ int cli_eval(int argc, char **argv)
         rc = cli_fail("eval", &err);
     } else if (!(p = pose_new(arm))) {
         fprintf(stderr, "skeld eval: out of memory\n");
-        rc = 1;
+        rc = SKP_EXIT_FAIL;
     } else {
         eval_run(p, &req, &opts);
-        if (cli_write_pose_json(stdout, p)) {
+        if (cli_write_pose_json(stdout, p, args.value[SKP_CLI_MATRIX] != NULL)) {
             fprintf(stderr, "skeld eval: out of memory or write error\n");
-            rc = 1;
+            rc = SKP_EXIT_FAIL;
         }
     }
     pose_free(p);

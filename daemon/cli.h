@@ -2,6 +2,8 @@
 #ifndef SKELD_CLI_H
 #define SKELD_CLI_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "engine/errors.h"
@@ -12,18 +14,21 @@ int cli_render(int argc, char **argv);
 int cli_eval(int argc, char **argv);
 int cli_conform(int argc, char **argv);
 
-/* Loads path for subcommand cmd (decoding atlas pixels only if pixels); prints "skeld CMD:
- * PATH: message" and returns the exit status (1) on failure, 0 on success. */
-int cli_load(const char *cmd, const char *path, bool pixels, struct armature **arm);
+/* Loads path for subcommand cmd (decoding atlas pixels only if pixels), and puts its id (the
+ * SHA-256 of its bytes) in id unless that is NULL; prints "skeld CMD: PATH: message" and
+ * returns the exit status (1) on failure, 0 on success. */
+int cli_load(const char *cmd, const char *path, bool pixels, struct armature **arm,
+             uint8_t id[32]);
 
-/* Prints "skeld CMD: message" and returns the exit status for err (2 usage, 1 other). */
+/* Prints "skeld CMD: message" and returns the exit status for err: 2 for a value no armature
+ * takes (the command line's fault), 1 for the rest (an unknown animation or style, limits). */
 int cli_fail(const char *cmd, const struct eng_error *err);
 
 /* Writes s as a JSON string literal. */
 void cli_write_json_string(FILE *out, const char *s);
 
-/* Writes the constructed bones of p as the JSON array `skeld eval` prints (skp_json.h).
- * Returns 0 or -1 (no memory, write error). */
-int cli_write_pose_json(FILE *out, const struct pose *p);
+/* Writes the constructed bones of p as the JSON array `skeld eval` prints (skp_json.h), with
+ * matrix each bone's world matrix and tint too. Returns 0 or -1 (no memory, write error). */
+int cli_write_pose_json(FILE *out, const struct pose *p, bool matrix);
 
 #endif

@@ -1,8 +1,11 @@
 /* The evaluation flags of the offline subcommands, resolved against an armature. */
+#include "autoconfig.h"
+
 #include "cli_args.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "engine/request.h"
 
@@ -40,23 +43,36 @@ int cli_resolve_eval(const struct armature *arm, const struct skp_cli_eval *f,
     return request_check_eval(arm, r, o, NULL, err);
 }
 
-int cli_parse_args(const char *cmd, int argc, char **argv, uint32_t allowed, const char *usage,
-                   struct skp_cli_args *a, bool *done)
+static void print_help(const struct cli_command *cmd)
+{
+    printf("usage: skeld %s %s\n%s\nflags:\n", cmd->name, cmd->synopsis, cmd->about);
+    size_t len = skp_cli_help(NULL, 0, cmd->flags, cmd->camera);
+    char *text = malloc(len + 1);
+    if (text) { /* else the flags go unlisted: --help still answers */
+        skp_cli_help(text, len + 1, cmd->flags, cmd->camera);
+        fputs(text, stdout);
+    }
+    free(text);
+    fputs(SKP_CLI_EXIT_HELP, stdout);
+}
+
+int cli_parse_args(const struct cli_command *cmd, int argc, char **argv, struct skp_cli_args *a,
+                   bool *done)
 {
     char msg[256];
-    *done = false;
-    if (skp_cli_parse(argc, argv, allowed, 1, a, msg, sizeof msg)) {
-        fprintf(stderr, "skeld %s: %s\n%s", cmd, msg, usage);
-        return 2;
+    int rc = skp_cli_parse(argc, argv, cmd->flags, cmd->nargs, a, msg, sizeof msg);
+    *done = !rc && (a->value[SKP_CLI_HELP] || a->value[SKP_CLI_VERSION]);
+    if (*done && a->value[SKP_CLI_HELP])
+        print_help(cmd);
+    else if (*done)
+        puts(PACKAGE_STRING);
+    if (!rc && !*done && a->nargs != cmd->nargs) {
+        snprintf(msg, sizeof msg, "expected %s", cmd->args);
+        rc = -1;
     }
-    if (a->value[SKP_CLI_HELP]) {
-        fputs(usage, stdout);
-        *done = true;
-        return 0;
-    }
-    if (a->nargs != 1) {
-        fprintf(stderr, "skeld %s: expected one FILE.skf\n%s", cmd, usage);
-        return 2;
-    }
-    return 0;
+    if (!rc)
+        return SKP_EXIT_OK;
+    fprintf(stderr, "skeld %s: %s\nusage: skeld %s %s (skeld %s --help lists the flags)\n",
+            cmd->name, msg, cmd->name, cmd->synopsis, cmd->name);
+    return SKP_EXIT_USAGE;
 }

@@ -1,3 +1,5 @@
+#include "autoconfig.h"
+
 #include "config.h"
 
 #include <errno.h>
@@ -22,7 +24,8 @@ static const struct option options[] = {
     {"listen", OPT_LIST, F(listen), 0, 0, NULL,
      "listen on URI (unix:/path, tcp://host:port for the binary protocol, http://host:port for "
      "HTTP; repeatable; default tcp://127.0.0.1:7878 and http://127.0.0.1:8080)"},
-    {"root", OPT_STR, F(root), 0, 0, ".", "directory LOAD by path is confined to"},
+    {"root", OPT_STR, F(root), 0, 0, NULL,
+     "directory LOAD by path is confined to (none: LOAD by path is refused)"},
     {"preload", OPT_STR, F(preload), 0, 0, NULL, "load every .skf in this directory at start"},
     {"auth-token", OPT_STR, F(auth_token), 0, 0, NULL,
      "require HELLO with this token before anything but HELLO/PING"},
@@ -71,16 +74,26 @@ static const struct option *find(const char *name, size_t len)
     return NULL;
 }
 
-static int set(struct config *c, const struct option *o, const char *value, FILE *err)
+/* Sets option o from its text. where says where the value came from in messages: "--" for
+ * the command line, "FILE:LINE: " for a config file. 0, or -1 after printing the problem. */
+static int set(struct config *c, const struct option *o, const char *value, const char *where,
+               FILE *err)
 {
     void *field = (char *)c + o->offset;
     if (o->type == OPT_INT) {
         char *end;
         errno = 0;
         long long v = strtoll(value, &end, 10);
-        if (end == value || *end || errno || v < o->min || v > o->max) {
-            fprintf(err, "skeld: --%s: expected a whole number in %lld..%lld, got \"%s\"\n",
-                    o->name, (long long)o->min, (long long)o->max, value);
+        if (end == value || *end) {
+            fprintf(err,
+                    "skeld: %s%s: \"%s\" is not a number (expected a whole number in "
+                    "%lld..%lld)\n",
+                    where, o->name, value, (long long)o->min, (long long)o->max);
+            return -1;
+        }
+        if (errno || v < o->min || v > o->max) {
+            fprintf(err, "skeld: %s%s: %s is out of range (expected %lld..%lld)\n", where, o->name,
+                    value, (long long)o->min, (long long)o->max);
             return -1;
         }
         *(int64_t *)field = v;
@@ -95,7 +108,7 @@ static int set(struct config *c, const struct option *o, const char *value, FILE
         return 0;
     }
     if (c->listen_count == CONFIG_MAX_LISTEN) {
-        fprintf(err, "skeld: --%s: at most %d\n", o->name, CONFIG_MAX_LISTEN);
+        fprintf(err, "skeld: %s%s: at most %d\n", where, o->name, CONFIG_MAX_LISTEN);
         free(copy);
         return -1;
     }
@@ -108,7 +121,7 @@ void config_init(struct config *c, int cores)
     memset(c, 0, sizeof *c);
     for (size_t i = 0; i < NOPTS; i++)
         if (options[i].def)
-            set(c, &options[i], options[i].def, stderr);
+            set(c, &options[i], options[i].def, "--", stderr);
     c->threads = cores > 0 ? cores : 1;
 }
 
@@ -146,8 +159,10 @@ int config_load_file(struct config *c, const char *path, FILE *err)
             nlen--;
         const struct option *o = find(p, nlen);
         if (!eq || !o) {
-            fprintf(err, "skeld: %s:%d: expected \"option = value\" with a known option\n", path,
-                    lineno);
+            if (!eq)
+                fprintf(err, "skeld: %s:%d: expected \"key = value\"\n", path, lineno);
+            else
+                fprintf(err, "skeld: %s:%d: unknown key \"%.*s\"\n", path, lineno, (int)nlen, p);
             rc = -1;
             break;
         }
@@ -155,7 +170,9 @@ int config_load_file(struct config *c, const char *path, FILE *err)
         size_t vlen = strlen(v);
         while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
             v[--vlen] = 0;
-        rc = set(c, o, v, err);
+        char where[4096 + 32];
+        snprintf(where, sizeof where, "%s:%d: ", path, lineno);
+        rc = set(c, o, v, where, err);
     }
     fclose(f);
     return rc;
@@ -169,6 +186,10 @@ void config_print_help(FILE *out)
                 options[i].def ? " [" : "", options[i].def ? options[i].def : "",
                 options[i].def ? "]" : "");
     fprintf(out, "  --%-18s %s\n", "config", "read options from FILE (name = value lines)");
+    fprintf(out, "  --%-18s %s\n", "help", "print this help and exit");
+    fprintf(out, "  --%-18s %s\n", "version", "print the version and exit");
+    fprintf(out, "\nexit status: 0 after a clean stop, 1 if serving failed (startup, an unclean "
+                 "close),\n2 for bad options or a bad config file\n");
 }
 
 int config_parse_args(struct config *c, int argc, char **argv, int first, FILE *err)
@@ -179,6 +200,10 @@ int config_parse_args(struct config *c, int argc, char **argv, int first, FILE *
             config_print_help(stdout);
             return 1;
         }
+        if (!strcmp(a, "--version")) {
+            puts(PACKAGE_STRING);
+            return 1;
+        }
         if (strncmp(a, "--", 2) != 0) {
             fprintf(err, "skeld: unexpected argument \"%s\" (see --help)\n", a);
             return -1;
@@ -187,6 +212,8 @@ int config_parse_args(struct config *c, int argc, char **argv, int first, FILE *
         size_t nlen = eq ? (size_t)(eq - name) : strlen(name);
         const char *value = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
         if (nlen == 6 && !strncmp(name, "config", 6)) {
+            if (!value)
+                fprintf(err, "skeld: --config needs a value\n");
             if (!value || config_load_file(c, value, err))
                 return -1;
             continue;
@@ -200,7 +227,7 @@ int config_parse_args(struct config *c, int argc, char **argv, int first, FILE *
             fprintf(err, "skeld: --%s needs a value\n", o->name);
             return -1;
         }
-        if (set(c, o, value, err))
+        if (set(c, o, value, "--", err))
             return -1;
     }
     return 0;
@@ -213,8 +240,8 @@ int config_check(struct config *c, FILE *err)
         return -1;
     }
     /* No listener given: the binary protocol and HTTP, both on the loopback interface. */
-    if (c->listen_count == 0 && (set(c, &options[0], "tcp://127.0.0.1:7878", err) ||
-                                 set(c, &options[0], "http://127.0.0.1:8080", err)))
+    if (c->listen_count == 0 && (set(c, &options[0], "tcp://127.0.0.1:7878", "--", err) ||
+                                 set(c, &options[0], "http://127.0.0.1:8080", "--", err)))
         return -1;
     for (int i = 0; i < c->listen_count; i++) {
         const char *u = c->listen[i];

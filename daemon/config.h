@@ -41,10 +41,11 @@ struct config {
 void config_init(struct config *c, int cores);
 
 /* Applies argv[first..argc) ("--name=value", "--name value", "--config FILE"). Returns 0, 1
- * if --help was printed, or -1 after printing the problem to err. */
+ * if --help or --version was printed, or -1 after printing the problem to err. */
 int config_parse_args(struct config *c, int argc, char **argv, int first, FILE *err);
 
-/* Reads "name = value" lines ('#' comments) from path. 0 or -1 with a message to err. */
+/* Reads "name = value" lines ('#' comments) from path. 0 or -1 with a message to err naming
+ * the file, the line and the key ("f:12: unknown key \"listn\""). */
 int config_load_file(struct config *c, const char *path, FILE *err);
 
 /* Cross-option checks (low water below high water, at least one listener...). */

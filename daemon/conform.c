@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "engine/eval.h"
 #include "engine/load.h"
 
@@ -190,27 +191,35 @@ static int run_vectors(json_t *root, struct pose *p)
     return failed + ffailed ? 1 : 0;
 }
 
+static const struct cli_command conform_cmd = {
+    .name = "conform",
+    .args = "FILE.skf VECTORS.json",
+    .synopsis = "FILE.skf VECTORS.json",
+    .about = "Runs every case of a golden-vectors file on fresh instances, prints every\n"
+             "differing field and ends with \"N passed, M failed\"; exits 0 only if all pass.\n",
+    .flags = SKP_CLI_COMMON_FLAGS,
+    .nargs = 2};
+
 int cli_conform(int argc, char **argv)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: skeld conform FILE.skf VECTORS.json\n");
-        return 2;
-    }
+    struct skp_cli_args args;
+    bool done;
+    int rc = cli_parse_args(&conform_cmd, argc, argv, &args, &done);
+    if (rc || done)
+        return rc;
+    const char *skf = args.arg[0], *vectors = args.arg[1];
     json_error_t jerr;
-    json_t *root = json_load_file(argv[2], 0, &jerr);
+    json_t *root = json_load_file(vectors, 0, &jerr);
     if (!root || !json_is_array(json_object_get(root, "cases"))) {
-        fprintf(stderr, "skeld conform: %s: %s\n", argv[2],
+        fprintf(stderr, "skeld conform: %s: %s\n", vectors,
                 root ? "no \"cases\" array" : jerr.text);
         json_decref(root);
-        return 2;
+        return SKP_EXIT_FAIL;
     }
     struct armature *arm;
-    struct eng_error err;
-    int rc = armature_load_file(argv[1], NULL, &arm, &err);
-    if (rc) {
-        fprintf(stderr, "skeld conform: %s\n", err.msg);
+    if ((rc = cli_load("conform", skf, true, &arm, NULL))) {
         json_decref(root);
-        return 1;
+        return rc;
     }
     struct pose *p = pose_new(arm);
     rc = p ? run_vectors(root, p) : 1;

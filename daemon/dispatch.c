@@ -696,7 +696,11 @@ static void h_load_path(struct conn *c, const struct skp_frame *f, struct skp_re
     if (!finish_body(c, f, rd))
         return;
     char why[256];
-    uint16_t st = confine_check(path, len, why, sizeof why);
+    uint16_t st = SKP_S_FORBIDDEN_PATH;
+    if (disp(c)->root_fd < 0)
+        snprintf(why, sizeof why, "%s", DISPATCH_NO_ROOT);
+    else
+        st = confine_check(path, len, why, sizeof why);
     if (st != SKP_S_OK) {
         conn_error(c, f->h.opcode, f->h.id, st, "%s", why);
         return;
@@ -880,37 +884,14 @@ static void h_render(struct conn *c, const struct skp_frame *f, struct skp_reade
     h_eval(c, f, rd, work_render, true);
 }
 
-static void put_counter(struct skp_writer *w, const char *name, uint64_t v)
+void dispatch_counters(const struct dispatch *s, struct dispatch_counters *out)
 {
-    skp_write_str(w, name, strlen(name));
-    skp_write_u32(w, (uint32_t)(v >> 32));
-    skp_write_u32(w, (uint32_t)v);
-}
-
-static void h_stats(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
-{
-    if (!finish_body(c, f, rd))
-        return;
-    struct dispatch *s = disp(c);
-    size_t cap = 64 * 48;
-    uint8_t *body = malloc(cap);
-    if (!body) {
-        conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
-        return;
+    size_t n = 0, names = 0;
+    for (int op = 1; op < SKP_OP_MAX; op++) {
+        snprintf(out->names[names], sizeof out->names[names], "requests.%s", skp_opcode_name(op));
+        out->k[n++] = (struct skp_counter){out->names[names++], s->requests[op]};
     }
-    struct skp_writer w;
-    skp_writer_init(&w, body, cap);
-    skp_write_u32(&w, 0);
-    uint32_t n = 0;
-    for (int op = 1; op < SKP_OP_MAX; op++, n++) {
-        char name[48];
-        snprintf(name, sizeof name, "requests.%s", skp_opcode_name(op));
-        put_counter(&w, name, s->requests[op]);
-    }
-    const struct {
-        const char *name;
-        uint64_t v;
-    } plain[] = {
+    const struct skp_counter plain[] = {
         {"errors", s->conns->error_replies},
         {"busy", s->busy},
         {"jobs.dropped", pool_dropped(s->pool)},
@@ -932,17 +913,40 @@ static void h_stats(struct conn *c, const struct skp_frame *f, struct skp_reader
         {"input.bytes", s->conns->in_bytes},
         {"uptime.ms", uv_now(s->loop) - s->started_ms},
     };
-    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++, n++)
-        put_counter(&w, plain[i].name, plain[i].v);
-    for (int b = 0; b < 16; b++, n++) {
-        char name[48];
+    _Static_assert(sizeof plain / sizeof plain[0] == 20, "DISPATCH_COUNTERS counts them");
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
+        out->k[n++] = plain[i];
+    for (int b = 0; b < 16; b++) {
+        char *name = out->names[names++];
         if (b < 15)
-            snprintf(name, sizeof name, "latency.lt_%lluus", 64ull << b);
+            snprintf(name, sizeof out->names[0], "latency.lt_%lluus", 64ull << b);
         else /* the last bucket is open-ended */
-            snprintf(name, sizeof name, "latency.ge_%lluus", 64ull << 14);
-        put_counter(&w, name, s->latency_us[b]);
+            snprintf(name, sizeof out->names[0], "latency.ge_%lluus", 64ull << 14);
+        out->k[n++] = (struct skp_counter){name, s->latency_us[b]};
     }
-    skp_put_u32(body, n);
+    out->n = n;
+}
+
+static void h_stats(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    if (!finish_body(c, f, rd))
+        return;
+    struct dispatch_counters k;
+    dispatch_counters(disp(c), &k);
+    size_t cap = 4 + k.n * (2 + 32 + 8);
+    uint8_t *body = malloc(cap);
+    if (!body) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
+        return;
+    }
+    struct skp_writer w;
+    skp_writer_init(&w, body, cap);
+    skp_write_u32(&w, (uint32_t)k.n);
+    for (size_t i = 0; i < k.n; i++) {
+        skp_write_str(&w, k.k[i].name, strlen(k.k[i].name));
+        skp_write_u32(&w, (uint32_t)(k.k[i].value >> 32));
+        skp_write_u32(&w, (uint32_t)k.k[i].value);
+    }
     conn_reply(c, f->h.opcode, f->h.id, w.err ? SKP_S_INTERNAL : SKP_S_OK, body, w.err ? 0 : w.len);
 }
 
@@ -1033,14 +1037,18 @@ int dispatch_init(struct dispatch *d, uv_loop_t *loop, const struct config *cfg,
     d->pool = pool;
     d->conns = conns;
     d->started_ms = uv_now(loop);
-    d->root_fd = open(cfg->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (d->root_fd < 0) {
+    /* No implicit root: a daemon started from / must not serve every file by path. */
+    d->root_fd = cfg->root ? open(cfg->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+    if (cfg->root && d->root_fd < 0) {
         log_msg(LOG_ERROR, "--root %s: %s", cfg->root, strerror(errno));
         return -1;
     }
+    if (!cfg->root)
+        log_msg(LOG_INFO, "no --root: LOAD by path is refused");
     if (rcache_init(&d->results, (size_t)cfg->result_cache_mb << 20)) {
         log_msg(LOG_ERROR, "out of memory for the result cache");
-        close(d->root_fd);
+        if (d->root_fd >= 0)
+            close(d->root_fd);
         return -1;
     }
     return 0;
@@ -1164,6 +1172,11 @@ struct request *dispatch_load_path(struct dispatch *d, const char *rel, size_t l
                                    dispatch_done_fn done, void *ctx, uint16_t *status, char *why,
                                    size_t whylen)
 {
+    if (d->root_fd < 0) {
+        *status = SKP_S_FORBIDDEN_PATH;
+        snprintf(why, whylen, "%s", DISPATCH_NO_ROOT);
+        return NULL;
+    }
     if ((*status = confine_check(rel, len, why, whylen)) != SKP_S_OK)
         return NULL;
     struct request *r = front_request(d, SKP_OP_LOAD_PATH, done, ctx);

@@ -15,6 +15,7 @@
 #include "pool.h"
 #include "rcache.h"
 #include "skp.h"
+#include "skp_prom.h"
 
 struct request;
 struct skp_eval_req;
@@ -26,7 +27,7 @@ struct dispatch {
     struct cache *cache;
     struct pool *pool;
     struct conn_set *conns; /* for STATS and the shutdown flag */
-    int root_fd;            /* --root, opened: LOAD by path opens beneath it */
+    int root_fd; /* --root, opened: LOAD by path opens beneath it; -1: no --root, refused */
     uint64_t started_ms;
     struct rcache results;   /* encoded answers of stateless evaluations, both fronts */
     struct request *parsing; /* LOADs whose content is being parsed, one per content id */
@@ -46,12 +47,25 @@ struct dispatch {
 extern const struct conn_hooks dispatch_conn_hooks;
 
 /* Sets d up over the daemon's cache, pool and connections. 0, or -1 with the problem logged
- * (--root is not a directory that can be opened). */
+ * (--root is not a directory that can be opened). Without --root, LOAD by path is refused. */
 int dispatch_init(struct dispatch *d, uv_loop_t *loop, const struct config *cfg,
                   struct cache *cache, struct pool *pool, struct conn_set *conns);
 
 /* Releases what dispatch_init took. */
 void dispatch_close(struct dispatch *d);
+
+/* The daemon's counters, named and ordered as PROTOCOL.md lists the STATS reply's: the one
+ * source of the STATS reply and of GET /metrics. */
+#define DISPATCH_COUNTERS (SKP_OP_MAX - 1 + 20 + 16)
+struct dispatch_counters {
+    struct skp_counter k[DISPATCH_COUNTERS];
+    size_t n;
+    char names[SKP_OP_MAX - 1 + 16][32]; /* what k's requests.* and latency.* names point to */
+};
+void dispatch_counters(const struct dispatch *d, struct dispatch_counters *out);
+
+/* What a LOAD by path is refused with while the daemon has no --root. */
+#define DISPATCH_NO_ROOT "LOAD by path is disabled: start skeld with --root DIR"
 
 /* ---- the request machinery for other fronts (the HTTP front) ------------------------------ */
 

@@ -10,17 +10,22 @@
 #include "config.h"
 #include "log.h"
 #include "server.h"
+#include "skp_cli.h"
 
 static const char usage[] =
-    "usage: skeld [serve] [--option=value ...]   run the daemon (skeld serve --help)\n"
-    "       skeld COMMAND [ARGS]\n"
-    "  info FILE.skf                 armature summary as JSON\n"
-    "  eval FILE.skf [flags]         constructed bones as JSON (see skeld eval --help)\n"
-    "  render FILE.skf [flags] -o OUT PNG pictures, frame ranges, spritesheets\n"
-    "  conform FILE.skf VECTORS.json run golden vectors, report differences\n";
+    "usage: skeld [serve] [--option=value ...]    run the daemon (skeld serve --help)\n"
+    "       skeld COMMAND ARGS [flags]            (skeld COMMAND --help lists its flags)\n"
+    "       skeld --help | --version\n"
+    "commands:\n"
+    "  serve                          the daemon: binary protocol and HTTP\n"
+    "  info FILE.skf                  the armature as JSON\n"
+    "  eval FILE.skf [flags]          constructed bones as JSON\n"
+    "  render FILE.skf [flags] -o OUT.png\n"
+    "                                 PNG pictures, frame ranges, spritesheets\n"
+    "  conform FILE.skf VECTORS.json  run golden vectors, report differences\n" SKP_CLI_EXIT_HELP;
 
-/* Exit status: 0 after --help or a clean stop, 1 if serving failed (startup or an unclean
- * close), 2 for bad options. */
+/* Exit status: 0 after --help, --version or a clean stop, 1 if serving failed (startup or an
+ * unclean close), 2 for bad options. */
 static int serve(int argc, char **argv, int first)
 {
     struct config cfg;
@@ -33,11 +38,11 @@ static int serve(int argc, char **argv, int first)
         fprintf(stderr, "skeld: --log-level: expected error, warn, info or debug\n");
         rc = -1;
     }
-    int status = rc == 1 ? 0 : 2; /* 1: --help was printed */
+    int status = rc == 1 ? SKP_EXIT_OK : SKP_EXIT_USAGE; /* 1: --help or --version printed */
     if (rc == 0 && log_open(cfg.log_file)) {
         fprintf(stderr, "skeld: --log-file %s: %s\n", cfg.log_file, strerror(errno));
         rc = -1;
-        status = 1;
+        status = SKP_EXIT_FAIL;
     }
     if (rc == 0) {
         log_set_level((enum log_level)level);
@@ -71,5 +76,5 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "conform"))
         return cli_conform(argc - 1, argv + 1);
     fprintf(stderr, "skeld: unknown command \"%s\"\n%s", argv[1], usage);
-    return 2;
+    return SKP_EXIT_USAGE;
 }

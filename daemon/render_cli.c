@@ -18,16 +18,19 @@
 #include "skp_cli.h"
 #include "skp_json.h"
 
-static const char render_usage[] =
-    "usage: skeld render FILE.skf [--anim A[,B..]] [--frame F[,G..] | --frames F0-F1]\n"
-    "                    [--from F0] [--warmup N] [--smooth S[,..]] [--loop] [--reverse]\n"
-    "                    [--size WxH] [--scale S[,SY] [--position X,Y] | --fit 0.9]\n"
-    "                    [--style NAME,..] [--background RRGGBBAA] [--samples 1|4]\n"
-    "                    [--sheet COLSxROWS] [--png-level fast|0-9] -o OUT.png\n"
-    "  With --frames, OUT is a printf pattern such as 'out_%04d.png' (one file per frame)\n"
-    "  unless --sheet packs the range into OUT plus OUT.json.\n";
+static const struct cli_command render_cmd = {
+    .name = "render",
+    .args = "FILE.skf",
+    .synopsis = "FILE.skf [flags] -o OUT.png",
+    .about = "Draws the constructed pose as PNG, as the web player does (skelctl render writes\n"
+             "the same files). With --frames, OUT is a pattern such as out_%04d.png (a file per\n"
+             "frame) unless --sheet packs the range into OUT.png and its JSON, OUT.json.\n",
+    .flags = SKP_CLI_RENDER_FLAGS,
+    .nargs = 1,
+    .camera = true};
 
-/* Prints "skeld render: " and the message; returns the usage exit status. */
+/* Prints "skeld render: " and the message; returns the usage exit status (callers whose
+ * problem is not the command line's return their own). */
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int bad(const char *fmt, ...)
 {
@@ -51,8 +54,10 @@ static int to_picture(const struct armature *arm, const struct skp_cli_render *f
     memcpy(pr->opts.background, f->background, 4);
     pr->opts.samples = f->samples;
     for (unsigned i = 0; i < f->style_count; i++)
-        if (request_find_style(arm, f->styles[i], &pr->opts.styles[i], &err))
-            return bad("--style: %s", err.msg);
+        if (request_find_style(arm, f->styles[i], &pr->opts.styles[i], &err)) {
+            bad("--style: %s", err.msg);
+            return SKP_EXIT_FAIL; /* judged against the file: not a usage error */
+        }
     pr->opts.style_count = f->style_count;
     pr->fit = f->fit;
     pr->fraction = f->fraction;
@@ -135,7 +140,7 @@ static int emit(void *ctx, const struct pose *p, uint32_t frame, uint32_t index)
     return encode_and_write(j, path, &j->img);
 }
 
-/* OUT.json beside the sheet: the JSON a RENDER reply carries, named after OUT. */
+/* OUT.json beside the sheet OUT.png: the JSON a RENDER reply carries, naming the picture. */
 static int write_sheet_json(struct render_run *j, const struct bounds *b)
 {
     size_t len = sheet_json(NULL, 0, &j->sheet, &j->pr.opts, b);
@@ -148,7 +153,7 @@ static int write_sheet_json(struct render_run *j, const struct bounds *b)
     if (json && named.data) {
         named.len = skp_sheet_json_named((char *)named.data, named.cap, json, len, j->output);
         char path[4096];
-        rc = skp_cli_out_path(path, sizeof path, j->output, false, 0, ".json")
+        rc = skp_cli_sheet_json_path(path, sizeof path, j->output)
                  ? bad("-o: the file name is too long")
                  : write_file(path, &named);
     } else {
@@ -217,7 +222,7 @@ int cli_render(int argc, char **argv)
     struct skp_cli_render rflags;
     bool done;
     char msg[256];
-    int rc = cli_parse_args("render", argc, argv, SKP_CLI_RENDER_FLAGS, render_usage, &args, &done);
+    int rc = cli_parse_args(&render_cmd, argc, argv, &args, &done);
     if (rc || done)
         return rc;
     /* --scale and --position are the camera here: not engine options. */
@@ -228,7 +233,7 @@ int cli_render(int argc, char **argv)
     struct render_run j;
     memset(&j, 0, sizeof j);
     struct armature *arm;
-    if ((rc = cli_load("render", args.arg[0], true, &arm)))
+    if ((rc = cli_load("render", args.arg[0], true, &arm, NULL)))
         return rc;
     j.arm = arm;
     struct pose *p = pose_new(arm);

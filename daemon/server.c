@@ -293,14 +293,17 @@ static void print_ready(const struct server *s)
         else if (!l->http && !bin)
             bin = l->uri;
     }
+    /* Without --root a file is named by path only to skelctl, which uploads it. */
+    const char *file = s->cfg->root ? "robot.skf" : "samples/robot.skf";
     printf("ready:");
     if (bin)
-        printf(" client/skelctl --uri %s render robot.skf --anim Walk --frame 10 -o out.png", bin);
+        printf(" client/skelctl --uri %s render %s --anim Walk --frame 10 -o out.png", bin, file);
     if (bin && web)
         printf(" |");
+    if (web && s->cfg->root)
+        printf(" curl -o out.png '%s/v1/files/robot.skf/render.png?anim=Walk&frame=10' |", web);
     if (web)
-        printf(" curl -o out.png '%s/v1/files/robot.skf/render.png?anim=Walk&frame=10' | open %s/",
-               web, web);
+        printf(" open %s/", web);
     printf("\n");
 }
 

@@ -226,13 +226,17 @@ static struct pose *evaluate(struct work *r, struct worker *w, const struct cons
     return p;
 }
 
-int work_pose_json(const struct pose *p, struct byte_buf *out)
+int work_pose_json(const struct pose *p, bool matrix, struct byte_buf *out)
 {
     const struct armature *arm = p->arm;
     uint32_t n = arm->bone_count;
     struct skp_bone_view *views = calloc(n ? n : 1, sizeof *views);
-    if (!views)
+    double *m = matrix ? calloc(n ? n : 1, 6 * sizeof *m) : NULL;
+    if (!views || (matrix && !m)) {
+        free(views);
+        free(m);
         return -1;
+    }
     _Static_assert(sizeof(struct vec2) == 2 * sizeof(double), "vertices are x, y pairs");
     for (uint32_t b = 0; b < n; b++) {
         const struct bone_out *o = &p->out[b];
@@ -245,11 +249,18 @@ int work_pose_json(const struct pose *p, struct byte_buf *out)
                                           armature_tex_name(arm, o->tex),
                                           bone->vert_len,
                                           (const double *)(p->verts + bone->vert_off),
-                                          bone->vert_len > 0};
+                                          bone->vert_len > 0,
+                                          NULL,
+                                          NULL};
+        if (matrix) { /* what the POSE reply carries besides */
+            pose_bone_matrix(p, b, m + 6 * b);
+            views[b].matrix = m + 6 * b;
+            views[b].tint = o->tint;
+        }
     }
     /* Formatting doubles is most of the cost: one pass into room for the longest output
      * (a second only if a name was longer than guessed). */
-    size_t guess = 64 + (size_t)n * 200 + (size_t)arm->vert_count * 56;
+    size_t guess = 64 + (size_t)n * (matrix ? 440 : 200) + (size_t)arm->vert_count * 56;
     for (uint32_t b = 0; b < n; b++)
         guess += strlen(views[b].tex);
     int rc = byte_buf_reserve(out, out->len + guess + 1);
@@ -259,6 +270,7 @@ int work_pose_json(const struct pose *p, struct byte_buf *out)
     if (!rc)
         out->len += len;
     free(views);
+    free(m);
     return rc ? -1 : 0;
 }
 
@@ -266,7 +278,7 @@ int work_pose_json(const struct pose *p, struct byte_buf *out)
 static void json_body(struct work *r, const struct pose *p)
 {
     struct byte_buf b = {NULL, 0, 0};
-    if (work_pose_json(p, &b)) {
+    if (work_pose_json(p, false, &b)) {
         free(b.data);
         fail(r, SKP_S_NO_MEMORY, "out of memory");
         return;
@@ -539,60 +551,63 @@ void work_render(struct job *job, struct worker *w)
 
 /* ---- skeld info's JSON ------------------------------------------------------------------- */
 
-static int put_json(struct byte_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int put_json(struct byte_buf *b, const char *fmt, ...)
+/* The view's arrays over arm, in one allocation (NULL when memory runs out). */
+static void *info_view(const struct armature *arm, struct skp_info_view *v)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0 || byte_buf_reserve(b, b->len + (size_t)n + 1))
-        return -1;
-    va_start(ap, fmt);
-    vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-    return 0;
+    size_t nb = arm->bone_count, na = arm->anim_count, ns = arm->style_count;
+    size_t size = nb * sizeof *v->bones + na * sizeof *v->anims + ns * sizeof *v->styles +
+                  arm->atlas_count * sizeof *v->atlases;
+    struct skp_info_bone *bones = malloc(size ? size : 1);
+    if (!bones)
+        return NULL;
+    /* Sorted by alignment, most first: anims hold a double. */
+    struct skp_info_anim *anims = (struct skp_info_anim *)(void *)bones;
+    bones = (struct skp_info_bone *)(void *)(anims + na);
+    struct skp_info_style *styles = (struct skp_info_style *)(void *)(bones + nb);
+    struct skp_info_atlas *atlases = (struct skp_info_atlas *)(void *)(styles + ns);
+    for (size_t i = 0; i < nb; i++)
+        bones[i] = (struct skp_info_bone){arm->bones[i].name, arm->bones[i].parent};
+    for (size_t a = 0; a < na; a++) /* frames as the INFO reply says it: a u32 */
+        anims[a] = (struct skp_info_anim){arm->anims[a].name, arm->anims[a].fps,
+                                          (uint32_t)(arm->anims[a].last_frame + 1)};
+    for (size_t s = 0; s < ns; s++)
+        styles[s] = (struct skp_info_style){arm->styles[s].name, arm->styles[s].id,
+                                            arm->styles[s].tex_len};
+    for (size_t a = 0; a < arm->atlas_count; a++)
+        atlases[a] = (struct skp_info_atlas){arm->atlases[a].filename, arm->atlases[a].width,
+                                             arm->atlases[a].height};
+    *v = (struct skp_info_view){.bone_count = arm->bone_count,
+                                .anim_count = arm->anim_count,
+                                .style_count = arm->style_count,
+                                .bones = bones,
+                                .anims = anims,
+                                .styles = styles,
+                                .file = 1,
+                                .version = arm->version,
+                                .layout = armature_layout_name(arm),
+                                .atlas_count = arm->atlas_count,
+                                .atlases = atlases,
+                                .ik_families = arm->ik_root_count,
+                                .mesh_vertices = arm->vert_count,
+                                .keyframes = arm->keyframe_count};
+    return anims;
 }
 
-static int put_string(struct byte_buf *b, const char *s)
+int work_info_json(const struct armature *arm, const uint8_t id[32], struct byte_buf *b)
 {
-    size_t n = skp_json_quote(NULL, 0, s);
-    if (byte_buf_reserve(b, b->len + n + 1))
+    struct skp_info_view v;
+    void *block = info_view(arm, &v);
+    if (!block)
         return -1;
-    skp_json_quote((char *)b->data + b->len, n + 1, s);
-    b->len += n;
-    return 0;
-}
-
-int work_info_json(const struct armature *arm, struct byte_buf *b)
-{
-    int rc = put_json(b, "{\"version\":") || put_string(b, arm->version) ||
-             put_json(b, ",\"layout\":\"%s\",\"bones\":[", armature_layout_name(arm));
-    for (uint32_t i = 0; i < arm->bone_count && !rc; i++)
-        rc = put_json(b, "%s\n{\"id\":%u,\"name\":", i ? "," : "", i) ||
-             put_string(b, arm->bones[i].name) ||
-             put_json(b, ",\"parent\":%d}", arm->bones[i].parent);
-    rc = rc || put_json(b, "],\"animations\":[");
-    for (uint32_t a = 0; a < arm->anim_count && !rc; a++) {
-        const struct arm_anim *an = &arm->anims[a];
-        rc = put_json(b, "%s\n{\"id\":%u,\"name\":", a ? "," : "", a) ||
-             put_string(b, an->name) ||
-             put_json(b, ",\"fps\":%.9g,\"frames\":%.9g}", an->fps, an->last_frame + 1);
+    char hex[65];
+    skp_hex(hex, id, 32);
+    v.id = hex;
+    size_t len = skp_info_json(NULL, 0, &v);
+    int rc = byte_buf_reserve(b, len + 1);
+    if (!rc) {
+        skp_info_json((char *)b->data + b->len, len + 1, &v);
+        b->len += len;
     }
-    rc = rc || put_json(b, "],\"styles\":[");
-    for (uint32_t s = 0; s < arm->style_count && !rc; s++)
-        rc = put_json(b, "%s\n{\"id\":%d,\"name\":", s ? "," : "", arm->styles[s].id) ||
-             put_string(b, arm->styles[s].name) ||
-             put_json(b, ",\"textures\":%u}", arm->styles[s].tex_len);
-    rc = rc || put_json(b, "],\"atlases\":[");
-    for (uint32_t a = 0; a < arm->atlas_count && !rc; a++)
-        rc = put_json(b, "%s\n{\"filename\":", a ? "," : "") ||
-             put_string(b, arm->atlases[a].filename) ||
-             put_json(b, ",\"width\":%u,\"height\":%u}", arm->atlases[a].width,
-                      arm->atlases[a].height);
-    return rc || put_json(b, "],\"ik_families\":%u,\"mesh_vertices\":%u,\"keyframes\":%u}\n",
-                          arm->ik_root_count, arm->vert_count, arm->keyframe_count)
-               ? -1
-               : 0;
+    free(block);
+    return rc ? -1 : 0;
 }

@@ -48,11 +48,13 @@ struct work {
  * `skeld eval` and `skelctl mesh` print (the HTTP front's). */
 enum work_output { WORK_OUT_WIRE = 0, WORK_OUT_JSON = 1 };
 
-/* Appends `skeld eval`'s JSON of p's constructed bones to out. 0 or -1 (no memory). */
-int work_pose_json(const struct pose *p, struct byte_buf *out);
+/* Appends `skeld eval`'s JSON of p's constructed bones to out (matrix: each bone's world
+ * matrix and tint too, as `skeld eval --matrix`). 0 or -1 (no memory). */
+int work_pose_json(const struct pose *p, bool matrix, struct byte_buf *out);
 
-/* Appends `skeld info`'s JSON of arm to b. 0 or -1 (no memory). Any thread. */
-int work_info_json(const struct armature *arm, struct byte_buf *b);
+/* Appends `skeld info`'s JSON of arm, whose id (SHA-256 of its file) is id, to b. 0 or -1
+ * (no memory). Any thread. */
+int work_info_json(const struct armature *arm, const uint8_t id[32], struct byte_buf *b);
 
 /* Frees what w owns (not w itself). */
 void work_release(struct work *w);

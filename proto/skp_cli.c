@@ -3,38 +3,91 @@
 #include "skp_msg.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
-/* The one flag table: long name, and whether the flag takes a value. */
+/* The one flag table: long name, whether the flag takes a value, whether a URL query may
+ * carry it (HTTP), and what --help says: the value's shape and the flag's meaning (a render's
+ * own where its --scale and --position are the camera's). */
 static const struct {
     const char *name;
-    bool value;
+    bool value, query;
+    const char *arg, *help;
+    const char *camera_arg, *camera_help; /* NULL: as arg and help */
 } flags[SKP_CLI_NFLAGS] = {
-    [SKP_CLI_ANIM] = {"anim", true},
-    [SKP_CLI_FRAME] = {"frame", true},
-    [SKP_CLI_SMOOTH] = {"smooth", true},
-    [SKP_CLI_FROM] = {"from", true},
-    [SKP_CLI_WARMUP] = {"warmup", true},
-    [SKP_CLI_LOOP] = {"loop", false},
-    [SKP_CLI_REVERSE] = {"reverse", false},
-    [SKP_CLI_POSITION] = {"position", true},
-    [SKP_CLI_SCALE] = {"scale", true},
-    [SKP_CLI_VELOCITY] = {"velocity", true},
-    [SKP_CLI_Y_DOWN] = {"y-down", false},
-    [SKP_CLI_FRAMES] = {"frames", true},
-    [SKP_CLI_SIZE] = {"size", true},
-    [SKP_CLI_FIT] = {"fit", true},
-    [SKP_CLI_STYLE] = {"style", true},
-    [SKP_CLI_BACKGROUND] = {"background", true},
-    [SKP_CLI_SAMPLES] = {"samples", true},
-    [SKP_CLI_PNG_LEVEL] = {"png-level", true},
-    [SKP_CLI_SHEET] = {"sheet", true},
-    [SKP_CLI_OUTPUT] = {"output", true},
-    [SKP_CLI_HELP] = {"help", false},
+    [SKP_CLI_ANIM] = {"anim", true, true, "A[,B..]",
+                      "animations by name or index; several play at once, later ones win"},
+    [SKP_CLI_FRAME] = {"frame", true, true, "F[,G..]",
+                       "each animation's frame (one value for all; default 0)"},
+    [SKP_CLI_SMOOTH] = {"smooth", true, true, "S[,..]",
+                        "smoothing frames per animation (one value for all; default 0)"},
+    [SKP_CLI_FROM] = {"from", true, true, "F0",
+                      "play one step per frame from F0 through the frame (default: one step)"},
+    [SKP_CLI_WARMUP] = {"warmup", true, true, "N",
+                        "constructs at rest first (the web player runs 30)"},
+    [SKP_CLI_LOOP] = {"loop", false, true, NULL, "frames wrap round the animation"},
+    [SKP_CLI_REVERSE] = {"reverse", false, true, NULL, "frames count back from the end"},
+    [SKP_CLI_POSITION] = {"position", true, true, "X,Y", "engine option: offset the output", "X,Y",
+                          "camera: where the armature origin lands (with --scale)"},
+    [SKP_CLI_SCALE] = {"scale", true, true, "X,Y", "engine option: scale the output", "S[,SY]",
+                       "camera scale; alone, it centres the origin"},
+    [SKP_CLI_VELOCITY] = {"velocity", true, true, "X,Y",
+                          "engine option: move the physics state by a velocity"},
+    [SKP_CLI_Y_DOWN] = {"y-down", false, true, NULL, "engine option: y grows downwards"},
+    [SKP_CLI_FRAMES] = {"frames", true, true, "F0-F1",
+                        "every frame of a range (-o a pattern such as out_%04d.png, or --sheet)"},
+    [SKP_CLI_SIZE] = {"size", true, true, "WxH", "canvas in pixels (default 512x512)"},
+    [SKP_CLI_FIT] = {"fit", true, true, "F",
+                     "frame the animation in this fraction of the canvas (default 0.9)"},
+    [SKP_CLI_STYLE] = {"style", true, true, "NAME,..",
+                       "styles by name or index, in priority order (default: \"Default\")"},
+    [SKP_CLI_BACKGROUND] = {"background", true, true, "RRGGBB[AA]",
+                            "background colour (default transparent)"},
+    [SKP_CLI_SAMPLES] = {"samples", true, true, "1|4", "samples per pixel (default 4)"},
+    [SKP_CLI_PNG_LEVEL] = {"png-level", true, true, "fast|0-9",
+                           "PNG encoder: the fast one (default) or a zlib level"},
+    [SKP_CLI_SHEET] = {"sheet", true, true, "COLSxROWS",
+                       "pack the range into one picture OUT.png and its OUT.json"},
+    [SKP_CLI_OUTPUT] = {"output", true, false, "OUT.png",
+                        "the picture to write (- for stdout; a %d pattern for a range)"},
+    [SKP_CLI_MATRIX] = {"matrix", false, false, NULL,
+                        "each bone's 2x3 world matrix and tint too (keys \"matrix\", \"tint\")"},
+    [SKP_CLI_PROMETHEUS] = {"prometheus", false, false, NULL,
+                            "the Prometheus text format, with GET /metrics' names"},
+    [SKP_CLI_HELP] = {"help", false, false, NULL, "print this help and exit"},
+    [SKP_CLI_VERSION] = {"version", false, false, NULL, "print the version and exit"},
 };
+
+const char *skp_cli_flag_name(int f)
+{
+    return f >= 0 && f < SKP_CLI_NFLAGS ? flags[f].name : "?";
+}
+
+size_t skp_cli_help(char *buf, size_t cap, uint32_t allowed, bool camera)
+{
+    size_t len = 0;
+    for (int f = 0; f < SKP_CLI_NFLAGS; f++) {
+        if (!(allowed & SKP_CLI_BIT(f)))
+            continue;
+        bool alt = camera && flags[f].camera_help;
+        const char *arg = alt ? flags[f].camera_arg : flags[f].arg;
+        const char *help = alt ? flags[f].camera_help : flags[f].help;
+        char name[40];
+        snprintf(name, sizeof name, "%s--%s%s%s", f == SKP_CLI_OUTPUT ? "-o, " : "", flags[f].name,
+                 arg ? " " : "", arg ? arg : "");
+        size_t room = len < cap ? cap - len : 0;
+        int n = snprintf(room ? buf + len : NULL, room, "  %-26s %s\n", name, help);
+        if (n > 0)
+            len += (size_t)n;
+    }
+    if (cap)
+        buf[len < cap ? len : cap - 1] = 0;
+    return len;
+}
 
 /* getopt_long's table for every flag (exact names only: no abbreviations, see below). */
 static void long_options(struct option *o)
@@ -253,6 +306,18 @@ int skp_cli_out_path(char *buf, size_t cap, const char *output, bool pattern, lo
     return m < 0 || (size_t)m >= cap - (size_t)n ? -1 : 0;
 }
 
+int skp_cli_sheet_json_path(char *buf, size_t cap, const char *output)
+{
+    size_t n = strlen(output);
+    const char *base = strrchr(output, '/');
+    base = base ? base + 1 : output;
+    /* The picture's extension goes; a name that is nothing but ".png" keeps it. */
+    if (n - (size_t)(base - output) > 4 && !strcasecmp(output + n - 4, ".png"))
+        n -= 4;
+    int m = snprintf(buf, cap, "%.*s.json", (int)(n < INT_MAX ? n : 0), output);
+    return m < 0 || (size_t)m >= cap || n >= INT_MAX ? -1 : 0;
+}
+
 /* Escape of one byte of a JSON string into tmp (NUL-terminated); most bytes are themselves. */
 static const char *json_escape(unsigned char ch, char tmp[8])
 {
@@ -405,7 +470,7 @@ int skp_cli_render_output(const struct skp_cli_render *r, char *msg, size_t cap)
     if (!r->output)
         return FAIL("-o OUT.png is required");
     if ((r->cols || r->rows) && !strcmp(r->output, "-"))
-        return FAIL("--sheet writes OUT and OUT.json: -o needs a file name");
+        return FAIL("--sheet writes OUT.png and OUT.json: -o needs a file name");
     if (!r->cols && !r->rows && r->range && r->last > r->first &&
         !skp_cli_frame_pattern(r->output))
         return FAIL("-o: a frame range needs a pattern with one %%d, such as out_%%04d.png");
@@ -469,7 +534,7 @@ bool skp_cli_path_decode(char *s)
 static int flag_by_name(const char *name)
 {
     for (int f = 0; f < SKP_CLI_NFLAGS; f++)
-        if (f != SKP_CLI_HELP && f != SKP_CLI_OUTPUT && !strcmp(flags[f].name, name))
+        if (flags[f].query && !strcmp(flags[f].name, name))
             return f;
     return -1;
 }

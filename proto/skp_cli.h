@@ -32,19 +32,26 @@ enum skp_cli_flag {
     SKP_CLI_PNG_LEVEL,
     SKP_CLI_SHEET,
     SKP_CLI_OUTPUT,
+    SKP_CLI_MATRIX,     /* pose: each bone's world matrix and tint too */
+    SKP_CLI_PROMETHEUS, /* skelctl stats: the Prometheus text format */
     SKP_CLI_HELP,
+    SKP_CLI_VERSION,
     SKP_CLI_NFLAGS
 };
 #define SKP_CLI_BIT(f) (1u << (f))
+/* What every command takes: --help and --version. */
+#define SKP_CLI_COMMON_FLAGS (SKP_CLI_BIT(SKP_CLI_HELP) | SKP_CLI_BIT(SKP_CLI_VERSION))
 /* The flags of an evaluation (skeld eval, skelctl pose and mesh) ... */
 #define SKP_CLI_EVAL_FLAGS                                                                         \
     (SKP_CLI_BIT(SKP_CLI_ANIM) | SKP_CLI_BIT(SKP_CLI_FRAME) | SKP_CLI_BIT(SKP_CLI_SMOOTH) |        \
      SKP_CLI_BIT(SKP_CLI_FROM) | SKP_CLI_BIT(SKP_CLI_WARMUP) | SKP_CLI_BIT(SKP_CLI_LOOP) |         \
-     SKP_CLI_BIT(SKP_CLI_REVERSE) | SKP_CLI_BIT(SKP_CLI_HELP))
+     SKP_CLI_BIT(SKP_CLI_REVERSE) | SKP_CLI_COMMON_FLAGS)
 /* ... with its engine options ... */
 #define SKP_CLI_OPTS_FLAGS                                                                         \
     (SKP_CLI_BIT(SKP_CLI_POSITION) | SKP_CLI_BIT(SKP_CLI_SCALE) | SKP_CLI_BIT(SKP_CLI_VELOCITY) | \
      SKP_CLI_BIT(SKP_CLI_Y_DOWN))
+/* ... of a pose (skeld eval, skelctl pose), which may print the matrices and tints too ... */
+#define SKP_CLI_POSE_FLAGS (SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS | SKP_CLI_BIT(SKP_CLI_MATRIX))
 /* ... and of a render (skeld render, skelctl render), whose --scale and --position are the
  * camera's. */
 #define SKP_CLI_RENDER_FLAGS                                                                       \
@@ -52,6 +59,13 @@ enum skp_cli_flag {
      SKP_CLI_BIT(SKP_CLI_FRAMES) | SKP_CLI_BIT(SKP_CLI_SIZE) | SKP_CLI_BIT(SKP_CLI_FIT) |          \
      SKP_CLI_BIT(SKP_CLI_STYLE) | SKP_CLI_BIT(SKP_CLI_BACKGROUND) | SKP_CLI_BIT(SKP_CLI_SAMPLES) | \
      SKP_CLI_BIT(SKP_CLI_PNG_LEVEL) | SKP_CLI_BIT(SKP_CLI_SHEET) | SKP_CLI_BIT(SKP_CLI_OUTPUT))
+
+/* Exit statuses of both programs, every command: success, a runtime, load or server error,
+ * a usage error (the command line itself is wrong). */
+enum { SKP_EXIT_OK = 0, SKP_EXIT_FAIL = 1, SKP_EXIT_USAGE = 2 };
+
+/* What --help says of the exit statuses, in both programs. */
+#define SKP_CLI_EXIT_HELP "exit status: 0 success, 1 runtime, load or server error, 2 usage error\n"
 
 #define SKP_CLI_MAX_ARGS 4
 
@@ -70,6 +84,20 @@ struct skp_cli_args {
  * than max_args arguments. */
 int skp_cli_parse(int argc, char **argv, uint32_t allowed, int max_args, struct skp_cli_args *a,
                   char *msg, size_t cap);
+
+/* The long name of flag f ("anim", "png-level"), without its dashes. */
+const char *skp_cli_flag_name(int f);
+
+/* What --help says of the flags in allowed: one line per flag, in table order, each naming
+ * the flag, the shape of its value and what it does ("  --anim A[,B..]  animations to ...").
+ * camera: --scale and --position are a render's camera, not engine options. Same buffer
+ * contract as snprintf. */
+size_t skp_cli_help(char *buf, size_t cap, uint32_t allowed, bool camera);
+
+/* The sheet's JSON file beside OUT (as `--sheet ... -o OUT` writes it): OUT with a final
+ * ".png" (any case) replaced by ".json", or ".json" appended when OUT does not end so
+ * ("hop.png" -> "hop.json", "hop" -> "hop.json"). 0, or -1 if that does not fit in cap. */
+int skp_cli_sheet_json_path(char *buf, size_t cap, const char *output);
 
 /* The evaluation flags' syntax: animation names (split in place), one frame or smoothing
  * value per animation or one for all, from, warm-up, loop/reverse/y-down, and the engine

@@ -206,6 +206,18 @@ static void uint_(struct out *o, uint32_t u)
     raw(o, b + 12 - n, (size_t)n);
 }
 
+/* key then n numbers as a JSON array. */
+static void numbers(struct out *o, const char *key, const double *v, int n)
+{
+    raw(o, key, strlen(key));
+    for (int i = 0; i < n; i++) {
+        if (i)
+            lit(o, ",");
+        num(o, v[i]);
+    }
+    lit(o, "]");
+}
+
 static void bone(struct out *o, const struct skp_bone_view *b, uint32_t id)
 {
     lit(o, "{\"id\":");
@@ -229,6 +241,10 @@ static void bone(struct out *o, const struct skp_bone_view *b, uint32_t id)
     uint_(o, b->zindex < 0 ? 0u - (uint32_t)b->zindex : (uint32_t)b->zindex);
     lit(o, ",\"tex\":");
     string(o, b->tex ? b->tex : "");
+    if (b->matrix)
+        numbers(o, ",\"matrix\":[", b->matrix, 6);
+    if (b->tint)
+        numbers(o, ",\"tint\":[", b->tint, 4);
     if (b->mesh || b->vert_count) {
         lit(o, ",\"verts\":[");
         for (uint32_t v = 0; v < b->vert_count; v++) {
@@ -258,6 +274,66 @@ size_t skp_pose_json(char *buf, size_t cap, const struct skp_bone_view *bones, u
         bone(&o, &bones[i], i);
     }
     lit(&o, "\n]\n");
+    if (cap)
+        buf[o.len < cap ? o.len : cap - 1] = 0;
+    return o.len;
+}
+
+/* The "bones", "animations" and "styles" arrays, one element a line. */
+static void info_lists(struct out *o, const struct skp_info_view *v)
+{
+    lit(o, "\"bones\":[");
+    for (uint32_t i = 0; i < v->bone_count; i++) {
+        put(o, "%s\n{\"id\":%u,\"name\":", i ? "," : "", i);
+        string(o, v->bones[i].name);
+        put(o, ",\"parent\":%d}", (int)v->bones[i].parent);
+    }
+    lit(o, "],\"animations\":[");
+    for (uint32_t a = 0; a < v->anim_count; a++) {
+        put(o, "%s\n{\"id\":%u,\"name\":", a ? "," : "", a);
+        string(o, v->anims[a].name);
+        lit(o, ",\"fps\":");
+        num(o, v->anims[a].fps);
+        put(o, ",\"frames\":%u}", v->anims[a].frames);
+    }
+    lit(o, "],\"styles\":[");
+    for (uint32_t s = 0; s < v->style_count; s++) {
+        put(o, "%s\n{", s ? "," : "");
+        if (v->file)
+            put(o, "\"id\":%d,", v->styles[s].id);
+        lit(o, "\"name\":");
+        string(o, v->styles[s].name);
+        if (v->file)
+            put(o, ",\"textures\":%u", v->styles[s].textures);
+        lit(o, "}");
+    }
+    lit(o, "]");
+}
+
+size_t skp_info_json(char *buf, size_t cap, const struct skp_info_view *v)
+{
+    struct out o = {buf, cap, 0};
+    lit(&o, "{\"id\":");
+    string(&o, v->id ? v->id : "");
+    if (v->file) {
+        lit(&o, ",\"version\":");
+        string(&o, v->version ? v->version : "");
+        lit(&o, ",\"layout\":");
+        string(&o, v->layout ? v->layout : "");
+    }
+    lit(&o, ",");
+    info_lists(&o, v);
+    if (v->file) {
+        lit(&o, ",\"atlases\":[");
+        for (uint32_t a = 0; a < v->atlas_count; a++) {
+            put(&o, "%s\n{\"filename\":", a ? "," : "");
+            string(&o, v->atlases[a].filename);
+            put(&o, ",\"width\":%u,\"height\":%u}", v->atlases[a].width, v->atlases[a].height);
+        }
+        put(&o, "],\"ik_families\":%u,\"mesh_vertices\":%u,\"keyframes\":%u", v->ik_families,
+            v->mesh_vertices, v->keyframes);
+    }
+    lit(&o, "}\n");
     if (cap)
         buf[o.len < cap ? o.len : cap - 1] = 0;
     return o.len;

@@ -315,11 +315,12 @@ elif cmd == "err":
             sys.exit("message %r does not name %r" % (j["message"], sub))
 
 elif cmd == "sheet":
-    # sheet GOT FILE: GOT is FILE (skeld render's OUT.json) without its "image" key and the
-    # newline after it; the key is checked to name the picture.
+    # sheet GOT FILE: GOT is FILE (skeld render's OUT.json beside OUT.png) without its "image"
+    # key and the newline after it; the key is checked to name the picture, OUT.png.
     got, want = open(args[0], "rb").read(), open(args[1], "rb").read().decode()
     m = re.match(r'\{"image":("(?:[^"\\]|\\.)*"),', want)
-    if not m or not json.loads(m.group(1)).endswith(os.path.basename(args[1])[:-len(".json")]) \
+    png = os.path.basename(args[1])[:-len(".json")] + ".png"
+    if not m or not json.loads(m.group(1)).endswith(png) \
             or not want.endswith("\n"):
         sys.exit("unexpected skeld render JSON: %s" % want[:80])
     expect = ("{" + want[m.end():-1]).encode()
@@ -339,10 +340,12 @@ elif cmd == "list":
         sys.exit("%s not listed" % args[1])
 
 elif cmd == "summary":
-    # summary FILE ID INFOFILE: the upload answer is {"id":ID} and then skeld info's keys
-    j, info = json.load(open(args[0])), json.load(open(args[2]))
-    if j.get("id") != args[1] or {k: v for k, v in j.items() if k != "id"} != info:
-        sys.exit("upload summary %r..." % str(j)[:100])
+    # summary FILE ID INFOFILE: the upload answer is skeld info's JSON, byte for byte, and its
+    # "id" (the first key) is ID
+    got, want = open(args[0], "rb").read(), open(args[2], "rb").read()
+    j = json.loads(got)
+    if got != want or list(j)[0] != "id" or j["id"] != args[1]:
+        sys.exit("upload summary %r..." % got[:100])
 
 elif cmd == "prom":
     # prom FILE: the Prometheus text format, each sample's family declared by # TYPE first
@@ -507,13 +510,13 @@ check "the deleted armature is no longer listed" not py list "$TMP/list.body" "$
 get up "$A/v1/armatures" -X POST --data-binary "@$S/lamp-0.7.skf"
 check "POST /v1/armatures: 201" is "$ST" 201
 check "POST: Location /v1/armatures/{sha256}" is "$(hdr up Location)" "/v1/armatures/$LAMP"
-check "POST: {\"id\":sha256} and skeld info's keys" py summary "$TMP/up.body" "$LAMP" "$TMP/info-lamp-0.7.json"
+check "POST: skeld info's JSON, its \"id\" the SHA-256" py summary "$TMP/up.body" "$LAMP" "$TMP/info-lamp-0.7.json"
 get info "$A$(hdr up Location)"
 check "GET the Location: skeld info's JSON" same "$TMP/info.body" "$TMP/info-lamp-0.7.json"
 get put "$A/v1/armatures/$LAMP" -X PUT --data-binary "@$S/lamp-0.7.skf"
 check "PUT with the right id: 201 with Location" \
     is "$ST $(hdr put Location)" "201 /v1/armatures/$LAMP"
-check "PUT: {\"id\":sha256} and skeld info's keys" py summary "$TMP/put.body" "$LAMP" "$TMP/info-lamp-0.7.json"
+check "PUT: skeld info's JSON, its \"id\" the SHA-256" py summary "$TMP/put.body" "$LAMP" "$TMP/info-lamp-0.7.json"
 get put "$A/v1/armatures/$CRITTER" -X PUT --data-binary "@$S/lamp-0.7.skf"
 check "PUT with a wrong id: 400 naming the body's SHA-256" errjson put 400 "$LAMP"
 get up "$A/v1/armatures" -X POST -H 'Transfer-Encoding: chunked' --data-binary "@$S/robot.skf"
@@ -614,7 +617,7 @@ for set in "${sheet_sets[@]}"; do
             eval 'is "$ST" 200 && same "$TMP/sheet.body" "$TMP/sheet.png"'
         get sheetj "$A/v1/$base/sheet.json?$query"
         check "$f sheet.json under /v1/${base%%/*}/ is skeld render's OUT.json without \"image\"" \
-            eval 'is "$ST $(hdr sheetj Content-Type)" "200 application/json" && py sheet "$TMP/sheetj.body" "$TMP/sheet.png.json"'
+            eval 'is "$ST $(hdr sheetj Content-Type)" "200 application/json" && py sheet "$TMP/sheetj.body" "$TMP/sheet.json"'
     done
 done
 
@@ -623,7 +626,7 @@ R="$A/v1/armatures/$ROBOT/render.png?anim=Walk&frame=4&size=64x64"
 get c1 "$R"
 get c2 "$R"
 etag=$(hdr c1 ETag)
-check "ETag is \"v1-<hex>\"" eval '[[ $etag =~ ^\"v1-[0-9a-f]+\"$ ]]'
+check "ETag is \"v2-<hex>\"" eval '[[ $etag =~ ^\"v2-[0-9a-f]+\"$ ]]'
 check "ETag is stable across requests" is "$(hdr c2 ETag)" "$etag"
 get c3 "$A/v1/armatures/$ROBOT/render.png?size=64x64&frame=4&anim=Walk"
 check "the same query in another order has the same ETag" is "$(hdr c3 ETag)" "$etag"
@@ -641,7 +644,7 @@ check "Cache-Control under /v1/armatures/{id}/: public, max-age=31536000, immuta
     is "$(hdr c1 Cache-Control)" "public, max-age=31536000, immutable"
 get c6 "$A/v1/files/robot.skf/render.png?anim=Walk&frame=4&size=64x64"
 check "Cache-Control under /v1/files/: public, max-age=60" is "$(hdr c6 Cache-Control)" "public, max-age=60"
-check "under /v1/files/ the same answer has an ETag" eval '[[ $(hdr c6 ETag) =~ ^\"v1-[0-9a-f]+\"$ ]]'
+check "under /v1/files/ the same answer has an ETag" eval '[[ $(hdr c6 ETag) =~ ^\"v2-[0-9a-f]+\"$ ]]'
 get nm "$R" -H "If-None-Match: $etag"
 check "If-None-Match with the ETag: 304, empty body, the same ETag" \
     eval 'is "$ST $(hdr nm ETag)" "304 $etag" && empty "$TMP/nm.body"'

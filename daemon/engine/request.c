@@ -38,7 +38,8 @@ static const char *style_name(const struct armature *arm, uint32_t i)
     return arm->styles[i].name;
 }
 
-/* "no animation named or numbered "x" (there are: a, b, c)", the list cut with "...". */
+/* "unknown animation "x" (valid: a, b, c)", the list cut with "...": a name that is not there
+ * says which ones are. */
 static int not_found(const struct armature *arm, const char *what, const char *name,
                      const char *(*name_at)(const struct armature *, uint32_t), uint32_t count,
                      struct eng_error *err)
@@ -54,8 +55,8 @@ static int not_found(const struct armature *arm, const char *what, const char *n
         }
         len += (size_t)w;
     }
-    return eng_seterr(err, ENG_ENOTFOUND, "no %s named or numbered \"%s\" (%s%s)", what,
-                      eng_quote(name, q), count ? "there are: " : "there are none", valid);
+    return eng_seterr(err, ENG_ENOTFOUND, "unknown %s \"%s\" (%s%s)", what, eng_quote(name, q),
+                      count ? "valid: " : "the armature has none", valid);
 }
 
 int request_find_anim(const struct armature *arm, const char *name, int *out,

@@ -27,6 +27,7 @@
 #include "skp_json.h"
 #include "skp_msg.h"
 #include "skp_parser.h"
+#include "skp_prom.h"
 
 #ifndef MAP_ANONYMOUS
 #define MAP_ANONYMOUS MAP_ANON
@@ -2086,6 +2087,316 @@ START_TEST(sheet_json_gets_the_image_name_first)
 }
 END_TEST
 
+/* ---- command lines (skp_cli) --------------------------------------------------------------- */
+
+/* Parses a NULL-terminated list of words (the first naming the command) against allowed. */
+static int parse_words(const char *const *words, uint32_t allowed, int max_args,
+                       struct skp_cli_args *a, char *msg, size_t cap)
+{
+    static char store[16][64];
+    char *argv[17];
+    int argc = 0;
+    for (; words[argc]; argc++) {
+        snprintf(store[argc], sizeof store[argc], "%s", words[argc]);
+        argv[argc] = store[argc];
+    }
+    argv[argc] = NULL;
+    msg[0] = 0;
+    return skp_cli_parse(argc, argv, allowed, max_args, a, msg, cap);
+}
+
+START_TEST(cli_help_version_and_matrix_parse)
+{
+    struct skp_cli_args a;
+    char msg[256];
+    ck_assert_int_eq(parse_words((const char *[]){"eval", "--version", NULL}, SKP_CLI_POSE_FLAGS, 1,
+                                 &a, msg, sizeof msg),
+                     0);
+    ck_assert_ptr_nonnull(a.value[SKP_CLI_VERSION]);
+    ck_assert_ptr_null(a.value[SKP_CLI_HELP]);
+    ck_assert_int_eq(parse_words((const char *[]){"info", "--help", "f.skf", NULL},
+                                 SKP_CLI_COMMON_FLAGS, 1, &a, msg, sizeof msg),
+                     0);
+    ck_assert_ptr_nonnull(a.value[SKP_CLI_HELP]);
+    ck_assert_int_eq(a.nargs, 1);
+    ck_assert_str_eq(a.arg[0], "f.skf");
+    ck_assert_int_eq(parse_words((const char *[]){"pose", "a", "--matrix", NULL},
+                                 SKP_CLI_POSE_FLAGS, 1, &a, msg, sizeof msg),
+                     0);
+    ck_assert_str_eq(a.value[SKP_CLI_MATRIX], "");
+    ck_assert_int_eq(parse_words((const char *[]){"stats", "--prometheus", NULL},
+                                 SKP_CLI_COMMON_FLAGS | SKP_CLI_BIT(SKP_CLI_PROMETHEUS), 0, &a, msg,
+                                 sizeof msg),
+                     0);
+    ck_assert_ptr_nonnull(a.value[SKP_CLI_PROMETHEUS]);
+}
+END_TEST
+
+/* Every refusal names the word at fault. */
+START_TEST(cli_refusals_name_the_flag)
+{
+    static const struct {
+        const char *words[6];
+        uint32_t allowed;
+        int max_args;
+        const char *msg;
+    } cases[] = {
+        {{"eval", "f", "--size", "1x1"},
+         SKP_CLI_POSE_FLAGS,
+         1,
+         "--size does not apply to this command"},
+        {{"render", "f", "--matrix"},
+         SKP_CLI_RENDER_FLAGS,
+         1,
+         "--matrix does not apply to this command"},
+        {{"mesh", "f", "--matrix"},
+         SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS,
+         1,
+         "--matrix does not apply to this command"},
+        {{"info", "--anim", "Walk", "f"},
+         SKP_CLI_COMMON_FLAGS,
+         1,
+         "--anim does not apply to this command"},
+        {{"ping", "--prometheus"},
+         SKP_CLI_COMMON_FLAGS,
+         0,
+         "--prometheus does not apply to this command"},
+        {{"eval", "f", "--nope"}, SKP_CLI_POSE_FLAGS, 1, "unknown flag --nope"},
+        {{"eval", "f", "--mat"},
+         SKP_CLI_POSE_FLAGS,
+         1,
+         "unknown flag --mat (did you mean --matrix?)"},
+        {{"eval", "f", "--anim"}, SKP_CLI_POSE_FLAGS, 1, "--anim needs a value"},
+        {{"eval", "f", "g"}, SKP_CLI_POSE_FLAGS, 1, "unexpected argument \"g\""},
+        {{"ping", "x"}, SKP_CLI_COMMON_FLAGS, 0, "unexpected argument \"x\""},
+    };
+    for (size_t i = 0; i < NELEM(cases); i++) {
+        struct skp_cli_args a;
+        char msg[256];
+        ck_assert_int_eq(
+            parse_words(cases[i].words, cases[i].allowed, cases[i].max_args, &a, msg, sizeof msg),
+            -1);
+        ck_assert_str_eq(msg, cases[i].msg);
+    }
+}
+END_TEST
+
+/* The flag a help line describes ("  --anim A[,B..]  ..." or "  -o, --output ..."), or -1. */
+static int help_line_flag(const char *line)
+{
+    const char *p = line + (strncmp(line, "  -o, ", 6) ? 2 : 6);
+    if (strncmp(p, "--", 2))
+        return -1;
+    size_t n = strcspn(p + 2, " \n");
+    for (int f = 0; f < SKP_CLI_NFLAGS; f++)
+        if (strlen(skp_cli_flag_name(f)) == n && !strncmp(p + 2, skp_cli_flag_name(f), n))
+            return f;
+    return -1;
+}
+
+/* --help lists every flag a command takes, once, in table order, and no other. */
+START_TEST(cli_help_lists_exactly_the_allowed_flags)
+{
+    const uint32_t masks[] = {SKP_CLI_POSE_FLAGS, SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS,
+                              SKP_CLI_RENDER_FLAGS, SKP_CLI_COMMON_FLAGS,
+                              SKP_CLI_COMMON_FLAGS | SKP_CLI_BIT(SKP_CLI_PROMETHEUS)};
+    for (size_t m = 0; m < NELEM(masks); m++) {
+        char text[8192];
+        size_t len = skp_cli_help(text, sizeof text, masks[m], m == 2);
+        ck_assert_uint_lt(len, sizeof text);
+        ck_assert_uint_eq(strlen(text), len);
+        uint32_t seen = 0;
+        int last = -1;
+        for (char *line = text; *line; line = strchr(line, '\n') + 1) {
+            int f = help_line_flag(line);
+            ck_assert_msg(f >= 0, "not a flag line: %.40s", line);
+            ck_assert_msg(!(seen & SKP_CLI_BIT(f)) && f > last, "--%s twice or out of order",
+                          skp_cli_flag_name(f));
+            ck_assert_msg(strlen(line) > 32 && strchr(line, '\n') - line > 32,
+                          "--%s has no description", skp_cli_flag_name(f));
+            seen |= SKP_CLI_BIT(f);
+            last = f;
+        }
+        ck_assert_uint_eq(seen, masks[m]);
+    }
+    /* A render's --scale is the camera's, an evaluation's an engine option. */
+    char text[8192];
+    skp_cli_help(text, sizeof text, SKP_CLI_RENDER_FLAGS, true);
+    ck_assert_ptr_nonnull(strstr(text, "  --scale S[,SY]"));
+    ck_assert_ptr_nonnull(strstr(text, "camera scale"));
+    ck_assert_ptr_nonnull(strstr(text, "  -o, --output OUT.png"));
+    skp_cli_help(text, sizeof text, SKP_CLI_POSE_FLAGS, false);
+    ck_assert_ptr_nonnull(strstr(text, "  --scale X,Y"));
+    ck_assert_ptr_nonnull(strstr(text, "engine option: scale"));
+    /* Truncation keeps the terminator and the full length. */
+    size_t full = skp_cli_help(NULL, 0, SKP_CLI_POSE_FLAGS, false);
+    ck_assert_uint_eq(skp_cli_help(text, 10, SKP_CLI_POSE_FLAGS, false), full);
+    ck_assert_str_eq(text, "  --anim ");
+}
+END_TEST
+
+START_TEST(sheet_json_path_strips_png)
+{
+    static const struct {
+        const char *out, *want;
+    } cases[] = {
+        {"hop.png", "hop.json"},     {"dir/HOP.PNG", "dir/HOP.json"}, {"hop", "hop.json"},
+        {"a.png/b", "a.png/b.json"}, {".png", ".png.json"},           {"d/.png", "d/.png.json"},
+        {"x.png.png", "x.png.json"}, {"hop.jpg", "hop.jpg.json"},     {"%d.png", "%d.json"},
+    };
+    char buf[64];
+    for (size_t i = 0; i < NELEM(cases); i++) {
+        ck_assert_int_eq(skp_cli_sheet_json_path(buf, sizeof buf, cases[i].out), 0);
+        ck_assert_str_eq(buf, cases[i].want);
+    }
+    ck_assert_int_eq(skp_cli_sheet_json_path(buf, 9, "hop.png"), 0); /* "hop.json" + NUL */
+    ck_assert_int_eq(skp_cli_sheet_json_path(buf, 8, "hop.png"), -1);
+}
+END_TEST
+
+/* What only a command line means is no URL parameter. */
+START_TEST(query_refuses_command_line_only_flags)
+{
+    const uint32_t all = ~0u;
+    const char *refused[] = {"matrix", "prometheus", "help", "version", "output"};
+    for (size_t i = 0; i < NELEM(refused); i++) {
+        struct skp_cli_args a;
+        char q[32], msg[128], want[64];
+        snprintf(q, sizeof q, "%s", refused[i]);
+        ck_assert_int_eq(skp_cli_query(q, all, &a, msg, sizeof msg), -1);
+        snprintf(want, sizeof want, "unknown parameter \"%s\"", refused[i]);
+        ck_assert_str_eq(msg, want);
+    }
+    struct skp_cli_args a;
+    char q[] = "anim=Walk&loop", msg[128];
+    ck_assert_int_eq(skp_cli_query(q, SKP_CLI_EVAL_FLAGS, &a, msg, sizeof msg), 0);
+    ck_assert_str_eq(a.value[SKP_CLI_ANIM], "Walk");
+}
+END_TEST
+
+/* ---- pose and info JSON -------------------------------------------------------------------- */
+
+START_TEST(pose_json_with_matrix_and_tint)
+{
+    const double m[6] = {0.5, -1, 1, 0.5, 10, -2.25}, tint[4] = {255, 128, 0, 64};
+    const double verts[2] = {1.5, -3};
+    struct skp_bone_view b[2] = {
+        {{1, 2}, 0.5, {1, 1}, 0, 3, "a", 0, NULL, 0, m, tint},
+        {{0, 0}, 0, {2, 2}, 1, -1, "", 1, verts, 1, m, tint},
+    };
+    const char *want =
+        "[\n{\"id\":0,\"pos\":[1,2],\"rot\":0.5,\"scale\":[1,1],\"hidden\":false,\"zindex\":3,"
+        "\"tex\":\"a\",\"matrix\":[0.5,-1,1,0.5,10,-2.25],\"tint\":[255,128,0,64]},\n"
+        "{\"id\":1,\"pos\":[0,0],\"rot\":0,\"scale\":[2,2],\"hidden\":true,\"zindex\":-1,"
+        "\"tex\":\"\",\"matrix\":[0.5,-1,1,0.5,10,-2.25],\"tint\":[255,128,0,64],"
+        "\"verts\":[[1.5,-3]]}\n]\n";
+    char buf[1024];
+    ck_assert_uint_eq(skp_pose_json(buf, sizeof buf, b, 2), strlen(want));
+    ck_assert_str_eq(buf, want);
+    /* Without them, the keys are absent: skeld eval's JSON as before. */
+    b[0].matrix = b[0].tint = NULL;
+    skp_pose_json(buf, sizeof buf, b, 1);
+    ck_assert_str_eq(buf, "[\n{\"id\":0,\"pos\":[1,2],\"rot\":0.5,\"scale\":[1,1],"
+                          "\"hidden\":false,\"zindex\":3,\"tex\":\"a\"}\n]\n");
+}
+END_TEST
+
+/* skeld info's view (file) and skelctl info's (the INFO reply's): the same bytes but for the
+ * keys only the file holds. */
+START_TEST(info_json_file_and_wire_views)
+{
+    const struct skp_info_bone bones[] = {{"Root", -1}, {"Arm \"L\"", 0}};
+    const struct skp_info_anim anims[] = {{"Walk", 30, 41}, {"Idle", 24.5, 1}};
+    const struct skp_info_style styles[] = {{"Default", 7, 12}};
+    const struct skp_info_atlas atlases[] = {{"atlas0.png", 256, 128}};
+    struct skp_info_view v = {.id = "00ff",
+                              .bone_count = 2,
+                              .anim_count = 2,
+                              .style_count = 1,
+                              .bones = bones,
+                              .anims = anims,
+                              .styles = styles,
+                              .file = 1,
+                              .version = "0.5.0",
+                              .layout = "bones",
+                              .atlas_count = 1,
+                              .atlases = atlases,
+                              .ik_families = 2,
+                              .mesh_vertices = 40,
+                              .keyframes = 900};
+    const char *file = "{\"id\":\"00ff\",\"version\":\"0.5.0\",\"layout\":\"bones\",\"bones\":[\n"
+                       "{\"id\":0,\"name\":\"Root\",\"parent\":-1},\n"
+                       "{\"id\":1,\"name\":\"Arm \\\"L\\\"\",\"parent\":0}],\"animations\":[\n"
+                       "{\"id\":0,\"name\":\"Walk\",\"fps\":30,\"frames\":41},\n"
+                       "{\"id\":1,\"name\":\"Idle\",\"fps\":24.5,\"frames\":1}],\"styles\":[\n"
+                       "{\"id\":7,\"name\":\"Default\",\"textures\":12}],\"atlases\":[\n"
+                       "{\"filename\":\"atlas0.png\",\"width\":256,\"height\":128}],"
+                       "\"ik_families\":2,\"mesh_vertices\":40,\"keyframes\":900}\n";
+    const char *wire = "{\"id\":\"00ff\",\"bones\":[\n"
+                       "{\"id\":0,\"name\":\"Root\",\"parent\":-1},\n"
+                       "{\"id\":1,\"name\":\"Arm \\\"L\\\"\",\"parent\":0}],\"animations\":[\n"
+                       "{\"id\":0,\"name\":\"Walk\",\"fps\":30,\"frames\":41},\n"
+                       "{\"id\":1,\"name\":\"Idle\",\"fps\":24.5,\"frames\":1}],\"styles\":[\n"
+                       "{\"name\":\"Default\"}]}\n";
+    char buf[1024];
+    ck_assert_uint_eq(skp_info_json(buf, sizeof buf, &v), strlen(file));
+    ck_assert_str_eq(buf, file);
+    v.file = 0;
+    ck_assert_uint_eq(skp_info_json(buf, sizeof buf, &v), strlen(wire));
+    ck_assert_str_eq(buf, wire);
+    ck_assert_uint_eq(skp_info_json(buf, 4, &v), strlen(wire));
+    ck_assert_str_eq(buf, "{\"i");
+}
+END_TEST
+
+/* ---- Prometheus text (skp_prom) ------------------------------------------------------------- */
+
+START_TEST(prom_text_names_families_and_histogram)
+{
+    const struct skp_counter k[] = {
+        {"requests.HELLO", 3},  {"requests.POSE", 5},     {"cache.hits", 7},
+        {"queue.depth", 1},     {"connections.total", 9}, {"uptime.ms", 12345},
+        {"latency.lt_64us", 2}, {"latency.lt_128us", 3},  {"latency.ge_128us", 1},
+        {"new.thing-2", 4},
+    };
+    const char *want = "# HELP skeld_requests_total Requests by operation, both protocols.\n"
+                       "# TYPE skeld_requests_total counter\n"
+                       "skeld_requests_total{op=\"HELLO\"} 3\n"
+                       "skeld_requests_total{op=\"POSE\"} 5\n"
+                       "# HELP skeld_cache_hits_total Armature cache hits.\n"
+                       "# TYPE skeld_cache_hits_total counter\n"
+                       "skeld_cache_hits_total 7\n"
+                       "# HELP skeld_queue_depth Jobs queued or running.\n"
+                       "# TYPE skeld_queue_depth gauge\n"
+                       "skeld_queue_depth 1\n"
+                       "# HELP skeld_connections_accepted_total Connections accepted.\n"
+                       "# TYPE skeld_connections_accepted_total counter\n"
+                       "skeld_connections_accepted_total 9\n"
+                       "# HELP skeld_uptime_seconds Time since the daemon started.\n"
+                       "# TYPE skeld_uptime_seconds gauge\n"
+                       "skeld_uptime_seconds 12.345\n"
+                       "# HELP skeld_job_seconds Pool jobs from arrival to answer.\n"
+                       "# TYPE skeld_job_seconds histogram\n"
+                       "skeld_job_seconds_bucket{le=\"0.000064\"} 2\n"
+                       "skeld_job_seconds_bucket{le=\"0.000128\"} 5\n"
+                       "skeld_job_seconds_bucket{le=\"+Inf\"} 6\n"
+                       "skeld_job_seconds_count 6\n"
+                       "# TYPE skeld_new_thing_2 untyped\n"
+                       "skeld_new_thing_2 4\n";
+    char buf[2048];
+    ck_assert_uint_eq(skp_prom_text(buf, sizeof buf, k, NELEM(k)), strlen(want));
+    ck_assert_str_eq(buf, want);
+    ck_assert_uint_eq(skp_prom_text(buf, 3, k, NELEM(k)), strlen(want));
+    ck_assert_str_eq(buf, "# ");
+    /* A histogram cut short still ends in +Inf and its count; a label value is escaped. */
+    const struct skp_counter h[] = {{"latency.lt_64us", 1}, {"requests.A\"B", 2}};
+    skp_prom_text(buf, sizeof buf, h, NELEM(h));
+    ck_assert_ptr_nonnull(strstr(buf, "skeld_job_seconds_bucket{le=\"+Inf\"} 1\n"
+                                      "skeld_job_seconds_count 1\n"));
+    ck_assert_ptr_nonnull(strstr(buf, "skeld_requests_total{op=\"A\\\"B\"} 2\n"));
+}
+END_TEST
+
 /* ====================================================================================== */
 /* Message codecs (skp_msg.h)                                                              */
 
@@ -2392,6 +2703,17 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, out_path_expands_and_refuses_truncation);
     tcase_add_test(tc, json_quoted_small_or_allocated);
     tcase_add_test(tc, progress_line);
+    tcase_add_test(tc, pose_json_with_matrix_and_tint);
+    tcase_add_test(tc, info_json_file_and_wire_views);
+    tcase_add_test(tc, prom_text_names_families_and_histogram);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("command lines");
+    tcase_add_test(tc, cli_help_version_and_matrix_parse);
+    tcase_add_test(tc, cli_refusals_name_the_flag);
+    tcase_add_test(tc, cli_help_lists_exactly_the_allowed_flags);
+    tcase_add_test(tc, sheet_json_path_strips_png);
+    tcase_add_test(tc, query_refuses_command_line_only_flags);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("parser: fuzz");

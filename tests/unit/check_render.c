@@ -2203,9 +2203,9 @@ START_TEST(request_names_list_the_valid_ones)
     ck_assert_int_eq(request_find_anim(arm, "0", &i, &err), 0);
     ck_assert_int_eq(i, 0);
     expect_req(request_find_anim(arm, "Jump", &i, &err), ENG_ENOTFOUND, &err,
-               "no animation named or numbered \"Jump\" (there are: Walk, Run)");
+               "unknown animation \"Jump\" (valid: Walk, Run)");
     expect_req(request_find_style(arm, "Day", &i, &err), ENG_ENOTFOUND, &err,
-               "(there are: Default, Night)");
+               "unknown style \"Day\" (valid: Default, Night)");
     armature_free(arm);
 }
 END_TEST

@@ -1,0 +1,161 @@
+#include "skp_prom.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct text {
+    char *buf;
+    size_t cap, len;
+};
+
+static void put(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = t->len < t->cap ? t->cap - t->len : 0;
+    int n = vsnprintf(room ? t->buf + t->len : NULL, room, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        t->len += (size_t)n;
+}
+
+/* The counters that are one metric each: STATS name, metric name (after "skeld_"), type,
+ * help. */
+static const struct {
+    const char *stat, *metric, *type, *help;
+} plain[] = {
+    {"errors", "errors_total", "counter", "Error replies of the binary protocol."},
+    {"busy", "busy_total", "counter", "Requests refused: the queue was full."},
+    {"jobs.dropped", "jobs_dropped_total", "counter", "Jobs dropped: their client had gone."},
+    {"results.hits", "results_hits_total", "counter", "Answers served from the result cache."},
+    {"results.misses", "results_misses_total", "counter", "Result cache misses."},
+    {"results.evictions", "results_evictions_total", "counter",
+     "Answers evicted from the result cache."},
+    {"results.bytes", "results_bytes", "gauge", "Result cache size."},
+    {"loads.parsed", "loads_parsed_total", "counter", "Armature files parsed."},
+    {"cache.hits", "cache_hits_total", "counter", "Armature cache hits."},
+    {"cache.misses", "cache_misses_total", "counter", "Armature cache misses."},
+    {"cache.evictions", "cache_evictions_total", "counter", "Armatures evicted."},
+    {"cache.loads", "cache_loads_total", "counter", "Armatures put in the cache."},
+    {"cache.bytes", "cache_bytes", "gauge", "Armature cache size."},
+    {"cache.entries", "cache_entries", "gauge", "Armatures cached."},
+    {"queue.depth", "queue_depth", "gauge", "Jobs queued or running."},
+    {"connections", "connections", "gauge", "Open connections."},
+    {"connections.total", "connections_accepted_total", "counter", "Connections accepted."},
+    {"connections.refused", "connections_refused_total", "counter",
+     "Connections refused at the limits."},
+    {"input.bytes", "input_buffer_bytes", "gauge",
+     "Bytes held for requests still arriving, both protocols (--max-input-mb)."},
+    {"uptime.ms", "uptime_seconds", "gauge", "Time since the daemon started."},
+};
+
+#define REQUESTS "requests."
+#define LATENCY "latency."
+
+static bool prefixed(const char *s, const char *prefix)
+{
+    return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* A label value or an unknown counter's name as Prometheus takes it: label values escape
+ * '\\', '"' and newlines; metric names keep [a-zA-Z0-9_] and turn the rest into '_'. */
+static void escaped(struct text *t, const char *s, bool name)
+{
+    for (; *s; s++) {
+        char c = *s;
+        bool word =
+            (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+        if (name)
+            put(t, "%c", word ? c : '_');
+        else if (c == '\\' || c == '"')
+            put(t, "\\%c", c);
+        else if (c == '\n')
+            put(t, "\\n");
+        else
+            put(t, "%c", c);
+    }
+}
+
+static void family(struct text *t, const char *metric, const char *type, const char *help)
+{
+    put(t, "# HELP skeld_%s %s\n# TYPE skeld_%s %s\n", metric, help, metric, type);
+}
+
+/* latency.lt_Nus is the bucket of jobs under N microseconds, latency.ge_Nus the rest: as
+ * cumulative buckets of skeld_job_seconds. Returns how many counters it took. */
+static size_t histogram(struct text *t, const struct skp_counter *k, size_t n)
+{
+    uint64_t cum = 0;
+    size_t i = 0;
+    bool inf = false;
+    family(t, "job_seconds", "histogram", "Pool jobs from arrival to answer.");
+    for (; i < n && prefixed(k[i].name, LATENCY); i++) {
+        const char *b = k[i].name + strlen(LATENCY);
+        char *end;
+        unsigned long long us = strtoull(b + 3, &end, 10);
+        cum += k[i].value;
+        if (!strncmp(b, "lt_", 3) && end != b + 3 && !strcmp(end, "us")) {
+            put(t, "skeld_job_seconds_bucket{le=\"%.6f\"} %llu\n", (double)us / 1e6,
+                (unsigned long long)cum);
+        } else {
+            put(t, "skeld_job_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+            inf = true;
+        }
+    }
+    if (!inf)
+        put(t, "skeld_job_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+    put(t, "skeld_job_seconds_count %llu\n", (unsigned long long)cum);
+    return i;
+}
+
+static size_t requests(struct text *t, const struct skp_counter *k, size_t n)
+{
+    size_t i = 0;
+    family(t, "requests_total", "counter", "Requests by operation, both protocols.");
+    for (; i < n && prefixed(k[i].name, REQUESTS); i++) {
+        put(t, "skeld_requests_total{op=\"");
+        escaped(t, k[i].name + strlen(REQUESTS), false);
+        put(t, "\"} %llu\n", (unsigned long long)k[i].value);
+    }
+    return i;
+}
+
+static void single(struct text *t, const struct skp_counter *c)
+{
+    for (size_t p = 0; p < sizeof plain / sizeof plain[0]; p++) {
+        if (strcmp(c->name, plain[p].stat))
+            continue;
+        family(t, plain[p].metric, plain[p].type, plain[p].help);
+        if (!strcmp(c->name, "uptime.ms")) /* Prometheus measures time in seconds */
+            put(t, "skeld_%s %llu.%03u\n", plain[p].metric, (unsigned long long)(c->value / 1000),
+                (unsigned)(c->value % 1000));
+        else
+            put(t, "skeld_%s %llu\n", plain[p].metric, (unsigned long long)c->value);
+        return;
+    }
+    put(t, "# TYPE skeld_");
+    escaped(t, c->name, true);
+    put(t, " untyped\nskeld_");
+    escaped(t, c->name, true);
+    put(t, " %llu\n", (unsigned long long)c->value);
+}
+
+size_t skp_prom_text(char *buf, size_t cap, const struct skp_counter *k, size_t n)
+{
+    struct text t = {buf, cap, 0};
+    for (size_t i = 0; i < n;) {
+        if (prefixed(k[i].name, REQUESTS))
+            i += requests(&t, k + i, n - i);
+        else if (prefixed(k[i].name, LATENCY))
+            i += histogram(&t, k + i, n - i);
+        else
+            single(&t, &k[i++]);
+    }
+    if (cap)
+        buf[t.len < cap ? t.len : cap - 1] = 0;
+    return t.len;
+}

@@ -1,0 +1,400 @@
+#!/bin/sh
+# The two command lines as scripts meet them: every command of skeld and skelctl answers
+# --help (exit 0, listing exactly the flags of proto/skp_cli.c's table it takes) and
+# --version (configure's version); an unknown flag or one the command does not take is a usage
+# error (exit 2) naming it; an unknown animation or style, a missing file, a daemon that
+# refuses are exit 1 with a message (the valid names listed); the sheet's JSON is OUT.json
+# beside OUT.png; skeld info and skelctl info print the same JSON less the keys the INFO reply
+# does not carry; pose --matrix prints the POSE reply's matrices and tints in both programs;
+# skelctl stats --prometheus uses GET /metrics' names; a daemon without --root refuses LOAD by
+# path (binary and HTTP); config file errors name the file, line and key.
+# Daemons are waited for on their "ready:" line (read from a FIFO), never with a sleep.
+# One "ok - ..." or "not ok - ..." line per check; exit 1 on any failure, 77 (skip) without
+# the samples or python3.
+if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
+set -u
+
+BIN=${SKELD_BIN:-$PWD/daemon/skeld}
+CTL=${SKELD_CTL:-$PWD/client/skelctl}
+S=${SKELD_SAMPLES:-$PWD/samples}
+SRC=${SKELD_SRCDIR:-$PWD}
+BUILD=${SKELD_BUILDDIR:-$PWD}
+PY=${PYTHON:-python3}
+if [ ! -f "$S/robot.skf" ] || [ ! -f "$S/critter.skf" ]; then
+    echo "cli: SKIP: no samples in $S (make builds them)"
+    exit 77
+fi
+if ! command -v "$PY" >/dev/null 2>&1; then
+    echo "cli: SKIP: python3 is missing (contrib/install-deps installs it)"
+    exit 77
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/skeld-cli.XXXXXX") || exit 1
+passed=0 failed=0
+declare -A PID=() FD=()
+
+cleanup() {
+    local name
+    for name in "${!PID[@]}"; do
+        kill -KILL "${PID[$name]}" 2>/dev/null
+    done
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+ok() {
+    passed=$((passed + 1))
+    echo "ok - $*"
+}
+notok() {
+    failed=$((failed + 1))
+    echo "not ok - $*"
+}
+# check DESC CMD...: one check, passed when CMD succeeds.
+check() {
+    local d=$1
+    shift
+    if "$@"; then ok "$d"; else notok "$d"; fi
+}
+is() { [ "$1" = "$2" ]; }
+same() { cmp -s "$1" "$2"; }
+in_dir() { (cd "$1" && shift && exec "$@"); }
+# run NAME CMD...: CMD's output in $TMP/NAME.out and .err, its exit status in RC.
+run() {
+    local n=$1
+    shift
+    "$@" >"$TMP/$n.out" 2>"$TMP/$n.err"
+    RC=$?
+}
+# said NAME TEXT: NAME's stderr holds TEXT (a fixed string).
+said() { grep -qF -- "$2" "$TMP/$1.err"; }
+# status NAME WANT DESC: RC is WANT; else show what was said.
+status() {
+    check "$3 (exit $RC)" is "$RC" "$2"
+    [ "$RC" = "$2" ] || head -n 5 "$TMP/$1.err"
+}
+
+# ---- the shared flag table, read from its source --------------------------------------------
+# FLAGS: every name; VALUED: those taking a value.
+FLAGS=$(sed -n 's/^ *\[SKP_CLI_[A-Z_]*\] = {"\([a-z-]*\)", \(true\|false\),.*/\1/p' "$SRC/proto/skp_cli.c")
+VALUED=$(sed -n 's/^ *\[SKP_CLI_[A-Z_]*\] = {"\([a-z-]*\)", true,.*/\1/p' "$SRC/proto/skp_cli.c")
+check "the flag table read from proto/skp_cli.c ($(echo $FLAGS | wc -w) flags)" \
+    test "$(echo $FLAGS | wc -w)" -ge 24
+valued() { [[ " $(echo $VALUED) " == *" $1 "* ]]; }
+PACKAGE=$(sed -n 's/^#define PACKAGE_NAME "\(.*\)"$/\1/p' "$BUILD/autoconfig.h")
+VERSION=$(sed -n 's/^#define PACKAGE_VERSION "\(.*\)"$/\1/p' "$BUILD/autoconfig.h")
+check "configure's package and version read from autoconfig.h ($PACKAGE $VERSION)" \
+    eval '[ -n "$PACKAGE" ] && [ -n "$VERSION" ]'
+# version_line PROGRAM: what its --version prints: "skeld 0.1.0", "skelctl (skeld) 0.1.0".
+version_line() {
+    if [ "$1" = "$PACKAGE" ]; then echo "$PACKAGE $VERSION"; else echo "$1 ($PACKAGE) $VERSION"; fi
+}
+
+# ---- --help, --version, and each flag of the table against each command ------------------------
+# commands PROGRAM: the commands of the shared table's parser (serve has its own options).
+SKELD_CMDS="info eval render conform"
+SKELCTL_CMDS="ping stats load info pose mesh render"
+
+help_checks() { # PROGRAM CMD
+    local prog=$1 cmd=$2 n=${1##*/}-$2 f arg applies=0
+    run "$n" "$prog" "$cmd" --help
+    check "$n --help: exit 0, usage and exit statuses on stdout" \
+        eval '[ $RC = 0 ] && grep -q "^usage: " "$TMP/$n.out" && grep -q "^exit status: 0 success, 1 runtime, load or server error, 2 usage error$" "$TMP/$n.out" && [ ! -s "$TMP/$n.err" ]'
+    cp "$TMP/$n.out" "$TMP/$n.help"
+    for f in $FLAGS; do
+        arg=()
+        valued "$f" && arg=(1)
+        run "$n-$f" "$prog" "$cmd" "--$f" "${arg[@]}" --help
+        if grep -qE -- "^  (-o, )?--$f( |$)" "$TMP/$n.help"; then
+            applies=$((applies + 1))
+            [ "$RC" = 0 ] || notok "$n: --$f is listed but refused (exit $RC): $(head -n 1 "$TMP/$n-$f.err")"
+        elif [ "$RC" != 2 ] || ! said "$n-$f" "--$f does not apply to this command"; then
+            notok "$n: --$f is not listed, yet exit $RC: $(head -n 1 "$TMP/$n-$f.err")"
+        fi
+    done
+    ok "$n: the $applies flags --help lists are taken, the others refused (exit 2, named)"
+    run "$n-v" "$prog" "$cmd" --version
+    check "$n --version prints \"$(version_line "${prog##*/}")\"" \
+        eval '[ $RC = 0 ] && is "$(cat "$TMP/$n-v.out")" "$(version_line "${prog##*/}")"'
+    run "$n-bad" "$prog" "$cmd" --no-such-flag
+    check "$n --no-such-flag: exit 2 naming it" eval '[ $RC = 2 ] && said "$n-bad" "unknown flag --no-such-flag"'
+}
+for c in $SKELD_CMDS; do help_checks "$BIN" "$c"; done
+for c in $SKELCTL_CMDS; do help_checks "$CTL" "$c"; done
+
+# What each command must take (so that a flag dropped from a mask is seen here too).
+has_flags() { # NAME FLAG...
+    local n=$1 f
+    shift
+    for f in "$@"; do grep -qE -- "^  (-o, )?--$f( |$)" "$TMP/$n.help" || return 1; done
+}
+check "skeld eval and skelctl pose list the evaluation flags, the engine options and --matrix" \
+    eval 'for n in skeld-eval skelctl-pose; do has_flags $n anim frame smooth from warmup loop reverse position scale velocity y-down matrix help version || exit 1; done'
+check "skeld render and skelctl render list every render flag, --sheet and -o included" \
+    eval 'for n in skeld-render skelctl-render; do has_flags $n frames size fit style background samples png-level sheet output || exit 1; done'
+check "skelctl stats lists --prometheus" has_flags skelctl-stats prometheus
+# table_lines NAME: NAME's help lines of the shared table's flags (not skelctl's --uri, --token).
+table_lines() { grep -E -- "^  (-o, )?--" "$TMP/$1.help" | grep -vE -- "^  --(uri|token) "; }
+check "the two programs say the same of the same flags" \
+    eval '[ "$(table_lines skeld-eval)" = "$(table_lines skelctl-pose)" ] && [ "$(table_lines skeld-render)" = "$(table_lines skelctl-render)" ]'
+
+# The programs themselves and skeld serve.
+for prog in "$BIN" "$CTL"; do
+    p=${prog##*/}
+    run "$p-help" "$prog" --help
+    check "$p --help: exit 0, every command and the exit statuses" \
+        eval '[ $RC = 0 ] && grep -q "^exit status: 0 success, 1 runtime, load or server error, 2 usage error$" "$TMP/$p-help.out"'
+    for c in $([ "$p" = skeld ] && echo "serve $SKELD_CMDS" || echo "$SKELCTL_CMDS"); do
+        grep -qE "^  $c( |$)" "$TMP/$p-help.out" || notok "$p --help does not list $c"
+    done
+    run "$p-version" "$prog" --version
+    check "$p --version prints \"$(version_line "$p")\"" \
+        eval '[ $RC = 0 ] && is "$(cat "$TMP/$p-version.out")" "$(version_line "$p")"'
+    run "$p-cmd" "$prog" no-such-command
+    status "$p-cmd" 2 "$p no-such-command is a usage error"
+done
+check "skelctl --help lists --sheet, --matrix, --prometheus, --uri and --token" \
+    eval 'for f in sheet matrix prometheus uri token; do grep -qE -- "--$f( |$)" "$TMP/skelctl-help.out" || exit 1; done'
+run ctl-none "$CTL"
+status ctl-none 2 "skelctl without a command is a usage error"
+run serve-help "$BIN" serve --help
+check "skeld serve --help: exit 0, every option of daemon/config.c, --config, --version" \
+    eval '[ $RC = 0 ] && for o in $(sed -n "s/^    {\"\([a-z-]*\)\", OPT_.*/\1/p" "$SRC/daemon/config.c") config help version; do grep -q -- "^  --$o " "$TMP/serve-help.out" || { echo "# --$o"; exit 1; }; done'
+run serve-version "$BIN" serve --version
+check "skeld serve --version prints \"$(version_line skeld)\"" \
+    eval '[ $RC = 0 ] && is "$(cat "$TMP/serve-version.out")" "$(version_line skeld)"'
+run serve-bad "$BIN" serve --listn x
+status serve-bad 2 "skeld serve --listn is a usage error"
+
+# ---- config file errors name the file, the line and the key -----------------------------------
+printf '# a comment\nlisten = unix:%s/never.sock\n\nlistn = x\n' "$TMP" >"$TMP/c1.conf"
+run conf1 "$BIN" serve --config "$TMP/c1.conf"
+status conf1 2 "an unknown key in --config is a usage error"
+check "it says $TMP/c1.conf:4: unknown key \"listn\"" said conf1 "$TMP/c1.conf:4: unknown key \"listn\""
+printf 'threads = 2\nmax-connections = abc\n' >"$TMP/c2.conf"
+run conf2 "$BIN" serve --config "$TMP/c2.conf"
+check "a value that is not a number: exit 2, c2.conf:2: max-connections: \"abc\" is not a number" \
+    eval '[ $RC = 2 ] && said conf2 "$TMP/c2.conf:2: max-connections: \"abc\" is not a number"'
+printf 'max-connections = 0\n' >"$TMP/c3.conf"
+run conf3 "$BIN" serve --config "$TMP/c3.conf"
+check "a number out of range: exit 2, c3.conf:1: max-connections: 0 is out of range" \
+    eval '[ $RC = 2 ] && said conf3 "$TMP/c3.conf:1: max-connections: 0 is out of range"'
+printf 'threads 2\n' >"$TMP/c4.conf"
+run conf4 "$BIN" serve --config "$TMP/c4.conf"
+check "a line without '=': exit 2, c4.conf:1 named" eval '[ $RC = 2 ] && said conf4 "$TMP/c4.conf:1: expected \"key = value\""'
+run conf5 "$BIN" serve --max-connections abc
+check "on the command line: --max-connections: \"abc\" is not a number" \
+    eval '[ $RC = 2 ] && said conf5 "--max-connections: \"abc\" is not a number"'
+
+# ---- offline: exit statuses and messages --------------------------------------------------------
+ANIMS=$("$BIN" info "$S/robot.skf" | "$PY" -c 'import json,sys; print(", ".join(a["name"] for a in json.load(sys.stdin)["animations"]))')
+STYLES=$("$BIN" info "$S/robot.skf" | "$PY" -c 'import json,sys; print(", ".join(s["name"] for s in json.load(sys.stdin)["styles"]))')
+check "robot.skf has animations ($ANIMS) and styles ($STYLES)" eval '[ -n "$ANIMS" ] && [ -n "$STYLES" ]'
+run e-anim "$BIN" eval "$S/robot.skf" --anim Foo
+status e-anim 1 "skeld eval --anim Foo fails"
+check "it lists the valid animations" said e-anim "unknown animation \"Foo\" (valid: $ANIMS)"
+run r-style "$BIN" render "$S/robot.skf" --style Foo -o "$TMP/x.png"
+status r-style 1 "skeld render --style Foo fails"
+check "it lists the valid styles" said r-style "unknown style \"Foo\" (valid: $STYLES)"
+run e-size "$BIN" eval "$S/robot.skf" --size 64x64
+status e-size 2 "skeld eval --size is a usage error"
+check "it names --size" said e-size "--size does not apply to this command"
+for c in info eval; do
+    run "m-$c" "$BIN" "$c" "$TMP/nosuch.skf"
+    status "m-$c" 1 "skeld $c of a missing file fails"
+done
+run m-render "$BIN" render "$TMP/nosuch.skf" -o "$TMP/x.png"
+status m-render 1 "skeld render of a missing file fails"
+run m-conform "$BIN" conform "$S/robot.skf" "$TMP/nosuch.json"
+status m-conform 1 "skeld conform with a missing vectors file fails"
+check "the messages name the missing file" said m-info "$TMP/nosuch.skf"
+run i-help "$BIN" info --help
+check "skeld info --help loads nothing" eval '[ $RC = 0 ] && ! said i-help "No such file"'
+run e-args "$BIN" eval
+status e-args 2 "skeld eval without a file is a usage error"
+run e-val "$BIN" render "$S/robot.skf" --samples 3 -o "$TMP/x.png"
+status e-val 2 "skeld render --samples 3 (a value no armature takes) is a usage error"
+
+# ---- daemons ----------------------------------------------------------------------------------
+# start NAME OPTIONS...: skeld serve in the background, its stdout through a FIFO read up to
+# its "ready:" line (listeners in LISTEN_NAME); 1 if it never got there.
+start() {
+    local name=$1 line fd
+    shift
+    mkfifo "$TMP/$name.fifo"
+    "$BIN" serve --log-level warn "$@" >"$TMP/$name.fifo" 2>"$TMP/$name.log" &
+    PID[$name]=$!
+    exec {fd}<"$TMP/$name.fifo"
+    FD[$name]=$fd
+    : >"$TMP/$name.listen"
+    while IFS= read -r -t 120 line <&"$fd"; do
+        case $line in
+        "listening "*) echo "${line#listening }" >>"$TMP/$name.listen" ;;
+        ready:*) return 0 ;;
+        esac
+    done
+    notok "$name: skeld serve printed its ready: line"
+    cat "$TMP/$name.log"
+    return 1
+}
+stop() {
+    local name=$1 rc
+    kill -TERM "${PID[$name]}"
+    wait "${PID[$name]}"
+    rc=$?
+    unset "PID[$name]"
+    local fd=${FD[$name]}
+    exec {fd}<&-
+    check "$name: exits 0 after SIGTERM" is "$rc" 0
+}
+
+start R --listen "unix:$TMP/r.sock" --root "$S" || exit 1
+R=(--uri "unix:$TMP/r.sock")
+
+run c-anim "$CTL" "${R[@]}" pose robot.skf --anim Foo
+status c-anim 1 "skelctl pose --anim Foo fails"
+check "it prints the daemon's message, the valid animations listed" said c-anim "unknown animation \"Foo\" (valid: $ANIMS)"
+run c-style "$CTL" "${R[@]}" render robot.skf --style Foo -o "$TMP/x.png"
+status c-style 1 "skelctl render --style Foo fails"
+check "it lists the valid styles" said c-style "unknown style \"Foo\" (valid: $STYLES)"
+run c-size "$CTL" "${R[@]}" pose robot.skf --size 64x64
+status c-size 2 "skelctl pose --size is a usage error"
+check "it names --size" said c-size "--size does not apply to this command"
+run c-help "$CTL" "${R[@]}" pose --help
+check "skelctl pose --help prints help, sends nothing" eval '[ $RC = 0 ] && grep -q "^usage: skelctl" "$TMP/c-help.out"'
+run c-missing "$CTL" "${R[@]}" info nosuch.skf
+status c-missing 1 "skelctl info of a file the daemon does not have fails"
+run c-val "$CTL" "${R[@]}" render robot.skf --samples 3 -o "$TMP/x.png"
+status c-val 2 "skelctl render --samples 3 (the daemon calls it malformed) is a usage error"
+run c-conn "$CTL" --uri "unix:$TMP/nobody.sock" ping
+status c-conn 1 "skelctl against no daemon fails"
+run c-ping "$CTL" "${R[@]}" ping
+check "skelctl ping: pong" eval '[ $RC = 0 ] && is "$(cat "$TMP/c-ping.out")" pong'
+
+# -- the sheet's JSON file is OUT.json beside OUT.png, in both programs
+mkdir -p "$TMP/sheet-d" "$TMP/sheet-c"
+sheet=(--anim Hop --frames 0-11 --sheet 4x3 --size 48x48)
+(cd "$TMP/sheet-d" && "$BIN" render "$S/critter.skf" "${sheet[@]}" -o hop.png)
+(cd "$TMP/sheet-c" && "$CTL" "${R[@]}" render critter.skf "${sheet[@]}" -o hop.png)
+for d in sheet-d sheet-c; do
+    check "$d: --sheet -o hop.png writes hop.png and hop.json, nothing else" \
+        is "$(cd "$TMP/$d" && ls | tr '\n' ' ')" "hop.json hop.png "
+done
+check "the two sheets and their JSON are the same bytes" \
+    eval 'same "$TMP/sheet-d/hop.png" "$TMP/sheet-c/hop.png" && same "$TMP/sheet-d/hop.json" "$TMP/sheet-c/hop.json"'
+check "hop.json names its picture: \"image\":\"hop.png\"" \
+    "$PY" -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["image"] != "hop.png")' "$TMP/sheet-d/hop.json"
+
+# -- info: one JSON
+cat >"$TMP/j.py" <<'EOF'
+import json, re, sys
+cmd, args = sys.argv[1], sys.argv[2:]
+if cmd == "info":
+    # info SKELD SKELCTL ID: SKELCTL's bytes are SKELD's without the keys the INFO reply does not
+    # carry (README), and both begin with "id": ID.
+    full, wire, want_id = open(args[0]).read(), open(args[1]).read(), args[2]
+    cut = re.sub(r',"version":"[^"]*","layout":"[^"]*"', "", full, count=1)
+    cut = re.sub(r'\n\{"id":-?\d+,("name":(?:"(?:[^"\\]|\\.)*")),"textures":\d+\}', r'\n{\1}', cut)
+    cut = re.sub(r',"atlases":\[[^\]]*\],"ik_families":\d+,"mesh_vertices":\d+,"keyframes":\d+\}\n$',
+                 "}\n", cut)
+    j = json.loads(full)
+    if list(j)[0] != "id" or j["id"] != want_id or json.loads(wire)["id"] != want_id:
+        sys.exit("id: %r" % j.get("id"))
+    if cut != wire:
+        sys.exit("skelctl info differs:\n%s\n%s" % (cut[:300], wire[:300]))
+elif cmd == "matrix":
+    # matrix WITH WITHOUT: WITH is WITHOUT plus "matrix" and "tint" per bone; each matrix is the
+    # bone's rotation and scale (a = cos(rot) sx, b = sin(rot) sx, c = -sin(rot) sy,
+    # d = cos(rot) sy) with its position as translation; tints are 0-255.
+    import math
+    w, wo = json.load(open(args[0])), json.load(open(args[1]))
+    if len(w) != len(wo) or not w:
+        sys.exit("bone counts differ")
+    for a, b in zip(w, wo):
+        m, t = a.pop("matrix"), a.pop("tint")
+        if a != b:
+            sys.exit("bone %d differs beyond matrix and tint" % b["id"])
+        c, s = math.cos(a["rot"]), math.sin(a["rot"])
+        sx, sy = a["scale"]
+        want = [c * sx, s * sx, -s * sy, c * sy, a["pos"][0], a["pos"][1]]
+        if len(m) != 6 or any(abs(x - y) > 1e-6 * max(1, abs(y)) for x, y in zip(m, want)):
+            sys.exit("bone %d: matrix %r, expected %r" % (a["id"], m, want))
+        if len(t) != 4 or not all(0 <= x <= 255 for x in t):
+            sys.exit("bone %d: tint %r" % (a["id"], t))
+elif cmd == "prom":
+    # prom SKELCTL METRICS: every family skelctl stats --prometheus declares is declared by GET
+    # /metrics with the same type, and /metrics has no other but skeld_http_requests_total.
+    def types(path):
+        t = {}
+        for line in open(path):
+            m = re.match(r"# TYPE (\S+) (\S+)$", line)
+            if m:
+                t[m.group(1)] = m.group(2)
+            elif not line.startswith("#") and not re.match(r'^[a-z_]+(\{[^}]*\})? [0-9.]+$', line):
+                sys.exit("%s: not a sample: %r" % (path, line))
+        return t
+    a, b = types(args[0]), types(args[1])
+    extra = set(b) - set(a) - {"skeld_http_requests_total"}
+    if len(a) < 20 or any(b.get(k) != v for k, v in a.items()) or extra:
+        sys.exit("families: skelctl %r, /metrics %r" % (sorted(a.items()), sorted(b.items())))
+EOF
+ROBOT=$(sha256sum "$S/robot.skf" | cut -c1-64)
+for f in robot critter lamp-0.7; do
+    "$BIN" info "$S/$f.skf" >"$TMP/info-d.json"
+    "$CTL" "${R[@]}" info "$f.skf" >"$TMP/info-c.json"
+    check "$f: skelctl info is skeld info less what INFO does not carry, byte for byte" \
+        "$PY" "$TMP/j.py" info "$TMP/info-d.json" "$TMP/info-c.json" "$(sha256sum "$S/$f.skf" | cut -c1-64)"
+done
+"$CTL" "${R[@]}" load "$S/robot.skf" >"$TMP/load.json"
+"$CTL" "${R[@]}" info "$ROBOT" >"$TMP/info-id.json"
+check "skelctl load prints what skelctl info prints" same "$TMP/load.json" "$TMP/info-id.json"
+
+# -- pose --matrix in both programs
+for set in "--anim Walk --frame 10" "--anim Wave,Walk --frame 20,3 --from 0 --warmup 30 --scale -1,2 --y-down"; do
+    # shellcheck disable=SC2086
+    "$BIN" eval "$S/robot.skf" $set --matrix >"$TMP/m-d.json"
+    # shellcheck disable=SC2086
+    "$CTL" "${R[@]}" pose robot.skf $set --matrix >"$TMP/m-c.json"
+    # shellcheck disable=SC2086
+    "$BIN" eval "$S/robot.skf" $set >"$TMP/plain.json"
+    check "pose --matrix ($set): skelctl prints skeld eval's bytes" same "$TMP/m-d.json" "$TMP/m-c.json"
+    check "pose --matrix ($set): each bone's matrix and tint, the rest as without" \
+        "$PY" "$TMP/j.py" matrix "$TMP/m-d.json" "$TMP/plain.json"
+done
+stop R
+
+# -- no --root: LOAD by path refused, uploads and --preload still work; stats --prometheus
+start N --listen "unix:$TMP/n.sock" --listen http://127.0.0.1:0 --preload "$S" || exit 1
+N=(--uri "unix:$TMP/n.sock")
+NSKF=$(ls "$S"/*.skf | wc -l) # distinct files: each its own armature
+run n-path in_dir "$TMP" "$CTL" "${N[@]}" info robot.skf
+status n-path 1 "without --root, skelctl info robot.skf (LOAD by path) fails"
+check "it says LOAD by path is disabled: start skeld with --root DIR" \
+    said n-path "LOAD by path is disabled: start skeld with --root DIR"
+run n-up "$CTL" "${N[@]}" info "$S/robot.skf"
+check "an upload still works" eval '[ $RC = 0 ] && grep -q "\"id\":\"$ROBOT\"" "$TMP/n-up.out"'
+run n-pre "$CTL" "${N[@]}" info "$(sha256sum "$S/critter.skf" | cut -c1-64)"
+check "--preload DIR still loads (critter is cached by id)" is "$RC" 0
+HTTP=$(grep '^http://' "$TMP/N.listen")
+if command -v curl >/dev/null 2>&1; then
+    code=$(curl -s -o "$TMP/n-http.json" -w '%{http_code}' --max-time 30 "$HTTP/v1/files/robot.skf")
+    check "without --root, GET /v1/files/robot.skf: 403 saying why" \
+        eval '[ "$code" = 403 ] && grep -qF "LOAD by path is disabled: start skeld with --root DIR" "$TMP/n-http.json"'
+    run n-prom "$CTL" "${N[@]}" stats --prometheus
+    curl -s --max-time 30 -o "$TMP/metrics.txt" "$HTTP/metrics"
+    check "skelctl stats --prometheus: exit 0, GET /metrics' metric names and types" \
+        eval '[ $RC = 0 ] && "$PY" "$TMP/j.py" prom "$TMP/n-prom.out" "$TMP/metrics.txt"'
+    check "both count the cached armatures alike (skeld_cache_entries $NSKF)" eval \
+        'grep -qx "skeld_cache_entries $NSKF" "$TMP/n-prom.out" && grep -qx "skeld_cache_entries $NSKF" "$TMP/metrics.txt"'
+else
+    echo "# curl is missing: the HTTP checks are skipped"
+fi
+run n-stats "$CTL" "${N[@]}" stats
+check "skelctl stats: name value lines (cache.entries $NSKF)" eval '[ $RC = 0 ] && grep -qx "cache.entries $NSKF" "$TMP/n-stats.out"'
+stop N
+
+# Under --enable-sanitizers a report may come with the very exit status a check expects (1).
+check "no sanitizer report on any program's stderr" \
+    eval '! grep -lE "runtime error:|ERROR: [A-Za-z]*Sanitizer" "$TMP"/*.err "$TMP"/*.log'
+
+echo "cli: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
