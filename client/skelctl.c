@@ -122,24 +122,36 @@ static unsigned char *read_local(const char *path, size_t *len)
     return buf;
 }
 
-/* ARM -> id: an id as given, a local file uploaded, else a path under the daemon's root. */
+/* ARM -> id: an id as given; a local file, whose id is computed here (SHA-256, as the daemon
+ * computes it) and which is uploaded only if the daemon answers INFO with NOT_FOUND, so a
+ * file it has is not sent again and a daemon that restarted or evicted it (or, behind a load
+ * balancer, another node) is given it once more; else a path under the daemon's root. An
+ * INFO first, not a retry after the command fails: NOT_FOUND also means an unknown
+ * animation or style. 0 or an exit status. */
 static int resolve_arm(skc_client *c, const char *arm, unsigned char id[SKC_ID_SIZE])
 {
     if (parse_id(arm, id))
         return 0;
     struct stat st;
-    if (stat(arm, &st) == 0 && S_ISREG(st.st_mode)) {
-        size_t len;
-        unsigned char *bytes = read_local(arm, &len);
-        if (!bytes) {
-            fprintf(stderr, "skelctl: %s: %s\n", arm, strerror(errno));
-            return SKP_EXIT_FAIL;
-        }
-        int rc = skc_load_bytes(c, bytes, len, id, NULL);
-        free(bytes);
-        return rc ? fail_arm(c, arm) : SKP_EXIT_OK;
+    if (stat(arm, &st) != 0 || !S_ISREG(st.st_mode))
+        return skc_load_path(c, arm, id, NULL) ? fail_arm(c, arm) : SKP_EXIT_OK;
+    size_t len;
+    unsigned char *bytes = read_local(arm, &len);
+    if (!bytes) {
+        fprintf(stderr, "skelctl: %s: %s\n", arm, strerror(errno));
+        return SKP_EXIT_FAIL;
     }
-    return skc_load_path(c, arm, id, NULL) ? fail_arm(c, arm) : SKP_EXIT_OK;
+    skc_reply *r = NULL;
+    int rc = skc_id_of(bytes, len, id) ? fail(NULL, "id") : 0;
+    if (!rc && skc_info(c, id, &r) != 0) {
+        if (skc_status(c) == SKC_S_NOT_FOUND && skc_load_bytes(c, bytes, len, id, NULL) == 0)
+            rc = 0;
+        else
+            rc = fail_arm(c, arm);
+    }
+    skc_reply_free(r);
+    free(bytes);
+    return rc;
 }
 
 /* ---- commands ---------------------------------------------------------------------------- */

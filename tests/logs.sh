@@ -77,6 +77,27 @@ check "requests after the reload are logged to the new file" grep -q 'path=/heal
 check "the rotated file keeps what came before, and nothing after" \
     eval 'grep -q "op=POSE" "$LOG.1" && ! grep -q "path=/healthz" "$LOG.1"'
 
+# A local file: skelctl computes its id and uploads it only when the daemon does not have it
+# (the access log shows each LOAD_BYTES), so a daemon that lost it is given it again.
+uploads() { grep -c 'op=LOAD_BYTES .* status=OK ' "$LOG"; }
+n0=$(uploads)
+"$CTL" --uri "unix:$TMP/s.sock" pose "$SAMPLES/critter.skf" --anim 0 --frame 2 >"$TMP/p1.json"
+check "a local file the daemon lacks: uploaded once, then posed" \
+    eval '[ $? -eq 0 ] && [ "$(uploads)" -eq $((n0 + 1)) ] && [ -s "$TMP/p1.json" ]'
+"$CTL" --uri "unix:$TMP/s.sock" pose "$SAMPLES/critter.skf" --anim 0 --frame 2 >"$TMP/p2.json"
+check "the same file again: not uploaded (its id is cached), the same pose" \
+    eval '[ "$(uploads)" -eq $((n0 + 1)) ] && cmp -s "$TMP/p1.json" "$TMP/p2.json"'
+cid=$(grep -o 'op=LOAD_BYTES req=[0-9]* armature=[0-9a-f]*' "$LOG" | tail -n 1 | sed 's/.*armature=//')
+curl -s -o /dev/null -X DELETE "$web/v1/armatures/$cid"
+"$CTL" --uri "unix:$TMP/s.sock" render "$SAMPLES/critter.skf" --anim 0 --frame 2 --size 32x32 \
+    -o "$TMP/c.png"
+check "after the daemon dropped it (DELETE): uploaded again, and the render works" \
+    eval '[ "$(uploads)" -eq $((n0 + 2)) ] && [ -s "$TMP/c.png" ]'
+"$CTL" --uri "unix:$TMP/s.sock" pose "$SAMPLES/critter.skf" --anim Nope 2>"$TMP/nope.err"
+rc=$?
+check "an unknown animation on a cached local file: exit 1, the valid names, no upload" \
+    eval '[ $rc -eq 1 ] && grep -q "valid:" "$TMP/nope.err" && [ "$(uploads)" -eq $((n0 + 2)) ]'
+
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
