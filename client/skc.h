@@ -408,6 +408,14 @@ SKC_API int skc_load_path(skc_client *c, const char *path, unsigned char id[SKC_
 SKC_API int skc_load_bytes(skc_client *c, const void *skf, size_t len,
                            unsigned char id[SKC_ID_SIZE], skc_reply **out);
 
+/* Makes sure the daemon has the .skf at skf: its id is computed here (skc_id_of) and the bytes
+ * are sent only if the daemon answers INFO with NOT_FOUND. For a client that keeps files
+ * locally and talks to daemons that may restart or evict (or to a cluster, where the node
+ * serving an id may change): call it before using id after any NOT_FOUND for the armature,
+ * and the bytes travel only when needed. id receives the armature id. */
+SKC_API int skc_ensure(skc_client *c, const void *skf, size_t len,
+                       unsigned char id[SKC_ID_SIZE]);
+
 SKC_API int skc_unload(skc_client *c, const unsigned char id[SKC_ID_SIZE]);
 
 /* Summary and bone list (skc_reply_summary, skc_reply_bone_infos). */

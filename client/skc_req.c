@@ -322,6 +322,24 @@ int skc_load_bytes(skc_client *c, const void *skf, size_t len, unsigned char id[
     return loaded(rep, id, out);
 }
 
+int skc_ensure(skc_client *c, const void *skf, size_t len, unsigned char id[SKC_ID_SIZE])
+{
+    unsigned char mine[SKC_ID_SIZE];
+    skc_reply *rep = NULL;
+    int rc = start(c);
+    if (rc || (rc = check_ptr(c, skf, "skf")) || (rc = check_ptr(c, id, "id")))
+        return rc;
+    if ((rc = skc_id_of(skf, len, mine)))
+        return rc;
+    rc = skc_info(c, mine, &rep);
+    skc_reply_free(rep);
+    if (rc == SKC_ESERVER && skc_status(c) == SKC_S_NOT_FOUND)
+        rc = skc_load_bytes(c, skf, len, mine, NULL);
+    if (!rc)
+        memcpy(id, mine, SKC_ID_SIZE);
+    return rc;
+}
+
 int skc_unload(skc_client *c, const unsigned char id[SKC_ID_SIZE])
 {
     int rc = start(c);

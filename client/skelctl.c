@@ -122,12 +122,11 @@ static unsigned char *read_local(const char *path, size_t *len)
     return buf;
 }
 
-/* ARM -> id: an id as given; a local file, whose id is computed here (SHA-256, as the daemon
- * computes it) and which is uploaded only if the daemon answers INFO with NOT_FOUND, so a
- * file it has is not sent again and a daemon that restarted or evicted it (or, behind a load
- * balancer, another node) is given it once more; else a path under the daemon's root. An
- * INFO first, not a retry after the command fails: NOT_FOUND also means an unknown
- * animation or style. 0 or an exit status. */
+/* ARM -> id: an id as given; a local file, given to the daemon only if it lacks it
+ * (skc_ensure), so a file it has is not sent again and a daemon that restarted or evicted it
+ * (or, behind a load balancer, another node) is given it once more; else a path under the
+ * daemon's root. An INFO first, not a retry after the command fails: NOT_FOUND also means an
+ * unknown animation or style. 0 or an exit status. */
 static int resolve_arm(skc_client *c, const char *arm, unsigned char id[SKC_ID_SIZE])
 {
     if (parse_id(arm, id))
@@ -141,15 +140,7 @@ static int resolve_arm(skc_client *c, const char *arm, unsigned char id[SKC_ID_S
         fprintf(stderr, "skelctl: %s: %s\n", arm, strerror(errno));
         return SKP_EXIT_FAIL;
     }
-    skc_reply *r = NULL;
-    int rc = skc_id_of(bytes, len, id) ? fail(NULL, "id") : 0;
-    if (!rc && skc_info(c, id, &r) != 0) {
-        if (skc_status(c) == SKC_S_NOT_FOUND && skc_load_bytes(c, bytes, len, id, NULL) == 0)
-            rc = 0;
-        else
-            rc = fail_arm(c, arm);
-    }
-    skc_reply_free(r);
+    int rc = skc_ensure(c, bytes, len, id) ? fail_arm(c, arm) : SKP_EXIT_OK;
     free(bytes);
     return rc;
 }

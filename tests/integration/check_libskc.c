@@ -218,6 +218,52 @@ START_TEST(ids_match_the_daemon)
 }
 END_TEST
 
+/* The daemon's count of LOAD_BYTES requests (STATS requests.LOAD_BYTES). */
+static uint64_t uploads(skc_client *c)
+{
+    skc_reply *r = NULL;
+    ck_assert_msg(skc_stats(c, &r) == 0, "%s", skc_errmsg(c));
+    uint32_t n;
+    const skc_counter *k = skc_reply_counters(r, &n);
+    uint64_t v = UINT64_MAX;
+    for (uint32_t i = 0; i < n; i++)
+        if (!strcmp(k[i].name, "requests.LOAD_BYTES"))
+            v = k[i].value;
+    skc_reply_free(r);
+    ck_assert(v != UINT64_MAX);
+    return v;
+}
+
+/* skc_ensure sends the bytes only when the daemon lacks the armature: once at first, not
+ * while it is cached, once more after it was unloaded; the id is skc_id_of's every time. */
+START_TEST(ensure_uploads_only_when_missing)
+{
+    daemon_start(&g_daemon, NULL);
+    skc_client *c = client_open(g_daemon.uri, NULL);
+    size_t len;
+    unsigned char *skf = sample("critter.skf", &len), want[SKC_ID_SIZE], id[SKC_ID_SIZE];
+    ck_assert_int_eq(skc_id_of(skf, len, want), 0);
+    uint64_t n0 = uploads(c);
+    ck_assert_msg(skc_ensure(c, skf, len, id) == 0, "%s", skc_errmsg(c));
+    ck_assert(memcmp(id, want, SKC_ID_SIZE) == 0);
+    ck_assert_uint_eq(uploads(c), n0 + 1);
+    memset(id, 0, sizeof id);
+    ck_assert_int_eq(skc_ensure(c, skf, len, id), 0);
+    ck_assert(memcmp(id, want, SKC_ID_SIZE) == 0);
+    ck_assert_uint_eq(uploads(c), n0 + 1); /* cached: nothing sent */
+    ck_assert_int_eq(skc_unload(c, want), 0);
+    ck_assert_int_eq(skc_ensure(c, skf, len, id), 0);
+    ck_assert_uint_eq(uploads(c), n0 + 2);
+    ck_assert_int_eq(skc_info(c, id, NULL), 0);
+    /* Bytes that are no .skf: the upload's error comes back (BAD_FILE), nothing cached. */
+    static const char junk[] = "not a zip";
+    ck_assert_int_eq(skc_ensure(c, junk, sizeof junk, id), SKC_ESERVER);
+    ck_assert_int_eq(skc_status(c), SKC_S_BAD_FILE);
+    free(skf);
+    skc_free(c);
+}
+END_TEST
+
 /* ---- the asynchronous API on libuv ------------------------------------------------------- */
 
 enum { POSES = 24 };
@@ -503,6 +549,7 @@ static Suite *libskc_suite(void)
     TCase *tc = tcase_create("ids");
     tcase_add_checked_fixture(tc, test_setup, test_teardown);
     tcase_add_test(tc, ids_match_the_daemon);
+    tcase_add_test(tc, ensure_uploads_only_when_missing);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     tc = tcase_create("uv");
