@@ -113,7 +113,8 @@ enum skc_op {
     SKC_OP_POSE = 9,
     SKC_OP_MESH = 10,
     SKC_OP_RENDER = 11,
-    SKC_OP_STATS = 12
+    SKC_OP_STATS = 12,
+    SKC_OP_INFO_JSON = 13
 };
 
 /* A static English message for an SKC_E* code ("unknown error" for others). Any thread. */
@@ -420,6 +421,10 @@ SKC_API int skc_unload(skc_client *c, const unsigned char id[SKC_ID_SIZE]);
 
 /* Summary and bone list (skc_reply_summary, skc_reply_bone_infos). */
 SKC_API int skc_info(skc_client *c, const unsigned char id[SKC_ID_SIZE], skc_reply **out);
+
+/* `skeld info`'s JSON of the armature, byte for byte (INFO_JSON): skc_reply_payload gives the
+ * text (not NUL-terminated) and its length. */
+SKC_API int skc_info_json(skc_client *c, const unsigned char id[SKC_ID_SIZE], skc_reply **out);
 
 /* A stateful instance of an armature, valid on this connection; *instance receives its id. */
 SKC_API int skc_instance_new(skc_client *c, const unsigned char id[SKC_ID_SIZE],

@@ -281,7 +281,8 @@ static decoder decoder_for(int op)
 {
     switch (op) {
     case SKP_OP_HELLO: return dec_hello;
-    case SKP_OP_PING: return dec_ping;
+    case SKP_OP_PING:
+    case SKP_OP_INFO_JSON: return dec_ping; /* bytes: the echo, or the JSON */
     case SKP_OP_LOAD_PATH:
     case SKP_OP_LOAD_BYTES: return dec_load;
     case SKP_OP_INFO: return dec_info;

@@ -356,6 +356,14 @@ int skc_info(skc_client *c, const unsigned char id[SKC_ID_SIZE], skc_reply **out
     return call(c, SKP_OP_INFO, enc_id, id, SKP_ID_SIZE, out);
 }
 
+int skc_info_json(skc_client *c, const unsigned char id[SKC_ID_SIZE], skc_reply **out)
+{
+    int rc = start(c);
+    if (rc || (rc = check_ptr(c, id, "id")) || (rc = check_ptr(c, out, "out")))
+        return rc;
+    return call(c, SKP_OP_INFO_JSON, enc_id, id, SKP_ID_SIZE, out);
+}
+
 int skc_instance_new(skc_client *c, const unsigned char id[SKC_ID_SIZE], uint32_t *instance)
 {
     skc_reply *rep = NULL;

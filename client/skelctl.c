@@ -187,51 +187,15 @@ static int cmd_stats(skc_client *c, struct skp_cli_args *a)
     return rc;
 }
 
-/* `skeld info`'s JSON (proto/skp_json.c) of an INFO reply: the keys it carries. */
-static int print_info(const unsigned char id[SKC_ID_SIZE], const skc_reply *r)
-{
-    const skc_summary *s = skc_reply_summary(r);
-    uint32_t n;
-    const skc_bone_info *b = skc_reply_bone_infos(r, &n);
-    char hex[2 * SKC_ID_SIZE + 1];
-    skp_hex(hex, id, SKC_ID_SIZE);
-    struct skp_info_view v = {
-        .id = hex, .bone_count = n, .anim_count = s->anim_count, .style_count = s->style_count};
-    struct skp_info_bone *bones = calloc(n ? n : 1, sizeof *bones);
-    struct skp_info_anim *anims = calloc(s->anim_count ? s->anim_count : 1, sizeof *anims);
-    struct skp_info_style *styles = calloc(s->style_count ? s->style_count : 1, sizeof *styles);
-    char *json = NULL;
-    size_t len = 0;
-    if (bones && anims && styles) {
-        for (uint32_t i = 0; i < n; i++)
-            bones[i] = (struct skp_info_bone){b[i].name, b[i].parent};
-        for (uint32_t i = 0; i < s->anim_count; i++)
-            anims[i] =
-                (struct skp_info_anim){s->anims[i].name, s->anims[i].fps, s->anims[i].frames};
-        for (uint32_t i = 0; i < s->style_count; i++)
-            styles[i] = (struct skp_info_style){s->styles[i], 0, 0};
-        v.bones = bones;
-        v.anims = anims;
-        v.styles = styles;
-        json = malloc((len = skp_info_json(NULL, 0, &v)) + 1);
-    }
-    if (json) {
-        skp_info_json(json, len + 1, &v);
-        fwrite(json, 1, len, stdout);
-    }
-    free(json);
-    free(bones);
-    free(anims);
-    free(styles);
-    return json ? SKP_EXIT_OK : fail(NULL, "info");
-}
-
+/* The armature as `skeld info` prints it, byte for byte: the daemon's INFO_JSON. */
 static int show_info(skc_client *c, const unsigned char id[SKC_ID_SIZE])
 {
     skc_reply *r = NULL;
-    if (skc_info(c, id, &r))
+    if (skc_info_json(c, id, &r))
         return fail(c, "info");
-    int rc = print_info(id, r);
+    size_t len;
+    const void *json = skc_reply_payload(r, &len);
+    int rc = fwrite(json, 1, len, stdout) == len ? SKP_EXIT_OK : fail(NULL, "info");
     skc_reply_free(r);
     return rc;
 }

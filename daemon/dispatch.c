@@ -776,6 +776,26 @@ static void h_info(struct conn *c, const struct skp_frame *f, struct skp_reader 
         conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, body, len);
 }
 
+/* `skeld info`'s JSON of a cached armature, as bytes: what INFO's binary summary lacks
+ * (layout, version, IK families, textures...) for a client that wants the one JSON. */
+static void h_info_json(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
+{
+    struct cache_entry *e = lookup_body(c, f, rd);
+    if (!e)
+        return;
+    struct byte_buf b = {NULL, 0, 0};
+    int rc = byte_buf_reserve(&b, 4) || (b.len = 4, work_info_json(e->arm, e->id, &b));
+    conn_note(c, c->note_started_us, e->id);
+    cache_unref(disp(c)->cache, e);
+    if (rc || b.len - 4 > UINT32_MAX) {
+        free(b.data);
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
+        return;
+    }
+    skp_put_u32(b.data, (uint32_t)(b.len - 4));
+    conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, b.data, b.len);
+}
+
 static void h_instance_new(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
 {
     struct cache_entry *e = lookup_body(c, f, rd);
@@ -965,6 +985,7 @@ static const struct command commands[SKP_OP_MAX] = {
     [SKP_OP_MESH] = {h_mesh, 8, 65536, false},
     [SKP_OP_RENDER] = {h_render, 8, 65536 + 64 * (2 + SKP_MAX_NAME), false},
     [SKP_OP_STATS] = {h_stats, 0, 0, false},
+    [SKP_OP_INFO_JSON] = {h_info_json, 32, 32, false},
 };
 
 static void on_frame(void *owner, struct conn *c, const struct skp_frame *f)

@@ -30,13 +30,14 @@
     X(POSE, 9)                                                                                     \
     X(MESH, 10)                                                                                    \
     X(RENDER, 11)                                                                                  \
-    X(STATS, 12)
+    X(STATS, 12)                                                                                   \
+    X(INFO_JSON, 13)
 
 enum skp_opcode {
 #define SKP_X(name, value) SKP_OP_##name = value,
     SKP_OPCODES(SKP_X)
 #undef SKP_X
-        SKP_OP_MAX = 13
+        SKP_OP_MAX = 14
 };
 
 /* Status codes: X(name, value, message). Below 100 the client is at fault. */

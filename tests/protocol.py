@@ -4,11 +4,13 @@ sent to a real skeld over its unix socket, and its reply decoded as the document
 to the last byte. The opcode and status tables must name exactly the daemon's codes, and a
 message the document lists without a check here fails the test (so the two cannot drift).
 
-  protocol.py PROTOCOL.md SOCKET SAMPLES_DIR    (exit 0: every check passed)
+  protocol.py PROTOCOL.md SOCKET SAMPLES_DIR INFO_JSON   (exit 0: every check passed)
+
+INFO_JSON holds `skeld info SAMPLES_DIR/robot.skf`, which INFO_JSON must answer byte for byte.
 """
 import hashlib, os, re, socket, struct, sys
 
-doc_path, sock_path, samples = sys.argv[1:4]
+doc_path, sock_path, samples, info_path = sys.argv[1:5]
 doc = open(doc_path, encoding="utf-8").read()
 failures = 0
 
@@ -191,6 +193,8 @@ s = run("LOAD_BYTES", op["LOAD_BYTES"], W().bytes(skf).b,
 run("INFO", op["INFO"], W().raw(arm).b,
     lambda r: (summary(r), [(r.str(), r.i32()) for _ in range(s[1]["bones"])]),
     lambda v: v[0] == s[1] and all(p >= -1 for _, p in v[1]))
+run("INFO_JSON", op["INFO_JSON"], W().raw(arm).b, lambda r: r.bytes(),
+    lambda v: v == open(info_path, "rb").read())
 inst = run("INSTANCE_NEW", op["INSTANCE_NEW"], W().raw(arm).b, lambda r: r.u32())
 walk = [a[0] for a in s[1]["anims"]][1]
 p1 = run("POSE", op["POSE"], eval_request(arm, anims=((walk, 4.0, 0.0),)).b, bones,

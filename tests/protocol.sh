@@ -23,7 +23,8 @@ until grep -q '^ready' "$TMP/out"; do # 2 minutes at most
     fi
     sleep 0.05
 done
-"$PY" "$SRC/tests/protocol.py" "$SRC/proto/PROTOCOL.md" "$TMP/s.sock" "$SAMPLES"
+"$BIN" info "$SAMPLES/robot.skf" >"$TMP/info.json" || { echo "protocol: skeld info failed"; exit 1; }
+"$PY" "$SRC/tests/protocol.py" "$SRC/proto/PROTOCOL.md" "$TMP/s.sock" "$SAMPLES" "$TMP/info.json"
 rc=$?
 kill -TERM $pid
 wait $pid || { echo "protocol: skeld exited $?"; rc=1; }

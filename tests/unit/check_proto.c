@@ -352,6 +352,7 @@ static const struct {
     {1, "HELLO"},  {2, "PING"},  {3, "LOAD_PATH"},    {4, "LOAD_BYTES"},
     {5, "UNLOAD"}, {6, "INFO"},  {7, "INSTANCE_NEW"}, {8, "INSTANCE_FREE"},
     {9, "POSE"},   {10, "MESH"}, {11, "RENDER"},      {12, "STATS"},
+    {13, "INFO_JSON"},
 };
 
 /* PROTOCOL.md "Status codes", copied by hand (fault: 1 client, 0 none or server). */
@@ -394,7 +395,7 @@ START_TEST(opcode_values_match_protocol)
     SKP_OPCODES(SKP_X)
 #undef SKP_X
     ck_assert_int_eq(found, (int)NELEM(proto_opcodes));
-    ck_assert_int_eq(SKP_OP_MAX, 13);
+    ck_assert_int_eq(SKP_OP_MAX, 14);
 }
 END_TEST
 
@@ -461,7 +462,7 @@ END_TEST
 
 START_TEST(opcode_name_unknown)
 {
-    static const int unknown[] = {0, 13, 14, 99, 255, 256, 257, 265, -1, -9, INT_MAX, INT_MIN};
+    static const int unknown[] = {0, 14, 15, 99, 255, 256, 257, 265, -1, -9, INT_MAX, INT_MIN};
     for (size_t i = 0; i < NELEM(unknown); i++)
         ck_assert_str_eq(skp_opcode_name(unknown[i]), "?");
     ck_assert_str_eq(skp_opcode_name(SKP_OP_MAX), "?");
