@@ -25,6 +25,7 @@
 #include "http.h"
 #include "dispatch.h"
 #include "log.h"
+#include "notify.h"
 #include "pool.h"
 
 struct listener {
@@ -204,6 +205,7 @@ static void begin_shutdown(struct server *s)
         return;
     s->stopping = s->conns.stopping = true;
     log_msg(LOG_INFO, "shutting down: finishing %zu queued or running jobs", pool_depth(&s->pool));
+    notify_stopping("draining: %zu queued or running jobs", pool_depth(&s->pool));
     for (int i = 0; i < s->listener_count; i++)
         close_if_open(&s->listeners[i].h.handle);
     uv_signal_stop(&s->sigint);
@@ -232,6 +234,7 @@ static void on_reload(uv_signal_t *h, int signum)
     struct server *s = h->data;
     struct config fresh;
     (void)signum;
+    notify_reloading();
     if (log_reopen()) /* logrotate moved the file: write to a new one at the same path */
         log_msg(LOG_ERROR, "SIGHUP: cannot reopen the log file: %s", strerror(errno));
     config_init(&fresh, (int)s->cfg->threads);
@@ -240,11 +243,13 @@ static void on_reload(uv_signal_t *h, int signum)
     int level = rc == 0 && config_check(&fresh, stderr) == 0 ? log_parse_level(fresh.log_level) : -1;
     if (rc != 0 || level < 0) {
         log_msg(LOG_ERROR, "SIGHUP: the configuration does not read: keeping the running one");
+        notify_ready("serving; the last reload failed: the configuration does not read");
     } else {
         int n = config_apply_live(s->cfg, &fresh, stderr);
         log_set_level((enum log_level)level);
         log_msg(LOG_INFO, "SIGHUP: configuration reloaded, %d option%s changed", n,
                 n == 1 ? "" : "s");
+        notify_ready("serving; configuration reloaded, %d option%s changed", n, n == 1 ? "" : "s");
     }
     config_free(&fresh);
 }
@@ -353,6 +358,8 @@ int server_run(struct config *cfg, const struct config_source *src)
         log_msg(LOG_INFO, "serving with %d threads", (int)cfg->threads);
         print_ready(&s);
         fflush(stdout);
+        notify_ready("serving on %d listener%s with %d threads", s.listener_count,
+                     s.listener_count == 1 ? "" : "s", (int)cfg->threads);
     }
     uv_run(s.loop, UV_RUN_DEFAULT);
     int closed = uv_loop_close(s.loop);

@@ -1,0 +1,17 @@
+/* Readiness and state for a service manager (systemd's sd_notify protocol, Type=notify):
+ * ready once listening and preloaded, reloading around SIGHUP, stopping when the drain
+ * begins, each with a human STATUS= line for `systemctl status`. Without NOTIFY_SOCKET in the
+ * environment (not started by systemd) every call does nothing. Loop thread only. */
+#ifndef SKELD_NOTIFY_H
+#define SKELD_NOTIFY_H
+
+/* READY=1: serving (at start, and again when a reload is done). */
+void notify_ready(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* RELOADING=1: a SIGHUP reload has begun; notify_ready ends it, whatever its outcome. */
+void notify_reloading(void);
+
+/* STOPPING=1: the daemon has stopped accepting and is draining. */
+void notify_stopping(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif
