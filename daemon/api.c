@@ -1,4 +1,6 @@
 /* The HTTP front's request layer (api.h, proto/HTTP.md). */
+#include "autoconfig.h"
+
 #include "api.h"
 
 #include <stdarg.h>
@@ -639,6 +641,13 @@ static void metrics(struct exchange *ex)
     bool bad = byte_buf_reserve(&b, len + 1) != 0;
     if (!bad)
         b.len = skp_prom_text((char *)b.data, len + 1, k.k, k.n);
+    char info[256]; /* which node this is, for dashboards over a cluster (--node-name) */
+    int in = snprintf(info, sizeof info,
+                     "# HELP skeld_node_info This node: its --node-name and version.\n"
+                     "# TYPE skeld_node_info gauge\n"
+                     "skeld_node_info{node=\"%s\",version=\"%s\"} 1\n",
+                     a->cfg->node_name ? a->cfg->node_name : "", PACKAGE_VERSION);
+    bad = bad || in < 0 || (size_t)in >= sizeof info || byte_buf_append(&b, info, (size_t)in);
     static const char head[] = "# HELP skeld_http_requests_total HTTP answers by route and "
                                "status.\n# TYPE skeld_http_requests_total counter\n";
     bad = bad || byte_buf_append(&b, head, sizeof head - 1);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum opt_type { OPT_INT, OPT_STR, OPT_LIST };
 
@@ -34,6 +35,9 @@ static const struct option options[] = {
     {"log-level", OPT_STR, F(log_level), 0, 0, "info", "error, warn, info or debug"},
     {"log-file", OPT_STR, F(log_file), 0, 0, NULL,
      "append the log to this file instead of stderr (reopened on SIGHUP, for logrotate)"},
+    {"node-name", OPT_STR, F(node_name), 0, 0, NULL,
+     "this node's name behind a load balancer: HTTP answers carry it in X-Skeld-Node and "
+     "/metrics in skeld_node_info (1-64 of A-Z a-z 0-9 . _ -; default: the host name)"},
     {"threads", OPT_INT, F(threads), 1, 256, NULL, "evaluation worker threads (default: cores)"},
     {"queue-depth", OPT_INT, F(queue_depth), 1, 1 << 20, "1024",
      "queued jobs before requests get BUSY"},
@@ -135,6 +139,7 @@ void config_free(struct config *c)
     free(c->cors_origin);
     free(c->log_level);
     free(c->log_file);
+    free(c->node_name);
     memset(c, 0, sizeof *c);
 }
 
@@ -233,8 +238,37 @@ int config_parse_args(struct config *c, int argc, char **argv, int first, FILE *
     return 0;
 }
 
+/* A node name goes verbatim into a response header and a Prometheus label: a short word of
+ * characters that need no quoting in either. */
+static bool valid_node_name(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 1 || n > 64)
+        return false;
+    return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
+/* No --node-name: the host name (cut to its first label if the whole does not fit), or
+ * "skeld" on a host without one. */
+static int default_node_name(struct config *c, FILE *err)
+{
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) || !host[0])
+        strcpy(host, "skeld");
+    if (!valid_node_name(host))
+        host[strcspn(host, ".")] = 0;
+    return set(c, find("node-name", 9), valid_node_name(host) ? host : "skeld", "--", err);
+}
+
 int config_check(struct config *c, FILE *err)
 {
+    if (!c->node_name && default_node_name(c, err))
+        return -1;
+    if (!valid_node_name(c->node_name)) {
+        fprintf(err, "skeld: --node-name \"%s\": expected 1 to 64 of A-Z a-z 0-9 . _ -\n",
+                c->node_name);
+        return -1;
+    }
     if (c->out_low_water >= c->out_high_water) {
         fprintf(err, "skeld: --out-low-water must be below --out-high-water\n");
         return -1;

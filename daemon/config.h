@@ -18,6 +18,7 @@ struct config {
     char *cors_origin;
     char *log_level;
     char *log_file; /* NULL: stderr */
+    char *node_name; /* this node in a cluster: X-Skeld-Node, /metrics; default the host name */
     int64_t threads;
     int64_t queue_depth;
     int64_t cache_mb;

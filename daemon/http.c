@@ -94,6 +94,7 @@ static void free_req(struct http_req *r)
     free(r->if_none_match);
     free(r->authorization);
     free(r->origin);
+    free(r->forwarded_for);
     free(r->body);
     free(r->out);
     free(r->out_body);
@@ -276,9 +277,18 @@ static void access_log(const struct http_req *r, uint64_t now_us)
     char url[260], path[600];
     snprintf(url, sizeof url, "%.*s", (int)(r->url_len > 256 ? 256 : r->url_len),
              r->url ? r->url : "");
-    log_access("proto=http peer=%s method=%s path=%s status=%d bytes=%zu us=%llu", r->c->peer,
-               r->method[0] ? r->method : "-", log_value(path, sizeof path, url[0] ? url : "-"),
-               r->status, r->body_bytes, (unsigned long long)(now_us - r->started_us));
+    /* Behind a balancer the peer is the balancer: fwd= is the client it names (its last
+     * X-Forwarded-For, the one it added). */
+    char fwd[224] = "";
+    if (r->forwarded_for) {
+        char v[100], quoted[208];
+        snprintf(v, sizeof v, "%s", r->forwarded_for);
+        snprintf(fwd, sizeof fwd, " fwd=%s", log_value(quoted, sizeof quoted, v));
+    }
+    log_access("proto=http peer=%s%s method=%s path=%s status=%d bytes=%zu us=%llu", r->c->peer,
+               fwd, r->method[0] ? r->method : "-",
+               log_value(path, sizeof path, url[0] ? url : "-"), r->status, r->body_bytes,
+               (unsigned long long)(now_us - r->started_us));
 }
 
 /* Writes the answers at the head of the queue, in order, that are ready: in one write, so
@@ -416,7 +426,7 @@ static int head_of(const struct http_req *r, int status, const char *type, const
     bool close = last_answer(r);
     bool ok = add_str(&p, end, "HTTP/1.1 ") && add_uint(&p, end, (uint64_t)status) &&
               add(&p, end, " ", 1) && add_str(&p, end, http_reason(status)) &&
-              add_str(&p, end, "\r\nServer: skeld\r\n");
+              add_str(&p, end, "\r\nServer: skeld\r\n") && add_str(&p, end, r->c->set->node_header);
     if (ok && status != 204 && status != 304)
         ok = add_str(&p, end, "Content-Length: ") && add_uint(&p, end, len) &&
              add(&p, end, "\r\n", 2);
@@ -620,6 +630,7 @@ static int on_header_value(http_parser *p, const char *at, size_t n)
         c->value = !strcmp(c->field, "if-none-match")   ? &r->if_none_match
                    : !strcmp(c->field, "authorization") ? &r->authorization
                    : !strcmp(c->field, "origin")        ? &r->origin
+                   : !strcmp(c->field, "x-forwarded-for") ? &r->forwarded_for
                    : !strcmp(c->field, "expect")        ? &c->expect
                                                         : NULL;
         if (c->value && *c->value) { /* a repeated header: the last one counts */
@@ -889,6 +900,9 @@ void http_set_init(struct http_set *set, uv_loop_t *loop, const struct config *c
     set->hooks = hooks;
     set->owner = owner;
     set->peer = peer;
+    if (cfg->node_name) /* validated by config_check: no quoting needed */
+        snprintf(set->node_header, sizeof set->node_header, "X-Skeld-Node: %s\r\n",
+                 cfg->node_name);
     set->flushers = uv_prepare_init(loop, &set->before_poll) == 0;
     if (set->flushers && uv_check_init(loop, &set->after_poll) != 0) {
         uv_close((uv_handle_t *)&set->before_poll, NULL);

@@ -31,6 +31,7 @@ struct http_req {
     char *url; /* path and query, as sent (owned) */
     size_t url_len;
     char *if_none_match, *authorization, *origin; /* the headers skeld reads; NULL if absent */
+    char *forwarded_for; /* X-Forwarded-For, set by a load balancer: for the access log */
     uint8_t *body;                                /* the request body (owned), or NULL */
     size_t body_len;
     uint64_t started_us; /* when its first byte arrived: for the access log */
@@ -76,6 +77,7 @@ struct http_set {
     uint64_t total, refused;
     bool stopping;
     uint64_t stop_deadline;
+    char node_header[96]; /* "X-Skeld-Node: NAME\r\n": which node answered, behind a balancer */
 };
 
 void http_set_init(struct http_set *set, uv_loop_t *loop, const struct config *cfg,

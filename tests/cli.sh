@@ -183,6 +183,9 @@ check "a line without '=': exit 2, c4.conf:1 named" eval '[ $RC = 2 ] && said co
 run conf5 "$BIN" serve --max-connections abc
 check "on the command line: --max-connections: \"abc\" is not a number" \
     eval '[ $RC = 2 ] && said conf5 "--max-connections: \"abc\" is not a number"'
+run node-bad "$BIN" serve --node-name 'a b"c' --listen "unix:$TMP/never.sock"
+check "--node-name with a space or quote (it goes into a header and a label): exit 2, named" \
+    eval '[ $RC = 2 ] && said node-bad "--node-name \"a b\"c\": expected 1 to 64 of A-Z a-z 0-9 . _ -"'
 
 # ---- offline: exit statuses and messages --------------------------------------------------------
 ANIMS=$("$BIN" info "$S/robot.skf" | "$PY" -c 'import json,sys; print(", ".join(a["name"] for a in json.load(sys.stdin)["animations"]))')
@@ -316,7 +319,8 @@ elif cmd == "matrix":
             sys.exit("bone %d: tint %r" % (a["id"], t))
 elif cmd == "prom":
     # prom SKELCTL METRICS: every family skelctl stats --prometheus declares is declared by GET
-    # /metrics with the same type, and /metrics has no other but skeld_http_requests_total.
+    # /metrics with the same type, and /metrics has no other but the HTTP-only
+    # skeld_http_requests_total and skeld_node_info.
     def types(path):
         t = {}
         for line in open(path):
@@ -327,7 +331,7 @@ elif cmd == "prom":
                 sys.exit("%s: not a sample: %r" % (path, line))
         return t
     a, b = types(args[0]), types(args[1])
-    extra = set(b) - set(a) - {"skeld_http_requests_total"}
+    extra = set(b) - set(a) - {"skeld_http_requests_total", "skeld_node_info"}
     if len(a) < 20 or any(b.get(k) != v for k, v in a.items()) or extra:
         sys.exit("families: skelctl %r, /metrics %r" % (sorted(a.items()), sorted(b.items())))
 EOF
