@@ -64,6 +64,9 @@ static const struct option options[] = {
      "seconds before an idle connection is closed (0: never)"},
     {"frame-timeout", OPT_INT, F(frame_timeout), 1, 86400, "60",
      "seconds a frame may take from its first byte to its last"},
+    {"drain-grace", OPT_INT, F(drain_grace), 0, 3600, "0",
+     "seconds SIGTERM keeps serving with /readyz answering 503 before draining, so a load "
+     "balancer's health check takes the node out first (SIGINT drains at once)"},
     {"max-input-mb", OPT_INT, F(max_input_mb), 1, 1 << 20, "1024",
      "input buffered for partly received frames, over all connections, MiB"},
 };

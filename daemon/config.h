@@ -35,6 +35,7 @@ struct config {
     int64_t max_bone_steps;
     int64_t idle_timeout;
     int64_t frame_timeout;
+    int64_t drain_grace;
     int64_t max_input_mb;
 };
 

@@ -49,7 +49,8 @@ struct server {
     uv_signal_t sigint, sigterm, sighup;
     const struct config_source *src;
     uv_timer_t sweep;
-    bool stopping;
+    uv_timer_t grace; /* --drain-grace: SIGTERM's wait before the drain */
+    bool stopping, in_grace;
     uint64_t accept_errors, accept_logged_ms;
 };
 
@@ -208,6 +209,8 @@ static void begin_shutdown(struct server *s)
     notify_stopping("draining: %zu queued or running jobs", pool_depth(&s->pool));
     for (int i = 0; i < s->listener_count; i++)
         close_if_open(&s->listeners[i].h.handle);
+    uv_timer_stop(&s->grace);
+    close_if_open((uv_handle_t *)&s->grace);
     uv_signal_stop(&s->sigint);
     uv_signal_stop(&s->sigterm);
     uv_signal_stop(&s->sighup);
@@ -254,10 +257,29 @@ static void on_reload(uv_signal_t *h, int signum)
     config_free(&fresh);
 }
 
+static void on_grace_over(uv_timer_t *t)
+{
+    log_msg(LOG_INFO, "drain grace over: draining");
+    begin_shutdown(t->data);
+}
+
+/* SIGTERM with --drain-grace: /readyz turns 503 at once while everything else is served as
+ * before, so a load balancer's health check takes the node out before it refuses anything;
+ * the drain starts when the grace is over. SIGINT, or a second SIGTERM, drains at once. */
 static void on_signal(uv_signal_t *h, int signum)
 {
+    struct server *s = h->data;
     log_msg(LOG_INFO, "signal %d", signum);
-    begin_shutdown(h->data);
+    if (signum == SIGTERM && s->cfg->drain_grace > 0 && !s->in_grace && !s->stopping &&
+        uv_is_active((uv_handle_t *)&s->sweep)) {
+        s->in_grace = true;
+        s->api.ready = false;
+        log_msg(LOG_INFO, "not ready: draining in %d s (--drain-grace)", (int)s->cfg->drain_grace);
+        notify_stopping("not ready; draining in %d s", (int)s->cfg->drain_grace);
+        uv_timer_start(&s->grace, on_grace_over, (uint64_t)s->cfg->drain_grace * 1000, 0);
+        return;
+    }
+    begin_shutdown(s);
 }
 
 /* Once a second (every 100 ms while stopping): the connections' deadlines, and the end of a
@@ -275,9 +297,10 @@ static int start(struct server *s)
 {
     int rc;
     if ((rc = uv_signal_init(s->loop, &s->sigint)) || (rc = uv_signal_init(s->loop, &s->sigterm)) ||
-        (rc = uv_signal_init(s->loop, &s->sighup)) || (rc = uv_timer_init(s->loop, &s->sweep)))
+        (rc = uv_signal_init(s->loop, &s->sighup)) || (rc = uv_timer_init(s->loop, &s->sweep)) ||
+        (rc = uv_timer_init(s->loop, &s->grace)))
         return rc;
-    s->sigint.data = s->sigterm.data = s->sighup.data = s->sweep.data = s;
+    s->sigint.data = s->sigterm.data = s->sighup.data = s->sweep.data = s->grace.data = s;
     uv_signal_start(&s->sigint, on_signal, SIGINT);
     uv_signal_start(&s->sigterm, on_signal, SIGTERM);
     uv_signal_start(&s->sighup, on_reload, SIGHUP);

@@ -954,5 +954,23 @@ check "E: then nothing is held, and the same upload is read (400, not 503)" \
     eval 'grep -qx released "$TMP/budget.out" && grep -qx "c3 400" "$TMP/budget.out"'
 stop E
 
+# =============================================================================================
+# Daemon F: --drain-grace. SIGTERM turns /readyz to 503 and serves the rest as before (a long
+# grace, so nothing here depends on timing); a second SIGTERM drains at once.
+start F --root "$S" --drain-grace 3600 || exit 1
+F=http://127.0.0.1:${PORT[F]}
+kill -TERM "${PID[F]}"
+for i in $(seq 2400); do
+    [ "$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' "$F/readyz")" = 503 ] && break
+    sleep 0.05
+done
+get fr "$F/readyz"
+check "F: after SIGTERM with --drain-grace, /readyz answers 503 not ready" \
+    is "$ST $(cat "$TMP/fr.body")" "503 not ready"
+get fp "$F/v1/files/robot.skf/pose?anim=Walk&frame=3"
+check "F: ... while the rest is served as before (a pose: 200)" is "$ST" 200
+check "F: the log says when the drain begins" grep -q 'draining in 3600 s (--drain-grace)' "$TMP/F.err"
+stop F
+
 echo "http: $passed passed, $failed failed in $(($(date +%s) - START)) s"
 [ $failed -eq 0 ]
