@@ -250,5 +250,5 @@ void skc_render_opts_init(skc_render_opts *ro)
     ro->scale = (skc_vec2){1.0, 1.0};
     ro->samples = 4;
     ro->format = SKC_FORMAT_PNG;
-    ro->png_level = SKC_PNG_FAST;
+    ro->png_level = SKC_PNG_DEFAULT;
 }

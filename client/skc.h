@@ -66,7 +66,8 @@ SKC_API int skc_version_number(void);
 #define SKC_MAX_NAME 1024 /* bytes per string on the wire */
 #define SKC_MAX_PING 1024 /* bytes of PING payload */
 #define SKC_MAX_STYLES 64 /* styles per render request (PROTOCOL.md limits) */
-#define SKC_PNG_FAST 255  /* skc_render_opts.png_level: the daemon's fast encoder */
+#define SKC_PNG_DEFAULT 255 /* skc_render_opts.png_level: the daemon's default encoder */
+#define SKC_PNG_FAST 254    /* its faster one (larger files); else a zlib level 0-9 */
 
 /* ---- errors --------------------------------------------------------------------------- */
 
@@ -280,7 +281,7 @@ typedef struct skc_render_opts {
     const char *const *styles;   /* names or decimal indices, in priority order */
     unsigned samples;            /* 1 or 4 */
     int format;                  /* enum skc_format */
-    unsigned png_level;          /* SKC_PNG_FAST, or a zlib level 0-9 */
+    unsigned png_level;          /* SKC_PNG_DEFAULT, SKC_PNG_FAST, or a zlib level 0-9 */
     int has_range;               /* nonzero: every frame first..last, one image each (as
                                   * `skeld render --frames first-last`) */
     uint32_t first, last;

@@ -14,7 +14,7 @@ _Static_assert(SKC_EVAL_LOOP == SKP_EVAL_LOOP && SKC_EVAL_REVERSE == SKP_EVAL_RE
                    SKC_EVAL_MS == SKP_EVAL_MS && SKC_EVAL_Y_DOWN == SKP_EVAL_Y_DOWN,
                "skc.h evaluation flags match the protocol's");
 _Static_assert(SKC_MAX_ANIMS == SKP_MAX_ANIMS && SKC_MAX_STYLES == SKP_MAX_STYLES &&
-                   SKC_PNG_FAST == SKP_PNG_FAST &&
+                   SKC_PNG_FAST == SKP_PNG_FAST && SKC_PNG_DEFAULT == SKP_PNG_DEFAULT &&
                    (int)SKC_TARGET_INSTANCE == SKP_TARGET_INSTANCE &&
                    (int)SKC_CAMERA_EXPLICIT == SKP_CAMERA_EXPLICIT &&
                    (int)SKC_FORMAT_RGBA == SKP_FORMAT_RGBA,
@@ -175,7 +175,7 @@ static int check_render(skc_client *c, const skc_render_opts *ro)
         return skc__fail(c, SKC_EINVAL, "no render options");
     if ((ro->camera != SKC_CAMERA_FIT && ro->camera != SKC_CAMERA_EXPLICIT) ||
         (ro->format != SKC_FORMAT_PNG && ro->format != SKC_FORMAT_RGBA) || ro->samples > 255 ||
-        (ro->png_level > 9 && ro->png_level != SKC_PNG_FAST) || ro->sheet_cols > 65535 ||
+        (ro->png_level > 9 && ro->png_level != SKC_PNG_FAST && ro->png_level != SKC_PNG_DEFAULT) || ro->sheet_cols > 65535 ||
         ro->sheet_rows > 65535)
         return skc__fail(c, SKC_EINVAL,
                          "render options out of range (camera, format, samples, png_level, sheet)");

@@ -336,7 +336,9 @@ static int make_render(struct skp_cli_args *f, skc_render_opts *ro, const char *
     ro->style_count = r.style_count;
     ro->styles = styles;
     ro->samples = r.samples;
-    ro->png_level = r.png_level < 0 ? SKC_PNG_FAST : (unsigned)r.png_level;
+    ro->png_level = r.png_level == -1  ? SKC_PNG_FAST
+                    : r.png_level < 0 ? SKC_PNG_DEFAULT
+                                      : (unsigned)r.png_level;
     /* The range is cut into requests here, so it must be one. */
     if (r.range && r.last < r.first)
         return bad("--frames: expected F0-F1 with F0 <= F1", NULL);

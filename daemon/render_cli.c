@@ -176,11 +176,7 @@ static int resolve(const struct skp_cli_render *r, const struct skp_cli_eval *f,
     if (request_check_picture(j->arm, &j->req, NULL, &j->pr, NULL, &err))
         return cli_fail("render", &err);
     j->output = r->output;
-    png_opts_default(&j->png);
-    if (j->pr.png_level != PNG_LEVEL_FAST) {
-        j->png.level = j->pr.png_level;
-        j->png.filter = PNG_FILTER_CHOICE_SUB;
-    }
+    png_opts_for_level(&j->png, j->pr.png_level);
     j->pr.opts.straight_alpha = true; /* PNG files hold straight alpha */
     j->total = j->pr.range ? (long)j->pr.last - j->pr.first + 1 : 1;
     return 0;

@@ -444,11 +444,7 @@ static int put_picture(struct work *r, struct worker *w, const uint8_t *rgba, ui
     if (append_u32(out, 0))
         return -1;
     struct png_opts po;
-    png_opts_default(&po);
-    if (r->picture.png_level != PNG_LEVEL_FAST) {
-        po.level = r->picture.png_level;
-        po.filter = PNG_FILTER_CHOICE_SUB;
-    }
+    png_opts_for_level(&po, r->picture.png_level);
     if (png_encode(rgba, width, height, &po, out, &w->png_scratch))
         return -1;
     skp_put_u32(out->data + at, (uint32_t)(out->len - at - 4));

@@ -456,9 +456,12 @@ static int render_output(struct skp_cli_args *a, struct skp_cli_render *r, char 
     r->range = v[SKP_CLI_FRAMES] != NULL;
     if (v[SKP_CLI_SHEET] && u32_pair(v[SKP_CLI_SHEET], 'x', &r->cols, &r->rows))
         return FAIL("--sheet: expected COLSxROWS, got \"%s\"", v[SKP_CLI_SHEET]);
-    if (v[SKP_CLI_PNG_LEVEL] && strcmp(v[SKP_CLI_PNG_LEVEL], "fast") != 0) {
-        if (whole_number(v[SKP_CLI_PNG_LEVEL], 0, 254, &n))
-            return FAIL("--png-level: expected fast or 0..9, got \"%s\"", v[SKP_CLI_PNG_LEVEL]);
+    const char *level = v[SKP_CLI_PNG_LEVEL];
+    if (level && !strcmp(level, "fast")) {
+        r->png_level = -1;
+    } else if (level && strcmp(level, "default") != 0) {
+        if (whole_number(level, 0, 9, &n))
+            return FAIL("--png-level: expected default, fast or 0..9, got \"%s\"", level);
         r->png_level = (int)n;
     }
     r->output = v[SKP_CLI_OUTPUT];
@@ -485,7 +488,7 @@ int skp_cli_render_parse(struct skp_cli_args *a, struct skp_cli_render *r, char 
     r->fraction = 0.9;
     r->scale[0] = r->scale[1] = 1.0;
     r->samples = 4;
-    r->png_level = -1;
+    r->png_level = -2;
     if (render_canvas(a, r, msg, cap) || render_camera(a, r, msg, cap) ||
         render_output(a, r, msg, cap))
         return -1;
@@ -606,7 +609,9 @@ int skp_cli_render_req(const struct skp_cli_render *r, struct skp_render_req *m,
     for (unsigned i = 0; i < r->style_count; i++)
         m->styles[i] = (struct skp_str){r->styles[i], strlen(r->styles[i])};
     m->samples = (uint8_t)r->samples;
-    m->png_level = r->png_level < 0 ? SKP_PNG_FAST : (uint8_t)r->png_level;
+    m->png_level = r->png_level == -1 ? SKP_PNG_FAST
+                   : r->png_level < 0 ? SKP_PNG_DEFAULT
+                                      : (uint8_t)r->png_level;
     m->first = r->first;
     m->last = r->last;
     m->cols = (uint16_t)r->cols;

@@ -132,7 +132,7 @@ struct skp_cli_render {
     char *styles[SKP_MAX_STYLES]; /* names or indices, split in place */
     unsigned style_count;
     uint32_t samples;
-    int png_level; /* -1 for fast, else what was typed */
+    int png_level; /* -2 for default (the default), -1 for fast, else what was typed */
     bool range;
     uint32_t first, last;
     uint32_t cols, rows;

@@ -20,7 +20,7 @@ void skp_render_req_init(struct skp_render_req *r)
     r->scale[0] = r->scale[1] = 1.0;
     r->samples = 4;
     r->format = SKP_FORMAT_PNG;
-    r->png_level = SKP_PNG_FAST;
+    r->png_level = SKP_PNG_DEFAULT;
 }
 
 size_t skp_eval_req_size(const struct skp_eval_req *r)

@@ -5,11 +5,20 @@
  *
  * Each file is posed like the player's reference renders (30 warm-up constructs, animation 0
  * played from frame 0 to 10, framed with --fit 0.9) and rendered N times (default 2000) in
- * batches of 50; medians over the batches, because this machine is shared and noisy. */
+ * batches of 50; medians over the batches, because this machine is shared and noisy.
+ *
+ * Then the last picture is encoded by each PNG encoder in turn, in the same run: skeld's
+ * default and fast deflates, libpng + zlib level 1 (with the Sub filter the daemon uses for
+ * levels, and unfiltered), and libdeflate level 1 on unfiltered and Up-filtered scanlines
+ * (the zlib stream only, plus the 57 bytes of PNG chunks), the baseline the default is held
+ * to: bytes, milliseconds, and ratios to zlib level 1 and to libdeflate. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <libdeflate.h>
 
 #include "bench.h"
 #include "engine/eval.h"
@@ -18,6 +27,8 @@
 #include "engine/render.h"
 
 #define BATCH 50
+#define ENCODES 400 /* per encoder, in batches of BATCH */
+#define PNG_CHUNK_BYTES 57 /* signature, IHDR, one IDAT's frame, IEND */
 
 static void pose_like_player(const struct armature *arm, struct pose *p, struct render_opts *opts)
 {
@@ -35,6 +46,86 @@ static void pose_like_player(const struct armature *arm, struct pose *p, struct 
     render_fit(&b, 0.9, opts);
     pose_reset(p);
     eval_run(p, &r, NULL);
+}
+
+/* libdeflate level 1 over the picture's scanlines, unfiltered or Up-filtered: the PNG that
+ * encoder would make, in bytes (the IDAT stream plus the chunks around it). */
+static size_t libdeflate_png(struct libdeflate_compressor *c, const struct image *img, bool up,
+                             struct byte_buf *lines, struct byte_buf *out)
+{
+    size_t row = (size_t)img->width * 4;
+    lines->len = 0;
+    for (uint32_t y = 0; y < img->height; y++) {
+        const uint8_t *px = img->rgba + y * row, *above = y ? px - row : NULL;
+        uint8_t *d = lines->data + lines->len;
+        *d++ = up && y ? 2 : 0;
+        for (size_t x = 0; x < row; x++)
+            d[x] = (uint8_t)(px[x] - (up && above ? above[x] : 0));
+        lines->len += row + 1;
+    }
+    size_t n = libdeflate_zlib_compress(c, lines->data, lines->len, out->data, out->cap);
+    return n ? n + PNG_CHUNK_BYTES : 0;
+}
+
+enum encoder { ENC_DEFAULT, ENC_FAST, ENC_ZLIB1_SUB, ENC_ZLIB1_NONE, ENC_LD1_NONE, ENC_LD1_UP, ENC_N };
+static const char *const enc_name[ENC_N] = {"skeld default", "skeld fast", "zlib-1 Sub (libpng)",
+                                            "zlib-1 none (libpng)", "libdeflate-1 none",
+                                            "libdeflate-1 Up"};
+
+static size_t encode_once(enum encoder e, const struct image *img, struct byte_buf *png,
+                          struct byte_buf *scratch, struct libdeflate_compressor *c)
+{
+    static const struct png_opts opts[4] = {{PNG_LEVEL_DEFAULT, PNG_FILTER_CHOICE_NONE},
+                                            {PNG_LEVEL_FAST, PNG_FILTER_CHOICE_NONE},
+                                            {1, PNG_FILTER_CHOICE_SUB},
+                                            {1, PNG_FILTER_CHOICE_NONE}};
+    if (e >= ENC_LD1_NONE)
+        return libdeflate_png(c, img, e == ENC_LD1_UP, scratch, png);
+    png->len = 0;
+    return png_encode(img->rgba, img->width, img->height, &opts[e], png, scratch) ? 0 : png->len;
+}
+
+/* Every encoder on the same picture: medians of batches, and the ratios the default is held
+ * to (issue 13: at most 1.3x zlib level 1's bytes, at most a quarter of the raster time). */
+static void bench_encoders(const struct image *img, double raster_ms)
+{
+    size_t raw = (size_t)img->width * img->height * 4 + img->height;
+    struct byte_buf png = {malloc(raw * 2 + 4096), 0, raw * 2 + 4096},
+                    scratch = {malloc(raw * 2), 0, raw * 2};
+    struct libdeflate_compressor *c = libdeflate_alloc_compressor(1);
+    if (!png.data || !scratch.data || !c) {
+        fprintf(stderr, "bench-render: out of memory\n");
+        exit(1);
+    }
+    double ms[ENC_N];
+    size_t bytes[ENC_N];
+    double t[ENCODES / BATCH];
+    for (int e = 0; e < ENC_N; e++) {
+        for (int b = 0; b < ENCODES / BATCH; b++) {
+            double t0 = bench_now_us();
+            for (int i = 0; i < BATCH; i++)
+                bytes[e] = encode_once((enum encoder)e, img, &png, &scratch, c);
+            t[b] = (bench_now_us() - t0) / BATCH / 1000.0;
+        }
+        ms[e] = bench_quantile(t, ENCODES / BATCH, 0.5);
+    }
+    printf("  encoders on the last picture (medians of %d batches of %d):\n", ENCODES / BATCH,
+           BATCH);
+    for (int e = 0; e < ENC_N; e++)
+        printf("    %-22s %8zu bytes %6.3f ms  bytes %.2fx zlib-1 Sub, %.2fx libdeflate-1 "
+               "none; time %.2fx the default\n",
+               enc_name[e], bytes[e], ms[e], (double)bytes[e] / (double)bytes[ENC_ZLIB1_SUB],
+               (double)bytes[e] / (double)bytes[ENC_LD1_NONE], ms[e] / ms[ENC_DEFAULT]);
+    printf("  default: %.2fx the bytes of zlib level 1 (target <= 1.3), %.2fx libdeflate-1's; "
+           "encode %.3f ms = %.2f of the raster time (target <= 0.25)\n",
+           (double)bytes[ENC_DEFAULT] / (double)(bytes[ENC_ZLIB1_SUB] < bytes[ENC_ZLIB1_NONE]
+                                                   ? bytes[ENC_ZLIB1_SUB]
+                                                   : bytes[ENC_ZLIB1_NONE]),
+           (double)bytes[ENC_DEFAULT] / (double)bytes[ENC_LD1_NONE], ms[ENC_DEFAULT],
+           ms[ENC_DEFAULT] / raster_ms);
+    libdeflate_free_compressor(c);
+    free(png.data);
+    free(scratch.data);
 }
 
 static int bench_file(const char *path, int renders, uint32_t w, uint32_t h)
@@ -76,6 +167,7 @@ static int bench_file(const char *path, int renders, uint32_t w, uint32_t h)
     printf("%s\n  %ux%u: raster %.3f ms, png %.3f ms (%zu bytes), total %.3f ms = %.0f PNG "
            "renders/s (medians of %d batches of %d)\n",
            path, w, h, r, e, png.len, r + e, 1000.0 / (r + e), batches, BATCH);
+    bench_encoders(&img, r);
     free(raster);
     free(encode);
     free(png.data);

@@ -6,30 +6,7 @@
 
 #include <string.h>
 
-struct bits {
-    uint8_t *out;
-    uint64_t acc;
-    unsigned n;
-};
-
-static void put(struct bits *b, uint32_t code, unsigned len)
-{
-    b->acc |= (uint64_t)code << b->n;
-    b->n += len;
-    while (b->n >= 8) {
-        *b->out++ = (uint8_t)b->acc;
-        b->acc >>= 8;
-        b->n -= 8;
-    }
-}
-
-static uint32_t reverse(uint32_t code, unsigned len)
-{
-    uint32_t r = 0;
-    for (unsigned i = 0; i < len; i++)
-        r |= ((code >> i) & 1u) << (len - 1 - i);
-    return r;
-}
+#include "deflate_bits.h"
 
 /* Fixed literal/length code of symbol s, bit-reversed for LSB-first output. */
 static void fixed_code(unsigned s, uint32_t *code, unsigned *len)
@@ -42,7 +19,7 @@ static void fixed_code(unsigned s, uint32_t *code, unsigned *len)
         *code = s - 256, *len = 7;
     else
         *code = 0xc0 + (s - 280), *len = 8;
-    *code = reverse(*code, *len);
+    *code = bits_reverse(*code, *len);
 }
 
 struct tables {
@@ -68,7 +45,7 @@ static void build(struct tables *t)
     }
     fixed_code(256, &t->end, &len);
     t->end_len = (uint8_t)len;
-    uint32_t dist = reverse(3, 5); /* distance 4 is distance code 3, no extra bits */
+    uint32_t dist = bits_reverse(3, 5); /* distance 4 is distance code 3, no extra bits */
     for (unsigned l = 3; l <= 258; l++) {
         unsigned k = 28;
         while (base[k] > l)
@@ -153,16 +130,16 @@ size_t deflate_fast(const uint8_t *in, size_t n, uint8_t *out)
     *out++ = 0x78; /* deflate, 32K window */
     *out++ = 0x01; /* fastest; header checksum */
     struct bits b = {out, 0, 0};
-    put(&b, 1, 1); /* final block */
-    put(&b, 1, 2); /* fixed Huffman */
+    bits_put(&b, 1, 1); /* final block */
+    bits_put(&b, 1, 2); /* fixed Huffman */
     for (size_t i = 0; i < n;) {
         size_t l = i >= 4 ? repeat_len(in, i, n) : 0;
         if (l) {
-            put(&b, t->match[l], t->match_len[l]);
+            bits_put(&b, t->match[l], t->match_len[l]);
             adler_repeat(&ad, in + i - 4, l);
             i += l;
         } else {
-            put(&b, t->lit[in[i]], t->lit_len[in[i]]);
+            bits_put(&b, t->lit[in[i]], t->lit_len[in[i]]);
             adler_byte(&ad, in[i]);
             i++;
         }
@@ -171,10 +148,8 @@ size_t deflate_fast(const uint8_t *in, size_t n, uint8_t *out)
             ad.b %= ADLER_MOD;
         }
     }
-    put(&b, t->end, t->end_len);
-    out = b.out;
-    if (b.n) /* the last partial byte */
-        *out++ = (uint8_t)b.acc;
+    bits_put(&b, t->end, t->end_len);
+    out = bits_end(&b);
     uint32_t adler = (uint32_t)((ad.b % ADLER_MOD) << 16 | (ad.a % ADLER_MOD));
     for (int k = 3; k >= 0; k--)
         *out++ = (uint8_t)(adler >> (8 * k));

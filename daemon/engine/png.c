@@ -11,13 +11,22 @@
 
 #include <zlib.h>
 
+#include "deflate_dyn.h"
 #include "deflate_fast.h"
 #include "errors.h"
 
 void png_opts_default(struct png_opts *o)
 {
-    o->level = PNG_LEVEL_FAST;
+    o->level = PNG_LEVEL_DEFAULT;
     o->filter = PNG_FILTER_CHOICE_NONE;
+}
+
+void png_opts_for_level(struct png_opts *o, int level)
+{
+    png_opts_default(o);
+    o->level = level;
+    if (level >= 0)
+        o->filter = PNG_FILTER_CHOICE_SUB;
 }
 
 struct sink {
@@ -107,15 +116,18 @@ static void close_chunk(struct byte_buf *b, size_t start, const char type[4], si
     b->len = start + 12 + len;
 }
 
-/* The fast path: unfiltered scanlines through deflate_fast(). */
-static int encode_fast(const uint8_t *rgba, uint32_t w, uint32_t h, struct byte_buf *out,
-                       struct byte_buf *scratch)
+/* skeld's own encoders: unfiltered scanlines (the matches at distance 4 and one row up do
+ * what the Sub and Up filters would) through deflate_dyn(), or deflate_fast() if fast. */
+static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, struct byte_buf *out,
+                      struct byte_buf *scratch)
 {
     static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     size_t row = (size_t)w * 4, raw = (row + 1) * h;
+    size_t tokens_at = (raw + 7) & ~(size_t)7, need = fast ? raw : tokens_at + raw * 4;
+    size_t bound = fast ? deflate_fast_bound(raw) : deflate_dyn_bound(raw);
     scratch->len = 0;
-    if (byte_buf_reserve(scratch, raw) ||
-        byte_buf_reserve(out, 8 + 25 + 12 + deflate_fast_bound(raw) + 12))
+    if (raw / (row + 1) != h || need < raw || byte_buf_reserve(scratch, need) ||
+        byte_buf_reserve(out, 8 + 25 + 12 + bound + 12))
         return ENG_ENOMEM;
     for (uint32_t y = 0; y < h; y++) {
         scratch->data[y * (row + 1)] = 0; /* filter: none */
@@ -129,8 +141,11 @@ static int encode_fast(const uint8_t *rgba, uint32_t w, uint32_t h, struct byte_
     memcpy(ihdr + 8, "\x08\x06\x00\x00\x00", 5); /* 8-bit RGBA, no interlace */
     close_chunk(out, at, "IHDR", 13);
     at = out->len;
-    size_t z = deflate_fast(scratch->data, raw, out->data + at + 8);
-    close_chunk(out, at, "IDAT", z);
+    uint8_t *z = out->data + at + 8;
+    size_t zlen = fast ? deflate_fast(scratch->data, raw, z)
+                       : deflate_dyn(scratch->data, raw, row + 1,
+                                     (uint32_t *)(void *)(scratch->data + tokens_at), z);
+    close_chunk(out, at, "IDAT", zlen);
     close_chunk(out, out->len, "IEND", 0);
     return 0;
 }
@@ -143,11 +158,11 @@ int png_encode(const uint8_t *rgba, uint32_t w, uint32_t h, const struct png_opt
         o = *opts;
     else
         png_opts_default(&o);
-    if (!w || !h || w > 0x7fffffffu / 4 || o.level < PNG_LEVEL_FAST || o.level > 9)
+    if (!w || !h || w > 0x7fffffffu / 4 || o.level < PNG_LEVEL_DEFAULT || o.level > 9)
         return ENG_EINVAL;
-    if (o.level == PNG_LEVEL_FAST) {
+    if (o.level < 0) {
         struct byte_buf own = {0};
-        int rc = encode_fast(rgba, w, h, out, scratch ? scratch : &own);
+        int rc = encode_own(rgba, w, h, o.level == PNG_LEVEL_FAST, out, scratch ? scratch : &own);
         free(own.data);
         return rc;
     }

@@ -1,5 +1,5 @@
-/* In-memory PNG encoding of RGBA8 pictures: libpng with zlib levels, or a fast path of our
- * own for thumbnails. (Included as "png.h" from this directory; libpng's is <png.h>, and
+/* In-memory PNG encoding of RGBA8 pictures: skeld's own deflate (the default, and a faster
+ * one with larger files), or libpng with zlib levels. (Included as "png.h" from this directory; libpng's is <png.h>, and
  * this directory must never be on the include path.) */
 #ifndef SKELD_ENGINE_PNG_H
 #define SKELD_ENGINE_PNG_H
@@ -15,10 +15,11 @@ enum png_filter_choice {
     PNG_FILTER_CHOICE_ALL, /* libpng picks per row: smallest files, slowest */
 };
 
-#define PNG_LEVEL_FAST (-1) /* skeld's own run-length deflate: fastest, the default */
+#define PNG_LEVEL_DEFAULT (-2) /* skeld's deflate with Huffman codes fitted to the picture */
+#define PNG_LEVEL_FAST (-1)    /* skeld's run-length deflate with fixed codes: larger files */
 
 struct png_opts {
-    int level;                     /* PNG_LEVEL_FAST, or a zlib level 0..9 through libpng */
+    int level; /* PNG_LEVEL_DEFAULT, PNG_LEVEL_FAST, or a zlib level 0..9 through libpng */
     enum png_filter_choice filter; /* row filter for the zlib levels; default NONE */
 };
 
@@ -35,9 +36,13 @@ int byte_buf_append(struct byte_buf *b, const void *data, size_t len);
 
 void png_opts_default(struct png_opts *o);
 
+/* The options a request's level (PNG_LEVEL_DEFAULT, PNG_LEVEL_FAST, 0..9) means: the zlib
+ * levels with the Sub filter, which pays for itself on flat colour. */
+void png_opts_for_level(struct png_opts *o, int level);
+
 /* Encodes w x h straight-alpha RGBA8 pixels, appending the PNG to out (reusing its memory).
- * scratch (may be NULL) holds the scanlines of the fast path between calls, so a worker that
- * keeps one allocates nothing per picture. Returns 0, ENG_ENOMEM or ENG_EINVAL. Any thread. */
+ * scratch (may be NULL) holds skeld's encoders' scanlines and tokens between calls, so a
+ * worker that keeps one allocates nothing per picture. Returns 0, ENG_ENOMEM or ENG_EINVAL. Any thread. */
 int png_encode(const uint8_t *rgba, uint32_t w, uint32_t h, const struct png_opts *opts,
                struct byte_buf *out, struct byte_buf *scratch);
 

@@ -25,7 +25,7 @@ void picture_request_init(struct picture_request *pr)
     render_opts_default(&pr->opts);
     pr->fit = true;
     pr->fraction = 0.9;
-    pr->png_level = PNG_LEVEL_FAST;
+    pr->png_level = PNG_LEVEL_DEFAULT;
 }
 
 static const char *anim_name(const struct armature *arm, uint32_t i)
@@ -160,8 +160,9 @@ static int check_canvas(const struct armature *arm, const struct picture_request
         if (o->styles[i] < 0 || (uint32_t)o->styles[i] >= arm->style_count)
             return eng_seterr(err, ENG_EINVAL, "style %d is out of range (%u styles)",
                               o->styles[i], arm->style_count);
-    if (pr->png_level != PNG_LEVEL_FAST && (pr->png_level < 0 || pr->png_level > 9))
-        return eng_seterr(err, ENG_EINVAL, "PNG level %d: must be fast or 0..9", pr->png_level);
+    if (pr->png_level < PNG_LEVEL_DEFAULT || pr->png_level > 9)
+        return eng_seterr(err, ENG_EINVAL, "PNG level %d: must be default, fast or 0..9",
+                          pr->png_level);
     return 0;
 }
 

@@ -31,7 +31,7 @@ struct picture_request {
     bool range;              /* every frame of first..last, one instance stepping through */
     uint32_t first, last;
     uint32_t cols, rows; /* spritesheet cells; 0 x 0 for separate pictures */
-    int png_level;       /* PNG_LEVEL_FAST (-1), or a zlib level 0..9 */
+    int png_level;       /* PNG_LEVEL_DEFAULT (-2), PNG_LEVEL_FAST (-1), or a zlib level 0..9 */
 };
 
 /* 512 x 512, transparent, fit 0.9, default styles, 4 samples, one frame, the fast encoder. */

@@ -777,7 +777,7 @@ static void reply_render(struct fake *f, struct skp_reader *r, struct skp_writer
     ok = ok && skp_read_f64(r) == 2 && skp_read_f64(r) == 2 && skp_read_f64(r) == 32 &&
          skp_read_f64(r) == -16;
     ok = ok && skp_read_u8(r) == 1 && expect_str(r, "alt") && skp_read_u8(r) == 1 &&
-         skp_read_u8(r) == SKC_FORMAT_RGBA && skp_read_u8(r) == SKC_PNG_FAST;
+         skp_read_u8(r) == SKC_FORMAT_RGBA && skp_read_u8(r) == SKC_PNG_DEFAULT;
     ok = ok && skp_read_u32(r) == 3 && skp_read_u32(r) == 4 && skp_read_u16(r) == 0 &&
          skp_read_u16(r) == 0 && skp_reader_finish(r) == 0;
     if (!ok)

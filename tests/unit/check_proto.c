@@ -2518,7 +2518,7 @@ START_TEST(render_req_roundtrip)
 {
     struct skp_render_req m, d;
     skp_render_req_init(&m);
-    ck_assert(m.width == 512 && m.fit == 0.9 && m.samples == 4 && m.png_level == SKP_PNG_FAST);
+    ck_assert(m.width == 512 && m.fit == 0.9 && m.samples == 4 && m.png_level == SKP_PNG_DEFAULT);
     m.width = 64;
     m.height = 32;
     m.background[3] = 255;

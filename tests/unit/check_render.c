@@ -1210,6 +1210,44 @@ static void roundtrip(const uint8_t *px, uint32_t w, uint32_t h, const struct pn
     free(again.data);
 }
 
+/* The default encoder's own paths: rows wider than deflate's 32 KiB window (no match to the
+ * row above), runs of one colour far longer than one match, and symbol frequencies so skewed
+ * (Fibonacci) that a plain Huffman tree is deeper than deflate's 15 bits. */
+START_TEST(png_default_encoder_edges)
+{
+    struct png_opts po = {PNG_LEVEL_DEFAULT, PNG_FILTER_CHOICE_NONE};
+    struct byte_buf out = {0}, scratch = {0};
+
+    uint32_t ww = 9000, wh = 3; /* stride 36001 > 32768 */
+    uint8_t *wide = calloc((size_t)ww * wh, 4);
+    ck_assert_ptr_nonnull(wide);
+    for (size_t i = 0; i < (size_t)ww * wh * 4; i++)
+        wide[i] = (uint8_t)((i * 2654435761u) >> 13 & (i % 7 == 0 ? 0xff : 0x3));
+    roundtrip(wide, ww, wh, &po, &out, &scratch, "rows wider than the window");
+    memset(wide, 0x5a, (size_t)ww * wh * 4); /* one colour: a run of 108,000 bytes */
+    wide[77777] = 1;
+    roundtrip(wide, ww, wh, &po, &out, &scratch, "one long run");
+    free(wide);
+
+    /* 24 byte values, value k appearing fib(k) times, scattered by a fixed permutation. */
+    size_t fib[24] = {1, 1}, total = 2;
+    for (int k = 2; k < 24; k++)
+        total += fib[k] = fib[k - 1] + fib[k - 2];
+    uint32_t sw = 256, sh = 128; /* 2^17 bytes: room for all 121,392 */
+    uint8_t *skew = calloc((size_t)sw * sh, 4);
+    ck_assert_ptr_nonnull(skew);
+    size_t n = (size_t)sw * sh * 4, at = 0;
+    ck_assert_uint_ge(n, total); /* n is a power of two, so the scatter below is one-to-one */
+    for (int k = 0; k < 24; k++)
+        for (size_t j = 0; j < fib[k]; j++)
+            skew[(at++ * 40503u) % n] = (uint8_t)(k * 11 + 1); /* 40503 is odd: a permutation mod 2^k */
+    roundtrip(skew, sw, sh, &po, &out, &scratch, "skewed symbol frequencies");
+    free(skew);
+    free(out.data);
+    free(scratch.data);
+}
+END_TEST
+
 START_TEST(png_roundtrip_levels_and_filters)
 {
     /* Pictures: a render (flat runs, edges, partial alpha), pseudo-random noise with runs
@@ -1241,7 +1279,7 @@ START_TEST(png_roundtrip_levels_and_filters)
     uint8_t one[4] = {9, 8, 7, 6};
 
     struct byte_buf out = {0}, scratch = {0};
-    for (int level = PNG_LEVEL_FAST; level <= 9; level++)
+    for (int level = PNG_LEVEL_DEFAULT; level <= 9; level++)
         for (int f = PNG_FILTER_CHOICE_NONE; f <= PNG_FILTER_CHOICE_ALL; f++) {
             struct png_opts po = {level, (enum png_filter_choice)f};
             char what[64];
@@ -1265,7 +1303,7 @@ START_TEST(png_roundtrip_levels_and_filters)
     ck_assert_int_eq(png_encode(noise, 5, 0, &po, &out, NULL), ENG_EINVAL);
     po.level = 10;
     ck_assert_int_eq(png_encode(noise, 5, 5, &po, &out, NULL), ENG_EINVAL);
-    po.level = -2;
+    po.level = PNG_LEVEL_DEFAULT - 1;
     ck_assert_int_eq(png_encode(noise, 5, 5, &po, &out, NULL), ENG_EINVAL);
     free(out.data);
     free(scratch.data);
@@ -2374,6 +2412,7 @@ static Suite *render_suite(void)
     tcase_add_test(tc, same_pose_same_pixels);
     tcase_add_test(tc, straight_alpha_option_matches_unpremultiply);
     tcase_add_test(tc, png_roundtrip_levels_and_filters);
+    tcase_add_test(tc, png_default_encoder_edges);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("styles");

@@ -1,0 +1,19 @@
+/* Internal to png.c: skeld's default zlib stream for rendered pictures. */
+#ifndef SKELD_ENGINE_DEFLATE_DYN_H
+#define SKELD_ENGINE_DEFLATE_DYN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Upper bound of the bytes deflate_dyn() writes for n input bytes. */
+size_t deflate_dyn_bound(size_t n);
+
+/* Compresses in[0..n) into out (deflate_dyn_bound(n) bytes) as one zlib stream. The only
+ * matches are repeats of the previous pixel (distance 4) and of the row above (distance
+ * stride, the scanline length with its filter byte; 0 or over 32768: not used), which is
+ * what flat colour, empty space and vertical edges are; the block's Huffman codes are built
+ * for this picture's symbols. tokens is scratch for n entries. Returns the bytes written.
+ * Pure: any thread. */
+size_t deflate_dyn(const uint8_t *in, size_t n, size_t stride, uint32_t *tokens, uint8_t *out);
+
+#endif
