@@ -6,7 +6,11 @@
 #include "raster.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define SUB 256 /* sub-pixel steps */
 
@@ -14,19 +18,57 @@
 static const int32_t offsets4[4][2] = {{96, 32}, {224, 96}, {32, 160}, {160, 224}};
 static const int32_t offsets1[1][2] = {{128, 128}};
 
+/* The SSE2 paths (every x86-64 has SSE2) compute exactly what the portable ones do, in
+ * 16-bit lanes with the same roundings; tests render with both and compare every byte. */
+#ifdef __SSE2__
+static int simd_choice = -1; /* -1: not chosen yet; SKELD_SIMD=0 in the environment says no */
+#endif
+
+bool raster_simd_available(void)
+{
+#ifdef __SSE2__
+    return true;
+#else
+    return false;
+#endif
+}
+
+void raster_use_simd(bool on)
+{
+#ifdef __SSE2__
+    simd_choice = on;
+#else
+    (void)on;
+#endif
+}
+
+static bool simd_enabled(void)
+{
+#ifdef __SSE2__
+    if (simd_choice < 0) {
+        const char *env = getenv("SKELD_SIMD");
+        simd_choice = !(env && !strcmp(env, "0"));
+    }
+    return simd_choice;
+#else
+    return false;
+#endif
+}
+
 static uint32_t pack(const uint8_t c[4])
 {
     return (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
 }
 
-void raster_begin(struct raster *r, uint32_t *samples, uint32_t w, uint32_t h, uint32_t ns,
-                  const uint8_t bg[4], int x0, int y0, int x1, int y1)
+void raster_begin(struct raster *r, uint32_t *samples, int32_t *spans, uint32_t w, uint32_t h,
+                  uint32_t ns, const uint8_t bg[4], int x0, int y0, int x1, int y1)
 {
     uint8_t pm[4];
     for (int i = 0; i < 3; i++)
         pm[i] = (uint8_t)((bg[i] * bg[3] + 127) / 255);
     pm[3] = bg[3];
-    *r = (struct raster){.samples = samples, .w = w, .h = h, .ns = ns, .background = pack(pm)};
+    *r = (struct raster){.samples = samples, .w = w, .h = h, .ns = ns, .background = pack(pm),
+                         .simd = simd_enabled()};
     r->x0 = x0 < 0 ? 0 : x0;
     r->y0 = y0 < 0 ? 0 : y0;
     r->x1 = x1 > (int)w ? (int)w : x1;
@@ -35,10 +77,10 @@ void raster_begin(struct raster *r, uint32_t *samples, uint32_t w, uint32_t h, u
         r->x1 = r->x0;
     if (r->y1 < r->y0)
         r->y1 = r->y0;
-    /* Drawing goes front to back, so the background goes under everything at the end. */
+    /* Nothing is cleared yet: each row's samples are, as triangles reach them. */
+    r->spans = spans;
     for (int y = r->y0; y < r->y1; y++)
-        memset(samples + ((size_t)y * w + (size_t)r->x0) * ns, 0,
-               (size_t)(r->x1 - r->x0) * ns * sizeof *samples);
+        spans[2 * y] = spans[2 * y + 1] = 0;
 }
 
 void raster_set_texture(struct raster *r, const uint8_t *rgba, uint32_t w, uint32_t h,
@@ -49,8 +91,9 @@ void raster_set_texture(struct raster *r, const uint8_t *rgba, uint32_t w, uint3
     r->tex = rgba;
     r->tw = w;
     r->th = h;
-    memcpy(r->tint, tint, sizeof r->tint);
-    r->tinted = tint[0] != 1.0f || tint[1] != 1.0f || tint[2] != 1.0f || tint[3] != 1.0f;
+    for (int k = 0; k < 4; k++) /* animated tints can leave 0..1; keep the products in range */
+        r->tint[k] = tint[k] > 0 ? (tint[k] < 255 ? tint[k] : 255) : 0;
+    r->tinted = r->tint[0] != 1.0f || r->tint[1] != 1.0f || r->tint[2] != 1.0f || r->tint[3] != 1.0f;
 }
 
 /* Bilinear, clamp-to-edge, texel centres at (i + 0.5) / size, with 8-bit weights (as GPU
@@ -76,9 +119,45 @@ static bool block_clear(const struct raster *r, long x, long y)
     return r->clear[((size_t)y >> 2) * r->clear_stride + (bx >> 3)] >> (bx & 7) & 1;
 }
 
-static uint32_t sample_texture(const struct raster *r, double u, double v)
+#ifdef __SSE2__
+/* Bilinear mix of t00 t01 (top row) and t10 t11 with weights ax, ay out of 256: lerp_texel's
+ * arithmetic, all four channels of both rows at once. */
+static inline uint32_t bilerp_sse2(uint32_t t00, uint32_t t01, uint32_t t10, uint32_t t11,
+                                   uint32_t ax, uint32_t ay)
 {
-    double fx = u * r->tw * 256.0 - 128.0, fy = v * r->th * 256.0 - 128.0;
+    const __m128i z = _mm_setzero_si128(), half = _mm_set1_epi16(128);
+    __m128i top = _mm_unpacklo_epi8(
+        _mm_unpacklo_epi32(_mm_cvtsi32_si128((int)t00), _mm_cvtsi32_si128((int)t01)), z);
+    __m128i bot = _mm_unpacklo_epi8(
+        _mm_unpacklo_epi32(_mm_cvtsi32_si128((int)t10), _mm_cvtsi32_si128((int)t11)), z);
+    short wa = (short)ax, ia = (short)(256 - ax), wb = (short)ay, ib = (short)(256 - ay);
+    __m128i wx = _mm_set_epi16(wa, wa, wa, wa, ia, ia, ia, ia);
+    top = _mm_mullo_epi16(top, wx);
+    bot = _mm_mullo_epi16(bot, wx);
+    top = _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(top, _mm_srli_si128(top, 8)), half), 8);
+    bot = _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(bot, _mm_srli_si128(bot, 8)), half), 8);
+    __m128i tb = _mm_mullo_epi16(_mm_unpacklo_epi64(top, bot),
+                                 _mm_set_epi16(wb, wb, wb, wb, ib, ib, ib, ib));
+    tb = _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(tb, _mm_srli_si128(tb, 8)), half), 8);
+    return (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(tb, z));
+}
+
+/* c's channels times the tint, rounded and clamped as the portable loop does. */
+static inline uint32_t tint_sse2(uint32_t c, const float tint[4])
+{
+    const __m128i z = _mm_setzero_si128();
+    __m128i v = _mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128((int)c), z), z);
+    __m128 f = _mm_add_ps(_mm_mul_ps(_mm_cvtepi32_ps(v), _mm_loadu_ps(tint)), _mm_set1_ps(0.5f));
+    __m128i i = _mm_cvttps_epi32(f);
+    i = _mm_packs_epi32(i, i);
+    return (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(i, i));
+}
+#endif
+
+/* fx, fy: the position in 1/256 texel, less half a texel. simd is a constant at each call. */
+static inline __attribute__((always_inline)) uint32_t
+sample_texture(const struct raster *r, double fx, double fy, bool simd)
+{
     fx = fx < -65536.0 ? -65536.0 : (fx > 1e9 ? 1e9 : fx);
     fy = fy < -65536.0 ? -65536.0 : (fy > 1e9 ? 1e9 : fy);
     long ix = floor_long(fx), iy = floor_long(fy);
@@ -90,12 +169,24 @@ static uint32_t sample_texture(const struct raster *r, double u, double v)
     y0 = y0 < 0 ? 0 : (y0 > my ? my : y0);
     y1 = y1 < 0 ? 0 : (y1 > my ? my : y1);
     /* Empty space is most of what misses the cache: a bilinear footprint whose blocks are all
-     * fully transparent samples as 0 without touching the texels. */
-    if (r->clear && block_clear(r, x0, y0) && block_clear(r, x1, y0) && block_clear(r, x0, y1) &&
-        block_clear(r, x1, y1))
-        return 0;
+     * fully transparent samples as 0 without touching the texels. Mostly the four texels lie
+     * in one block, and one look is enough. */
+    if (r->clear && block_clear(r, x0, y0)) {
+        bool one_block = (x0 >> 2) == (x1 >> 2) && (y0 >> 2) == (y1 >> 2);
+        if (one_block || (block_clear(r, x1, y0) && block_clear(r, x0, y1) &&
+                          block_clear(r, x1, y1)))
+            return 0;
+    }
     const uint32_t *row0 = (const uint32_t *)(const void *)r->tex + (size_t)y0 * r->tw;
     const uint32_t *row1 = (const uint32_t *)(const void *)r->tex + (size_t)y1 * r->tw;
+#ifdef __SSE2__
+    if (simd) {
+        uint32_t c = bilerp_sse2(row0[x0], row0[x1], row1[x0], row1[x1], ax, ay);
+        return r->tinted ? tint_sse2(c, r->tint) : c;
+    }
+#else
+    (void)simd;
+#endif
     uint32_t top = lerp_texel(row0[x0], row0[x1], ax), bot = lerp_texel(row1[x0], row1[x1], ax);
     uint32_t c = lerp_texel(top, bot, ay);
     if (!r->tinted)
@@ -120,7 +211,7 @@ static uint32_t div255(uint32_t x)
 static inline uint32_t under(uint32_t dst, uint32_t src)
 {
     uint32_t k = 255 - (dst >> 24), out = 0;
-    if (k == 255)
+    if (dst == 0)
         return src;
     if (k == 0)
         return dst;
@@ -130,6 +221,34 @@ static inline uint32_t under(uint32_t dst, uint32_t src)
     }
     return out;
 }
+
+#ifdef __SSE2__
+/* under() for the four samples of d at once: two samples per register in 16-bit lanes. */
+static inline __m128i under2_sse2(__m128i d16, __m128i s16)
+{
+    __m128i a = _mm_shufflehi_epi16(_mm_shufflelo_epi16(d16, _MM_SHUFFLE(3, 3, 3, 3)),
+                                    _MM_SHUFFLE(3, 3, 3, 3));
+    __m128i x = _mm_mullo_epi16(s16, _mm_sub_epi16(_mm_set1_epi16(255), a));
+    x = _mm_add_epi16(x, _mm_set1_epi16(128));
+    x = _mm_srli_epi16(_mm_add_epi16(x, _mm_srli_epi16(x, 8)), 8); /* div255 */
+    return _mm_add_epi16(d16, x);
+}
+
+static inline __m128i under4_sse2(__m128i d, uint32_t src)
+{
+    const __m128i z = _mm_setzero_si128();
+    __m128i s16 = _mm_unpacklo_epi8(_mm_set1_epi32((int)src), z);
+    return _mm_packus_epi16(under2_sse2(_mm_unpacklo_epi8(d, z), s16),
+                            under2_sse2(_mm_unpackhi_epi8(d, z), s16));
+}
+
+/* All ones in the 32-bit lanes of the samples set in a 4-bit mask. */
+static inline __m128i lanes_of(unsigned mask)
+{
+    const __m128i bit = _mm_set_epi32(8, 4, 2, 1);
+    return _mm_cmpeq_epi32(_mm_and_si128(_mm_set1_epi32((int)mask), bit), bit);
+}
+#endif
 
 struct edge {
     int64_t a, b,
@@ -153,6 +272,8 @@ struct tri {
     int64_t min_x, max_x, min_y, max_y; /* SUB units */
     /* Texture coordinates are affine in the pixel centre: u = u0 + du_dx*px + du_dy*py. */
     double u0, du_dx, du_dy, v0, dv_dx, dv_dy;
+    /* The same in the atlas's 1/256 texels, less half a texel (texel centres). */
+    double fx0, fx_dx, fx_dy, fy0, fy_dx, fy_dy;
 };
 
 static void setup_uv(struct tri *t, const double u[3], const double v[3], double area)
@@ -177,8 +298,8 @@ static bool setup(struct tri *t, const struct raster_vertex *p[3])
 {
     int64_t X[3], Y[3];
     for (int i = 0; i < 3; i++) {
-        if (!(fabs(p[i]->x) < 1e7 && fabs(p[i]->y) < 1e7))
-            return false; /* off any canvas, or not a number */
+        if (!(fabs(p[i]->x) < 4e6 && fabs(p[i]->y) < 4e6))
+            return false; /* off any canvas (edge products stay within 63 bits), or NaN */
         X[i] = (int64_t)llround(p[i]->x * SUB);
         Y[i] = (int64_t)llround(p[i]->y * SUB);
     }
@@ -207,48 +328,135 @@ static bool setup(struct tri *t, const struct raster_vertex *p[3])
     return true;
 }
 
-/* Pixels of row py that can hold a covered sample: each edge bounds x on one side. */
-static bool row_span(const struct tri *t, int py, int *x0, int *x1)
+/* floor(n / d) for d > 0, exactly. */
+static int64_t floor_div(int64_t n, int64_t d)
 {
-    double lo = (double)*x0 * SUB, hi = (double)*x1 * SUB;
-    double y0 = (double)py * SUB, y1 = y0 + SUB;
-    for (int k = 0; k < 3; k++) {
-        const struct edge *e = &t->e[k];
-        double by = fmax((double)e->b * y0, (double)e->b * y1);
-        double rest = (double)e->c + (double)e->bias + by;
-        if (e->a == 0) {
-            if (rest < 0)
-                return false;
-            continue;
-        }
-        double x = -rest / (double)e->a;
-        if (e->a > 0)
-            lo = fmax(lo, x);
-        else
-            hi = fmin(hi, x);
-    }
-    if (lo > hi)
-        return false;
-    int a = (int)floor(lo / SUB) - 1, b = (int)ceil(hi / SUB) + 1;
-    *x0 = a > *x0 ? a : *x0;
-    *x1 = b < *x1 ? b : *x1;
-    return *x0 < *x1;
+    int64_t q = n / d;
+    return q - (n % d != 0 && n < 0);
 }
 
-/* Both take the sample count as a constant (see raster_row), so the per-sample loops unroll. */
-static inline __attribute__((always_inline)) void
-shade_pixel(struct raster *r, const struct tri *t, int px, int py, unsigned mask, uint32_t ns)
+/* One edge's limit on the pixels of one sample position, walked down the rows. The edge is
+ * linear in the pixel index, E = step * px + n, so the covered pixels of a row are px >= -n /
+ * step (step > 0) or px <= n / -step (step < 0): one exact floor division, whose quotient and
+ * remainder are carried from row to row with additions, as a line is drawn. No per-pixel edge
+ * stepping, no division per row, and spans of fully covered pixels are known before any pixel
+ * is touched. */
+enum bound_kind { BOUND_LO, BOUND_HI, BOUND_ROW };
+
+struct bound {
+    int64_t q, rem; /* floor(n / d) and n - q * d; for BOUND_ROW, rem is n itself */
+    int64_t dq, dr; /* what a row adds, the same way (n grows by b * SUB) */
+    int64_t d;      /* |step| */
+    enum bound_kind kind;
+};
+
+static void bound_init(struct bound *w, const struct edge *e, int py, int32_t ox, int32_t oy)
 {
-    uint32_t *s = r->samples + ((size_t)py * r->w + (size_t)px) * ns;
+    int64_t n = e->a * ox + e->b * ((int64_t)py * SUB + oy) + e->c + e->bias, step = e->a * SUB;
+    int64_t grow = e->b * SUB;
+    if (step == 0) {
+        *w = (struct bound){.rem = n, .dr = grow, .kind = BOUND_ROW};
+        return;
+    }
+    w->kind = step > 0 ? BOUND_LO : BOUND_HI;
+    w->d = step > 0 ? step : -step;
+    w->q = floor_div(n, w->d);
+    w->rem = n - w->q * w->d;
+    w->dq = floor_div(grow, w->d);
+    w->dr = grow - w->dq * w->d;
+}
+
+static inline void bound_next_row(struct bound *w)
+{
+    w->rem += w->dr;
+    if (w->kind == BOUND_ROW)
+        return;
+    w->q += w->dq;
+    if (w->rem >= w->d) {
+        w->q++;
+        w->rem -= w->d;
+    }
+}
+
+/* Narrows [*l, *h) to what the bound allows on the current row. */
+static inline void bound_apply(const struct bound *w, int64_t *l, int64_t *h)
+{
+    if (w->kind == BOUND_LO)
+        *l = -w->q > *l ? -w->q : *l; /* -n/step rounded up is -floor(n/step) */
+    else if (w->kind == BOUND_HI)
+        *h = w->q + 1 < *h ? w->q + 1 : *h;
+    else if (w->rem < 0)
+        *h = *l;
+}
+
+/* Samples of pixels [a, b) on row py back to transparent. */
+static void clear_pixels(struct raster *r, int py, int a, int b)
+{
+    memset(r->samples + ((size_t)py * r->w + (size_t)a) * r->ns, 0,
+           (size_t)(b - a) * r->ns * sizeof *r->samples);
+}
+
+/* Makes pixels [a, b) of row py live: the row's live span only grows, and only what it
+ * gains is cleared, so empty space costs nothing to clear or to resolve. */
+static void open_pixels(struct raster *r, int py, int a, int b)
+{
+    int32_t *sp = r->spans + 2 * (size_t)py;
+    if (sp[0] >= sp[1]) {
+        clear_pixels(r, py, a, b);
+        sp[0] = a;
+        sp[1] = b;
+        return;
+    }
+    if (a < sp[0]) {
+        clear_pixels(r, py, a, sp[0]);
+        sp[0] = a;
+    }
+    if (b > sp[1]) {
+        clear_pixels(r, py, sp[1], b);
+        sp[1] = b;
+    }
+}
+
+/* A pixel's texture position, in 1/256 texel with texel centres on multiples of 256, is
+ * affine along the row: fx = fx_row + fx_dx * px. */
+struct row_uv {
+    double fx, fx_dx, fy, fy_dx;
+};
+
+/* Shades one pixel whose covered samples are mask: skips samples already opaque (drawn
+ * nearer), fetches the texture once, and blends it under each open sample. The sample count
+ * is a constant at every call (see shade_run), so the loops unroll. */
+static inline __attribute__((always_inline)) void shade_pixel(struct raster *r,
+                                                              const struct row_uv *uv, uint32_t *s,
+                                                              int px, unsigned mask, uint32_t ns,
+                                                              bool simd)
+{
+#ifdef __SSE2__
+    if (simd && ns == 4) {
+        __m128i d = _mm_loadu_si128((const __m128i *)(const void *)s);
+        __m128i opaque = _mm_cmpeq_epi32(_mm_srli_epi32(d, 24), _mm_set1_epi32(255));
+        unsigned open = mask & ~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(opaque));
+        if (!open)
+            return;
+        uint32_t src = sample_texture(r, uv->fx + uv->fx_dx * px, uv->fy + uv->fy_dx * px, true);
+        if (src == 0)
+            return;
+        __m128i blended = under4_sse2(d, src);
+        if (open != 15) {
+            __m128i sel = lanes_of(open);
+            blended = _mm_or_si128(_mm_and_si128(sel, blended), _mm_andnot_si128(sel, d));
+        }
+        _mm_storeu_si128((__m128i *)(void *)s, blended);
+        return;
+    }
+#endif
     unsigned open = 0;
     for (uint32_t i = 0; i < ns; i++)
         if ((mask & (1u << i)) && (s[i] >> 24) != 255)
             open |= 1u << i;
     if (!open)
         return; /* hidden behind opaque colour drawn earlier (nearer) */
-    double u = t->u0 + t->du_dx * px + t->du_dy * py;
-    double v = t->v0 + t->dv_dx * px + t->dv_dy * py;
-    uint32_t src = sample_texture(r, u, v);
+    uint32_t src = sample_texture(r, uv->fx + uv->fx_dx * px, uv->fy + uv->fy_dx * px, false);
     if (src == 0)
         return;
     for (uint32_t i = 0; i < ns; i++)
@@ -256,37 +464,89 @@ shade_pixel(struct raster *r, const struct tri *t, int px, int py, unsigned mask
             s[i] = under(s[i], src);
 }
 
-static inline __attribute__((always_inline)) void row_samples(struct raster *r, const struct tri *t,
-                                                              int py, int x0, int x1, uint32_t ns,
-                                                              const int32_t (*off)[2])
+/* The atlas is large (16 MiB for 2048 x 2048) and a rotated or shrunk bone walks it across
+ * rows, so most texel fetches miss the cache; asking for the texels a few pixels ahead lets
+ * those misses overlap. */
+#define PREFETCH_AHEAD 8
+
+static inline void prefetch_texels(const struct raster *r, const struct row_uv *uv, int px)
 {
-    int64_t e[4][3];
-    for (uint32_t s = 0; s < ns; s++) {
-        int64_t sx = (int64_t)x0 * SUB + off[s][0], sy = (int64_t)py * SUB + off[s][1];
-        for (int k = 0; k < 3; k++)
-            e[s][k] = t->e[k].a * sx + t->e[k].b * sy + t->e[k].c + t->e[k].bias;
-    }
-    const int64_t step0 = t->e[0].a * SUB, step1 = t->e[1].a * SUB, step2 = t->e[2].a * SUB;
-    for (int px = x0; px < x1; px++) {
-        unsigned mask = 0;
-        for (uint32_t s = 0; s < ns; s++) {
-            if ((e[s][0] | e[s][1] | e[s][2]) >= 0)
-                mask |= 1u << s;
-            e[s][0] += step0;
-            e[s][1] += step1;
-            e[s][2] += step2;
+    double fx = uv->fx + uv->fx_dx * px, fy = uv->fy + uv->fy_dx * px;
+    double mx = (double)(r->tw - 1) * 256.0, my = (double)(r->th - 1) * 256.0;
+    fx = fx > 0 ? (fx < mx ? fx : mx) : 0; /* also 0 for NaN */
+    fy = fy > 0 ? (fy < my ? fy : my) : 0;
+    size_t y = (size_t)fy >> 8;
+    const uint32_t *t = (const uint32_t *)(const void *)r->tex + y * r->tw + ((size_t)fx >> 8);
+    __builtin_prefetch(t);
+    if (y + 1 < r->th)
+        __builtin_prefetch(t + r->tw);
+}
+
+/* Pixels [a, b): those in [full0, full1) have every sample covered, the others are masked
+ * sample by sample against the spans. */
+static inline __attribute__((always_inline)) void
+shade_run(struct raster *r, const struct row_uv *uv, int py, int a, int b, int full0, int full1,
+          const int *lo, const int *hi, uint32_t ns, bool simd)
+{
+    uint32_t *row = r->samples + (size_t)py * r->w * ns;
+    const unsigned all = (1u << ns) - 1;
+    for (int px = a; px < b; px++) {
+        prefetch_texels(r, uv, px + PREFETCH_AHEAD);
+        unsigned mask = all;
+        if (px < full0 || px >= full1) {
+            mask = 0;
+            for (uint32_t s = 0; s < ns; s++)
+                mask |= (unsigned)(px >= lo[s] && px < hi[s]) << s;
+            if (!mask)
+                continue;
         }
-        if (mask)
-            shade_pixel(r, t, px, py, mask, ns);
+        shade_pixel(r, uv, row + (size_t)px * ns, px, mask, ns, simd);
     }
 }
 
-static void raster_row(struct raster *r, const struct tri *t, int py, int x0, int x1)
+/* Row py within [x0, x1): each sample's covered span from its three bounds, then the run. */
+static inline __attribute__((always_inline)) void raster_row_n(struct raster *r, const struct tri *t,
+                                                               struct bound (*bd)[3], int py,
+                                                               int x0, int x1, uint32_t ns,
+                                                               bool simd)
 {
-    if (r->ns == 4)
-        row_samples(r, t, py, x0, x1, 4, offsets4);
-    else
-        row_samples(r, t, py, x0, x1, 1, offsets1);
+    int lo[4], hi[4], first = x1, last = x0, full0 = x0, full1 = x1;
+    for (uint32_t s = 0; s < ns; s++) {
+        int64_t l = x0, h = x1;
+        for (int k = 0; k < 3; k++) {
+            bound_apply(&bd[s][k], &l, &h);
+            bound_next_row(&bd[s][k]);
+        }
+        if (l >= h)
+            l = h = x0; /* empty */
+        lo[s] = (int)l;
+        hi[s] = (int)h;
+        if (l < h) {
+            first = lo[s] < first ? lo[s] : first;
+            last = hi[s] > last ? hi[s] : last;
+        }
+        full0 = lo[s] > full0 ? lo[s] : full0;
+        full1 = hi[s] < full1 ? hi[s] : full1;
+    }
+    if (first >= last)
+        return;
+    open_pixels(r, py, first, last);
+    struct row_uv uv = {t->fx0 + t->fx_dy * py, t->fx_dx, t->fy0 + t->fy_dy * py, t->fy_dx};
+    shade_run(r, &uv, py, first, last, full0, full1, lo, hi, ns, simd);
+}
+
+/* Rows [y0, y1) of the triangle, pixels [x0, x1); ns and simd are constants here. */
+static inline __attribute__((always_inline)) void raster_rows(struct raster *r, const struct tri *t,
+                                                              int x0, int x1, int y0, int y1,
+                                                              uint32_t ns, const int32_t (*off)[2],
+                                                              bool simd)
+{
+    struct bound bd[4][3];
+    for (uint32_t s = 0; s < ns; s++)
+        for (int k = 0; k < 3; k++)
+            bound_init(&bd[s][k], &t->e[k], y0, off[s][0], off[s][1]);
+    for (int py = y0; py < y1; py++)
+        raster_row_n(r, t, bd, py, x0, x1, ns, simd);
 }
 
 void raster_triangle(struct raster *r, const struct raster_vertex *a, const struct raster_vertex *b,
@@ -296,17 +556,26 @@ void raster_triangle(struct raster *r, const struct raster_vertex *a, const stru
     struct tri t;
     if (!setup(&t, p))
         return;
+    t.fx_dx = t.du_dx * r->tw * 256.0;
+    t.fx_dy = t.du_dy * r->tw * 256.0;
+    t.fx0 = t.u0 * r->tw * 256.0 - 128.0;
+    t.fy_dx = t.dv_dx * r->th * 256.0;
+    t.fy_dy = t.dv_dy * r->th * 256.0;
+    t.fy0 = t.v0 * r->th * 256.0 - 128.0;
     int bx0 = (int)(t.min_x / SUB) - 1, bx1 = (int)(t.max_x / SUB) + 2;
     int y0 = (int)(t.min_y / SUB) - 1, y1 = (int)(t.max_y / SUB) + 2;
     bx0 = bx0 < r->x0 ? r->x0 : bx0;
     bx1 = bx1 > r->x1 ? r->x1 : bx1;
     y0 = y0 < r->y0 ? r->y0 : y0;
     y1 = y1 > r->y1 ? r->y1 : y1;
-    for (int py = y0; py < y1; py++) {
-        int x0 = bx0, x1 = bx1;
-        if (row_span(&t, py, &x0, &x1))
-            raster_row(r, &t, py, x0, x1);
-    }
+    if (bx0 >= bx1 || y0 >= y1)
+        return;
+    if (r->ns == 4 && r->simd)
+        raster_rows(r, &t, bx0, bx1, y0, y1, 4, offsets4, true);
+    else if (r->ns == 4)
+        raster_rows(r, &t, bx0, bx1, y0, y1, 4, offsets4, false);
+    else
+        raster_rows(r, &t, bx0, bx1, y0, y1, 1, offsets1, r->simd);
 }
 
 static void store(uint8_t *o, uint32_t px)
@@ -344,8 +613,29 @@ uint32_t raster_unpremultiply(uint32_t px)
     return out;
 }
 
-static uint32_t average(const uint32_t *s, uint32_t ns)
+#ifdef __SSE2__
+/* average() of four samples. */
+static inline uint32_t average4_sse2(const uint32_t *s)
 {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
+    if (_mm_movemask_epi8(_mm_cmpeq_epi32(v, _mm_shuffle_epi32(v, 0))) == 0xffff)
+        return s[0];
+    const __m128i z = _mm_setzero_si128();
+    __m128i sum = _mm_add_epi16(_mm_unpacklo_epi8(v, z), _mm_unpackhi_epi8(v, z));
+    sum = _mm_add_epi16(sum, _mm_srli_si128(sum, 8));
+    sum = _mm_srli_epi16(_mm_add_epi16(sum, _mm_set1_epi16(2)), 2);
+    return (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(sum, z));
+}
+#endif
+
+static uint32_t average(const uint32_t *s, uint32_t ns, bool simd)
+{
+#ifdef __SSE2__
+    if (simd && ns == 4)
+        return average4_sse2(s);
+#else
+    (void)simd;
+#endif
     bool same = true;
     for (uint32_t i = 1; i < ns; i++)
         same &= s[i] == s[0];
@@ -370,11 +660,14 @@ void raster_resolve(const struct raster *r, uint8_t *out, bool straight)
             fill(row, r->w, bg);
             continue;
         }
-        fill(row, (size_t)r->x0, bg);
-        fill(row + (size_t)r->x1 * 4, r->w - (size_t)r->x1, bg);
-        const uint32_t *s = r->samples + ((size_t)y * r->w + (size_t)r->x0) * r->ns;
-        for (int x = r->x0; x < r->x1; x++, s += r->ns) {
-            uint32_t px = average(s, r->ns);
+        int lo = r->spans[2 * (size_t)y], hi = r->spans[2 * (size_t)y + 1];
+        if (lo >= hi)
+            lo = hi = 0;
+        fill(row, (size_t)lo, bg);
+        fill(row + (size_t)hi * 4, r->w - (size_t)hi, bg);
+        const uint32_t *s = r->samples + ((size_t)y * r->w + (size_t)lo) * r->ns;
+        for (int x = lo; x < hi; x++, s += r->ns) {
+            uint32_t px = average(s, r->ns, r->simd);
             if (r->background && (px >> 24) != 255)
                 px = under(px, r->background);
             store(row + (size_t)x * 4,

@@ -13,7 +13,8 @@ struct raster_vertex {
 struct raster {
     uint32_t *samples; /* premultiplied RGBA8 packed little-endian, ns per pixel */
     uint32_t w, h, ns;
-    int x0, y0, x1, y1;  /* the region whose samples were cleared (inclusive-exclusive) */
+    int x0, y0, x1, y1;  /* the region that can be drawn (inclusive-exclusive) */
+    int32_t *spans;      /* per row of the region, [lo, hi): the pixels whose samples are live */
     uint32_t background; /* premultiplied, packed */
     const uint8_t *tex;  /* premultiplied RGBA8 atlas */
     uint32_t tw, th;
@@ -21,12 +22,21 @@ struct raster {
     uint32_t clear_stride;
     float tint[4];
     bool tinted;
+    bool simd; /* SSE2 paths (raster_use_simd), fixed when the picture begins */
 };
 
-/* Starts a picture: samples sized w*h*ns; only pixels in [x0,x1) x [y0,y1) can be drawn.
- * Triangles then come front to back (nearest first): each goes under what is there. */
-void raster_begin(struct raster *r, uint32_t *samples, uint32_t w, uint32_t h, uint32_t ns,
-                  const uint8_t background[4], int x0, int y0, int x1, int y1);
+/* Whether this build has SIMD paths (SSE2 on x86-64). They are used unless SKELD_SIMD=0 is in
+ * the environment or raster_use_simd(false) was called; both paths make the same bytes. */
+bool raster_simd_available(void);
+/* Chooses SIMD or portable paths for pictures begun afterwards. Call before rendering starts
+ * on other threads (tests, benchmarks). */
+void raster_use_simd(bool on);
+
+/* Starts a picture: samples sized w*h*ns, spans 2*h; only pixels in [x0,x1) x [y0,y1) can
+ * be drawn. Triangles then come front to back (nearest first): each goes under what is
+ * there. */
+void raster_begin(struct raster *r, uint32_t *samples, int32_t *spans, uint32_t w, uint32_t h,
+                  uint32_t ns, const uint8_t background[4], int x0, int y0, int x1, int y1);
 
 /* Selects the atlas (with its empty-block bitmap, may be NULL) and the premultiplied tint
  * multiplier for the next triangles. */

@@ -30,6 +30,7 @@ void image_close(struct image *img)
 {
     free(img->rgba);
     free(img->samples);
+    free(img->spans);
     free(img->order);
     free(img->keys);
     free(img->skip);
@@ -265,6 +266,7 @@ static int prepare(struct image *img, const struct armature *arm, const struct r
     int rc;
     if ((rc = reserve((void **)&img->rgba, &img->rgba_cap, px * 4)) ||
         (rc = reserve((void **)&img->samples, &img->sample_cap, px * o->samples * 4)) ||
+        (rc = reserve((void **)&img->spans, &img->span_cap, (size_t)o->height * 2 * sizeof(int32_t))) ||
         (rc = image_reserve_bones(img, arm->bone_count)))
         return rc;
     img->width = o->width;
@@ -373,8 +375,8 @@ int render(const struct armature *arm, const struct pose *p, const struct render
         clip_span(lo.y, hi.y, opts->height, &y0, &y1);
     }
     struct raster r;
-    raster_begin(&r, img->samples, opts->width, opts->height, opts->samples, opts->background, x0,
-                 y0, x1, y1);
+    raster_begin(&r, img->samples, img->spans, opts->width, opts->height, opts->samples,
+                 opts->background, x0, y0, x1, y1);
     for (uint32_t i = n; i-- > 0;) { /* front to back: see raster.h */
         uint32_t b = img->order[i];
         const struct bone_out *o = &p->out[b];

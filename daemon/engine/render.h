@@ -32,7 +32,8 @@ struct image {
     uint8_t *rgba;
     /* scratch, owned */
     uint32_t *samples; /* per-sample premultiplied colour, width*height*samples */
-    size_t sample_cap, rgba_cap;
+    int32_t *spans;    /* per row, the pixels drawn so far: 2*height */
+    size_t sample_cap, rgba_cap, span_cap;
     uint32_t *order; /* bone draw order */
     uint64_t *keys;  /* sort keys for it */
     uint8_t *skip;   /* hidden or under a hidden bone */

@@ -18,12 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/animate.h"
 #include "engine/construct.h"
 #include "engine/eval.h"
 #include "engine/load.h"
 #include "engine/png.h"
+#include "engine/raster.h"
 #include "engine/render.h"
 #include "engine/request.h"
 #include "engine/sheet.h"
@@ -1129,6 +1131,83 @@ START_TEST(same_pose_same_pixels)
     image_close(&a);
     image_close(&b);
     armature_free(arm);
+}
+END_TEST
+
+/* The SIMD paths (SSE2 on x86-64) and the portable ones must make the same bytes: every
+ * frame of the project's own samples and of the conformance armature (when ../shared is
+ * there), with 4 samples and 1, tinted and not, at the fitted camera and a magnified one. */
+static void render_both_ways(const struct armature *arm, const char *what)
+{
+    struct pose *p = pose_new(arm);
+    ck_assert_ptr_nonnull(p);
+    struct image a, b;
+    image_init(&a);
+    image_init(&b);
+    for (uint32_t anim = 0; anim < (arm->anim_count ? arm->anim_count : 1); anim++)
+        for (int variant = 0; variant < 4; variant++) {
+            struct render_opts o;
+            render_opts_default(&o);
+            o.width = 192;
+            o.height = 160;
+            o.samples = variant & 1 ? 1 : 4;
+            o.background[3] = variant == 2 ? 120 : 0;
+            o.straight_alpha = variant != 3;
+            struct eval_request r;
+            eval_request_init(&r);
+            if (arm->anim_count) {
+                r.count = 1;
+                r.anims[0] = (int)anim;
+                r.frames[0] = (arm->anims[anim].last_frame * (uint32_t)variant) / 3;
+            }
+            struct bounds bd = {0, 0, 0, 0, true};
+            render_anim_bounds(arm, p, &r, &o, &bd);
+            render_fit(&bd, variant == 1 ? 2.5 : 0.9, &o); /* 2.5: magnified, cut at the edges */
+            pose_reset(p);
+            eval_run(p, &r, NULL);
+            raster_use_simd(true);
+            render_ok(arm, p, &o, &a);
+            raster_use_simd(false);
+            render_ok(arm, p, &o, &b);
+            raster_use_simd(true);
+            size_t n = (size_t)o.width * o.height * 4, bad = n;
+            for (size_t i = 0; i < n && bad == n; i++)
+                if (a.rgba[i] != b.rgba[i])
+                    bad = i;
+            ck_assert_msg(bad == n, "%s anim %u variant %d: byte %zu is %u with SIMD, %u without",
+                          what, anim, variant, bad, bad < n ? a.rgba[bad] : 0,
+                          bad < n ? b.rgba[bad] : 0);
+        }
+    image_close(&a);
+    image_close(&b);
+    pose_free(p);
+}
+
+START_TEST(simd_and_portable_paths_agree)
+{
+    static const char *const own[] = {"robot.skf", "critter.skf", "robot-0.7.skf", "lamp-0.7.skf"};
+    const char *samples = th_samples_dir();
+    ck_assert_msg(samples != NULL, "SKELD_SAMPLES is not a directory (build the samples)");
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        struct armature *arm = th_load_path(samples, own[i]);
+        render_both_ways(arm, own[i]);
+        armature_free(arm);
+    }
+    struct armature *busy_arm = busy(); /* tints, meshes and half-transparent layers */
+    render_both_ways(busy_arm, "busy");
+    armature_free(busy_arm);
+    const char *shared = th_shared_dir();
+    char dir[2048], file[2100];
+    snprintf(dir, sizeof dir, "%s/conformance", shared ? shared : ".");
+    snprintf(file, sizeof file, "%s/skellington.skf", dir);
+    if (!shared || access(file, R_OK) != 0) {
+        fprintf(stderr, "SKIP SIMD vs portable on skellington: $SKELD_SHARED/conformance is "
+                        "absent\n");
+        return;
+    }
+    struct armature *skel = th_load_path(dir, "skellington.skf");
+    render_both_ways(skel, "skellington.skf");
+    armature_free(skel);
 }
 END_TEST
 
@@ -2413,6 +2492,7 @@ static Suite *render_suite(void)
     tcase_add_test(tc, straight_alpha_option_matches_unpremultiply);
     tcase_add_test(tc, png_roundtrip_levels_and_filters);
     tcase_add_test(tc, png_default_encoder_edges);
+    tcase_add_test(tc, simd_and_portable_paths_agree);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("styles");
