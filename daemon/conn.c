@@ -11,12 +11,22 @@
 
 #include "log.h"
 
+/* A reply waiting for the connection's next write. */
+struct out_reply {
+    struct out_reply *next;
+    uint8_t *body; /* owned */
+    size_t len;
+    uint8_t header[SKP_HEADER_SIZE];
+};
+
+/* One write of up to WRITE_BATCH replies, which it owns until the write ends. */
+#define WRITE_BATCH 64
+
 struct write_req {
     uv_write_t req;
-    uv_buf_t bufs[2];
-    uint8_t header[SKP_HEADER_SIZE];
-    uint8_t *body; /* owned until write_cb */
     struct conn *c;
+    struct out_reply *replies; /* a list */
+    unsigned count;
 };
 
 static uint64_t now_ms(const struct conn *c)
@@ -26,9 +36,12 @@ static uint64_t now_ms(const struct conn *c)
 
 /* ---- connection lifetime ----------------------------------------------------------------- */
 
+static void unready(struct conn *c);
+
 static void free_conn(struct conn *c)
 {
     struct conn_set *set = c->set;
+    unready(c); /* nothing is queued by now: queued replies hold the connection */
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -160,13 +173,23 @@ void conn_job_done(struct conn *c)
 
 /* ---- writing ----------------------------------------------------------------------------- */
 
+static void free_replies(struct out_reply *r)
+{
+    while (r) {
+        struct out_reply *n = r->next;
+        free(r->body);
+        free(r);
+        r = n;
+    }
+}
+
 static void on_written(uv_write_t *req, int status)
 {
     struct write_req *w = (struct write_req *)req;
     struct conn *c = w->c;
-    free(w->body);
+    free_replies(w->replies);
+    c->inflight -= (int)w->count; /* each reply held the connection */
     free(w);
-    c->inflight--; /* the write held the connection too */
     if (c->closed && c->inflight == 0) {
         free_conn(c);
         return;
@@ -178,6 +201,107 @@ static void on_written(uv_write_t *req, int status)
     }
     update_reading(c);
     finish_if_done(c);
+}
+
+/* Takes up to WRITE_BATCH replies off the queue into one write. False if c ended meanwhile
+ * (it may then be freed). */
+static bool write_batch(struct conn *c)
+{
+    struct write_req *w = c->closing || c->lingering ? NULL : malloc(sizeof *w);
+    uv_buf_t bufs[2 * WRITE_BATCH];
+    unsigned n = 0, count = 0;
+    struct out_reply *first = c->out_head, *last = NULL;
+    for (struct out_reply *r = first; r && count < WRITE_BATCH; r = r->next, count++) {
+        bufs[n++] = uv_buf_init((char *)r->header, SKP_HEADER_SIZE);
+        if (r->len)
+            bufs[n++] = uv_buf_init((char *)r->body, (unsigned)r->len);
+        last = r;
+    }
+    c->out_head = last->next;
+    if (!c->out_head)
+        c->out_tail = NULL;
+    last->next = NULL;
+    if (w) {
+        *w = (struct write_req){.c = c, .replies = first, .count = count};
+        if (uv_write(&w->req, &c->h.stream, bufs, n, on_written) == 0) /* copies bufs */
+            return true;
+        free(w);
+    }
+    /* Not written: the connection is ending, or cannot write. */
+    free_replies(first);
+    c->inflight -= (int)count;
+    if (c->closed && c->inflight == 0) {
+        free_conn(c);
+        return false;
+    }
+    if (!c->closing && !c->lingering)
+        conn_close(c); /* c->closed is still false: c stays valid */
+    return true;
+}
+
+static void flush_replies(struct conn *c)
+{
+    while (c->out_head)
+        if (!write_batch(c))
+            return;
+}
+
+/* ---- replies queued in a loop iteration: flushed at its end ------------------------------- */
+
+static void unready(struct conn *c)
+{
+    if (!c->is_ready)
+        return;
+    struct conn_set *set = c->set;
+    if (c->ready_prev)
+        c->ready_prev->ready_next = c->ready_next;
+    else
+        set->ready = c->ready_next;
+    if (c->ready_next)
+        c->ready_next->ready_prev = c->ready_prev;
+    c->ready_prev = c->ready_next = NULL;
+    c->is_ready = false;
+}
+
+static void on_flush(uv_handle_t *h)
+{
+    struct conn_set *set = h->data;
+    while (set->ready) {
+        struct conn *c = set->ready;
+        unready(c);
+        flush_replies(c);
+    }
+    uv_prepare_stop(&set->before_poll);
+    uv_check_stop(&set->after_poll);
+}
+
+static void on_before_poll(uv_prepare_t *h)
+{
+    on_flush((uv_handle_t *)h);
+}
+
+static void on_after_poll(uv_check_t *h)
+{
+    on_flush((uv_handle_t *)h);
+}
+
+static void schedule_flush(struct conn *c)
+{
+    struct conn_set *set = c->set;
+    if (!set->flushers) {
+        flush_replies(c);
+        return;
+    }
+    if (c->is_ready)
+        return;
+    c->is_ready = true;
+    c->ready_prev = NULL;
+    c->ready_next = set->ready;
+    if (set->ready)
+        set->ready->ready_prev = c;
+    set->ready = c;
+    uv_prepare_start(&set->before_poll, on_before_poll);
+    uv_check_start(&set->after_poll, on_after_poll);
 }
 
 void conn_peer_name(const uv_stream_t *st, char *out, size_t cap)
@@ -227,29 +351,27 @@ void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, ui
         access_line(c, opcode, id, status, len);
     c->note_started_us = 0;
     c->note_has_id = false;
-    struct write_req *w = c->closing || c->lingering ? NULL : malloc(sizeof *w);
-    if (!w) {
+    struct out_reply *r = c->closing || c->lingering ? NULL : malloc(sizeof *r);
+    if (!r) {
         free(body);
         if (!c->closing && !c->lingering)
             conn_close(c);
         return;
     }
     struct skp_header h = {SKP_VERSION, opcode, SKP_F_REPLY, status, id, (uint32_t)len};
-    skp_encode_header(&h, w->header);
-    w->bufs[0] = uv_buf_init((char *)w->header, SKP_HEADER_SIZE);
-    w->bufs[1] = uv_buf_init((char *)body, (unsigned)len);
-    w->body = body;
-    w->c = c;
+    skp_encode_header(&h, r->header);
+    r->body = body;
+    r->len = len;
+    r->next = NULL;
+    if (c->out_tail)
+        c->out_tail->next = r;
+    else
+        c->out_head = r;
+    c->out_tail = r;
     c->inflight++;
     if (status != SKP_S_OK)
         c->set->error_replies++;
-    int rc = uv_write(&w->req, &c->h.stream, w->bufs, len ? 2 : 1, on_written);
-    if (rc < 0) {
-        c->inflight--;
-        free(body);
-        free(w);
-        conn_close(c);
-    }
+    schedule_flush(c);
 }
 
 void conn_error(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, const char *fmt, ...)
@@ -428,6 +550,22 @@ void conn_set_init(struct conn_set *set, uv_loop_t *loop, const struct config *c
     set->cfg = cfg;
     set->hooks = hooks;
     set->owner = owner;
+    set->flushers = uv_prepare_init(loop, &set->before_poll) == 0;
+    if (set->flushers && uv_check_init(loop, &set->after_poll) != 0) {
+        uv_close((uv_handle_t *)&set->before_poll, NULL);
+        set->flushers = false;
+    }
+    set->before_poll.data = set->after_poll.data = set;
+}
+
+void conn_set_close(struct conn_set *set)
+{
+    if (!set->flushers)
+        return;
+    on_flush((uv_handle_t *)&set->after_poll); /* nothing is left unwritten */
+    set->flushers = false;
+    uv_close((uv_handle_t *)&set->before_poll, NULL);
+    uv_close((uv_handle_t *)&set->after_poll, NULL);
 }
 
 /* Descriptors kept free for everything but connections: listeners, the loop, files being

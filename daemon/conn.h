@@ -52,6 +52,12 @@ struct conn_set {
     uint64_t fd_logged_ms;  /* when the file-descriptor limit was last logged */
     bool stopping;          /* shutdown: every connection ends once its work is done */
     uint64_t stop_deadline; /* ms: at shutdown, connections with no job left are closed then */
+    /* Connections with replies queued, written once per loop iteration by these two handles
+     * (before the loop polls: replies given by timers; after: by I/O and finished jobs). */
+    struct conn *ready;
+    uv_prepare_t before_poll;
+    uv_check_t after_poll;
+    bool flushers; /* the handles exist; without them replies are written at once */
 };
 
 struct conn {
@@ -76,10 +82,19 @@ struct conn {
     bool lingering;         /* half-closed, reading only to see the peer's end (conn_finish) */
     uv_shutdown_t shutdown; /* the half-close */
     uint64_t last_active, linger_until;
+    /* Replies queued since the last flush, oldest first; each holds the connection (inflight)
+     * until it is written. */
+    struct out_reply *out_head, *out_tail;
+    struct conn *ready_prev, *ready_next; /* in set->ready while it has replies queued */
+    bool is_ready;
 };
 
 void conn_set_init(struct conn_set *set, uv_loop_t *loop, const struct config *cfg,
                    const struct conn_hooks *hooks, void *owner);
+
+/* Writes what is queued and closes the set's handles (at the end of a shutdown, once no
+ * connection is left). */
+void conn_set_close(struct conn_set *set);
 
 /* Accepts a connection from listener and starts reading it. Over --max-connections, or while
  * stopping, it is closed at once. */
@@ -98,7 +113,7 @@ void conn_peer_name(const uv_stream_t *st, char *out, size_t cap);
 void conn_note(struct conn *c, uint64_t started_us, const uint8_t *armature);
 
 /* Queues a reply (takes ownership of body, malloc'd or NULL) and writes its access-log line
- * at --log-level info. */
+ * at --log-level info. Replies queued in one loop iteration go out in one write. */
 void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, uint8_t *body,
                 size_t len);
 

@@ -193,6 +193,7 @@ static void finish_shutdown(struct server *s)
 {
     pool_shutdown(&s->pool);
     http_set_close(&s->http);
+    conn_set_close(&s->conns);
     close_if_open((uv_handle_t *)&s->sweep);
 }
 

@@ -12,6 +12,7 @@
  * The file is uploaded (LOAD_BYTES). Requests are stateless; the frame advances per request.
  * Bounded in time and in count; it talks only to the address it is given. */
 #define _DEFAULT_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
@@ -232,6 +233,53 @@ static long rss_kb(int pid)
     return kb;
 }
 
+/* What the daemon's threads have used so far: CPU seconds (user + system) and context
+ * switches (voluntary: waits and wake-ups between the loop and the workers; involuntary:
+ * preemption), summed over /proc/PID/task. Per request, these move far less than throughput
+ * with the load of a shared machine, so they show a change in the daemon's own costs. */
+struct proc_use {
+    double cpu_s;
+    long long vcsw, ivcsw;
+};
+
+static int proc_use(int pid, struct proc_use *u)
+{
+    *u = (struct proc_use){0, 0, 0};
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    FILE *f = fopen(path, "r");
+    unsigned long long ut = 0, st = 0;
+    /* after "(comm)": state, then fields 4..13, then utime (14) and stime (15) */
+    int got = f ? fscanf(f, "%*d (%*[^)]) %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+                         &ut, &st)
+                : 0;
+    if (f)
+        fclose(f);
+    if (got != 2)
+        return -1;
+    u->cpu_s = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+    snprintf(path, sizeof path, "/proc/%d/task", pid);
+    DIR *d = opendir(path);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char sp[160], line[128];
+        snprintf(sp, sizeof sp, "/proc/%d/task/%s/status", pid, e->d_name);
+        FILE *tf = fopen(sp, "r");
+        while (tf && fgets(line, sizeof line, tf)) {
+            if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+                u->vcsw += atoll(line + 24);
+            else if (!strncmp(line, "nonvoluntary_ctxt_switches:", 27))
+                u->ivcsw += atoll(line + 27);
+        }
+        if (tf)
+            fclose(tf);
+    }
+    if (d)
+        closedir(d);
+    return 0;
+}
+
 struct results {
     double *lat;
     size_t n, cap;
@@ -319,7 +367,7 @@ static int run(const char *uri, struct client **cl, int conns, int depth, const 
     return 0;
 }
 
-static void report(struct results *res, double seconds, int pid)
+static void report(struct results *res, double seconds, int pid, const struct proc_use *before)
 {
     qsort(res->lat, res->n, sizeof *res->lat, bench_cmp_double);
     double q[3] = {0.5, 0.99, 0.999};
@@ -331,8 +379,16 @@ static void report(struct results *res, double seconds, int pid)
         printf(" p%g %.3f ms", q[i] * 100,
                res->n ? res->lat[(size_t)(q[i] * (double)(res->n - 1))] * 1000 : 0.0);
     printf("\n");
-    if (pid > 0)
-        printf("daemon RSS: %.1f MiB\n", rss_kb(pid) / 1024.0);
+    if (pid <= 0)
+        return;
+    printf("daemon RSS: %.1f MiB\n", rss_kb(pid) / 1024.0);
+    struct proc_use after;
+    double n = res->ok + res->busy + res->errors;
+    if (n > 0 && proc_use(pid, &after) == 0)
+        printf("daemon per request: %.1f us CPU, %.3f voluntary and %.3f involuntary context "
+               "switches\n",
+               (after.cpu_s - before->cpu_s) * 1e6 / n, (double)(after.vcsw - before->vcsw) / n,
+               (double)(after.ivcsw - before->ivcsw) / n);
 }
 
 static int parse_mix(const char *s, int mix[3])
@@ -399,12 +455,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench-load: uploading %s failed\n", skf);
         rc = 1;
     }
+    struct proc_use before = {0, 0, 0};
+    if (pid > 0)
+        proc_use(pid, &before);
     if (!rc && run(uri, cl, conns, depth, &p, seconds, &res)) {
         fprintf(stderr, "bench-load: connection lost\n");
         rc = 1;
     }
     if (!rc)
-        report(&res, seconds, pid);
+        report(&res, seconds, pid, &before);
     for (int i = 0; i < conns; i++) {
         if (cl[i] && cl[i]->fd >= 0)
             close(cl[i]->fd);
