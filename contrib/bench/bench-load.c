@@ -263,7 +263,7 @@ static int proc_use(int pid, struct proc_use *u)
     for (struct dirent *e; d && (e = readdir(d));) {
         if (e->d_name[0] == '.')
             continue;
-        char sp[160], line[128];
+        char sp[320], line[128];
         snprintf(sp, sizeof sp, "/proc/%d/task/%s/status", pid, e->d_name);
         FILE *tf = fopen(sp, "r");
         while (tf && fgets(line, sizeof line, tf)) {
