@@ -11,20 +11,23 @@ struct bits {
     unsigned n;
 };
 
-/* Appends the len (<= 32) low bits of code; whole 32-bit words go out at once (fewer than
- * 32 bits wait in acc). */
-static inline void bits_put(struct bits *b, uint32_t code, unsigned len)
+/* Appends the len (<= 56) low bits of code. Without a branch: all eight bytes of acc are
+ * stored each time and out advances by the whole bytes, so fewer than 8 bits wait in acc and
+ * the output needs 8 bytes of room past the last one written. */
+static inline void bits_put(struct bits *b, uint64_t code, unsigned len)
 {
-    b->acc |= (uint64_t)code << b->n;
+    b->acc |= code << b->n;
     b->n += len;
-    if (b->n >= 32) {
-        const uint8_t w[4] = {(uint8_t)b->acc, (uint8_t)(b->acc >> 8), (uint8_t)(b->acc >> 16),
-                              (uint8_t)(b->acc >> 24)};
-        memcpy(b->out, w, 4); /* one store: the compiler merges the bytes */
-        b->out += 4;
-        b->acc >>= 32;
-        b->n -= 32;
-    }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(b->out, &b->acc, 8); /* one store */
+#else
+    for (int k = 0; k < 8; k++)
+        b->out[k] = (uint8_t)(b->acc >> (8 * k));
+#endif
+    unsigned whole = b->n >> 3; /* at most 7: n < 8 + 56 */
+    b->out += whole;
+    b->acc >>= 8 * whole;
+    b->n &= 7;
 }
 
 /* Writes the bits still waiting, the last byte padded; returns the end of the output. */

@@ -23,8 +23,10 @@
 #define LITLEN_SYMS 286
 #define DIST_SYMS 30
 #define CL_SYMS 19
-#define MATCH_FLAG 0x80000000u /* token: MATCH_FLAG | (above << 16) | length, else a literal */
-#define ABOVE 0x10000u
+/* A token is a literal (0-255), or MATCH_BASE + length - 3 with ABOVE added for a match to the
+ * row above: 16 bits, so the tokens of a picture take half the memory traffic. */
+#define MATCH_BASE 256u
+#define ABOVE 256u
 
 static const uint16_t len_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
                                       31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
@@ -74,6 +76,18 @@ size_t deflate_dyn_bound(size_t n)
 static size_t repeat_len(const uint8_t *in, size_t i, size_t max, size_t d)
 {
     size_t l = 0;
+    if (max >= 8) { /* most repeats in detailed areas are short: one 8-byte look first */
+        uint64_t a, b;
+        memcpy(&a, in + i, 8);
+        memcpy(&b, in + i - d, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        if (a != b) {
+            l = (size_t)__builtin_ctzll(a ^ b) >> 3;
+            return l >= 3 ? l : 0;
+        }
+        l = 8;
+#endif
+    }
 #ifdef __SSE2__
     const uint8_t *p = in + i, *q = in + i - d;
     for (; l + 32 <= max; l += 32) {
@@ -107,25 +121,55 @@ struct freqs {
 
 /* A repeat of the previous pixel longer than one match can say (empty space, mostly): as
  * many matches of the longest length as fit, the rest in one or two (never one under 3). */
-static size_t long_repeat(uint32_t *tok, size_t t, size_t l, struct freqs *f, unsigned d4)
+static size_t long_repeat(uint16_t *tok, size_t t, size_t l, struct freqs *f, unsigned d4)
 {
     while (l > 0) {
         size_t take = l > MAX_MATCH + 2 ? MAX_MATCH : (l > MAX_MATCH ? l - 3 : l);
         f->lit[257 + len_code[take]]++;
         f->dist[d4]++;
-        tok[t++] = MATCH_FLAG | (uint32_t)take;
+        tok[t++] = (uint16_t)(MATCH_BASE + take - 3);
         l -= take;
     }
     return t;
 }
 
+/* How many bytes from i on (at most 14) start no repeat of 3 or more at either distance: they
+ * can only be literals. Sixteen bytes are compared with each distance at once, and a repeat
+ * starts at j when bytes j, j + 1 and j + 2 all match. Needs i >= stride >= 4, i + 16 <= n. */
+#ifdef __SSE2__
+static unsigned literal_run(const uint8_t *in, size_t i, size_t stride)
+{
+    __m128i cur = _mm_loadu_si128((const __m128i *)(const void *)(in + i));
+    unsigned m4 = (unsigned)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(cur, _mm_loadu_si128((const __m128i *)(const void *)(in + i - 4))));
+    unsigned mu = (unsigned)_mm_movemask_epi8(
+        _mm_cmpeq_epi8(cur, _mm_loadu_si128((const __m128i *)(const void *)(in + i - stride))));
+    unsigned starts = ((m4 & m4 >> 1 & m4 >> 2) | (mu & mu >> 1 & mu >> 2)) & 0x3fff;
+    return starts ? (unsigned)__builtin_ctz(starts) : 14;
+}
+#endif
+
 /* Greedy: at each byte the longer of the two repeats, else a literal. A repeat of the
  * previous pixel is followed as far as it goes. */
-static size_t tokenize(const uint8_t *in, size_t n, size_t stride, uint32_t *tok, struct freqs *f,
+static size_t tokenize(const uint8_t *in, size_t n, size_t stride, uint16_t *tok, struct freqs *f,
                        unsigned d4, unsigned dup)
 {
     size_t t = 0;
     for (size_t i = 0; i < n;) {
+#ifdef __SSE2__
+        /* Detailed areas are mostly literals: skip to the next repeat sixteen bytes at a time
+         * (the same tokens as the byte-by-byte checks below would choose). */
+        if (stride >= 16 && i >= stride && i + 16 <= n) {
+            unsigned lits = literal_run(in, i, stride);
+            for (unsigned k = 0; k < lits; k++) {
+                f->lit[in[i + k]]++;
+                tok[t++] = in[i + k];
+            }
+            i += lits;
+            if (lits == 14)
+                continue;
+        }
+#endif
         size_t l4 = i >= 4 && in[i] == in[i - 4] ? repeat_len(in, i, n - i, 4) : 0, lu = 0;
         if (l4 > MAX_MATCH) {
             t = long_repeat(tok, t, l4, f, d4);
@@ -144,7 +188,7 @@ static size_t tokenize(const uint8_t *in, size_t n, size_t stride, uint32_t *tok
         size_t l = up ? lu : l4;
         f->lit[257 + len_code[l]]++;
         f->dist[up ? dup : d4]++;
-        tok[t++] = MATCH_FLAG | (up ? ABOVE : 0) | (uint32_t)l;
+        tok[t++] = (uint16_t)(MATCH_BASE + (up ? ABOVE : 0) + l - 3);
         i += l;
     }
     f->lit[256]++; /* end of block */
@@ -334,21 +378,33 @@ static struct dist_bits dist_bits_of(const struct block *bk, size_t d)
     return db;
 }
 
-static void put_tokens(struct bits *b, const struct block *bk, const uint32_t *tok, size_t count,
+static void put_tokens(struct bits *b, const struct block *bk, const uint16_t *tok, size_t count,
                        size_t stride)
 {
     struct dist_bits d4 = dist_bits_of(bk, 4), dup = stride ? dist_bits_of(bk, stride) : d4;
+    uint32_t lit[256]; /* a literal's code | its length << 16, one load */
+    for (unsigned s = 0; s < 256; s++)
+        lit[s] = bk->lit_code[s] | (uint32_t)bk->lit_len[s] << 16;
     for (size_t t = 0; t < count; t++) {
-        uint32_t x = tok[t];
-        if (!(x & MATCH_FLAG)) {
-            bits_put(b, bk->lit_code[x], bk->lit_len[x]);
+        unsigned x = tok[t];
+        if (x < MATCH_BASE) { /* two literals in one put when two come in a row */
+            uint32_t e = lit[x];
+            uint64_t code = e & 0xffff;
+            unsigned len = e >> 16;
+            if (t + 1 < count && tok[t + 1] < MATCH_BASE) {
+                uint32_t e2 = lit[tok[++t]];
+                code |= (uint64_t)(e2 & 0xffff) << len;
+                len += e2 >> 16;
+            }
+            bits_put(b, code, len);
             continue;
         }
-        unsigned l = x & 0xffff, k = len_code[l], sym = 257 + k;
-        bits_put(b, bk->lit_code[sym] | (uint32_t)(l - len_base[k]) << bk->lit_len[sym],
-                 bk->lit_len[sym] + len_extra[k]);
-        const struct dist_bits *d = x & ABOVE ? &dup : &d4;
-        bits_put(b, d->bits, d->len);
+        bool above = x >= MATCH_BASE + ABOVE;
+        unsigned l = x - MATCH_BASE - (above ? ABOVE : 0) + 3, k = len_code[l], sym = 257 + k;
+        const struct dist_bits *d = above ? &dup : &d4;
+        unsigned len_bits = bk->lit_len[sym] + len_extra[k]; /* <= 20, and the distance <= 28 */
+        uint64_t code = bk->lit_code[sym] | (uint64_t)(l - len_base[k]) << bk->lit_len[sym];
+        bits_put(b, code | (uint64_t)d->bits << len_bits, len_bits + d->len);
     }
     bits_put(b, bk->lit_code[256], bk->lit_len[256]);
 }
@@ -381,7 +437,7 @@ static uint8_t *put_stored(uint8_t *out, const uint8_t *in, size_t n)
     return out;
 }
 
-size_t deflate_dyn(const uint8_t *in, size_t n, size_t stride, uint32_t *tokens, uint8_t *out)
+size_t deflate_dyn(const uint8_t *in, size_t n, size_t stride, uint16_t *tokens, uint8_t *out)
 {
     if (stride > MAX_DIST)
         stride = 0;

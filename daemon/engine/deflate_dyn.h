@@ -14,6 +14,6 @@ size_t deflate_dyn_bound(size_t n);
  * what flat colour, empty space and vertical edges are; the block's Huffman codes are built
  * for this picture's symbols. tokens is scratch for n entries. Returns the bytes written.
  * Pure: any thread. */
-size_t deflate_dyn(const uint8_t *in, size_t n, size_t stride, uint32_t *tokens, uint8_t *out);
+size_t deflate_dyn(const uint8_t *in, size_t n, size_t stride, uint16_t *tokens, uint8_t *out);
 
 #endif

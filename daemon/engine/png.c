@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <zlib.h>
+#include <libdeflate.h>
 
 #include "deflate_dyn.h"
 #include "deflate_fast.h"
@@ -111,7 +111,7 @@ static void close_chunk(struct byte_buf *b, size_t start, const char type[4], si
     uint8_t *c = b->data + start;
     put_u32(c, (uint32_t)len);
     memcpy(c + 4, type, 4);
-    uint32_t crc = (uint32_t)crc32(crc32(0, NULL, 0), c + 4, (uInt)(len + 4));
+    uint32_t crc = libdeflate_crc32(0, c + 4, len + 4); /* vectorised, as for Adler-32 */
     put_u32(c + 8 + len, crc);
     b->len = start + 12 + len;
 }
@@ -123,7 +123,7 @@ static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, st
 {
     static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     size_t row = (size_t)w * 4, raw = (row + 1) * h;
-    size_t tokens_at = (raw + 7) & ~(size_t)7, need = fast ? raw : tokens_at + raw * 4;
+    size_t tokens_at = (raw + 7) & ~(size_t)7, need = fast ? raw : tokens_at + raw * 2;
     size_t bound = fast ? deflate_fast_bound(raw) : deflate_dyn_bound(raw);
     scratch->len = 0;
     if (raw / (row + 1) != h || need < raw || byte_buf_reserve(scratch, need) ||
@@ -144,7 +144,7 @@ static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, st
     uint8_t *z = out->data + at + 8;
     size_t zlen = fast ? deflate_fast(scratch->data, raw, z)
                        : deflate_dyn(scratch->data, raw, row + 1,
-                                     (uint32_t *)(void *)(scratch->data + tokens_at), z);
+                                     (uint16_t *)(void *)(scratch->data + tokens_at), z);
     close_chunk(out, at, "IDAT", zlen);
     close_chunk(out, out->len, "IEND", 0);
     return 0;
