@@ -120,16 +120,21 @@ static bool block_clear(const struct raster *r, long x, long y)
 }
 
 #ifdef __SSE2__
-/* Bilinear mix of t00 t01 (top row) and t10 t11 with weights ax, ay out of 256: lerp_texel's
- * arithmetic, all four channels of both rows at once. */
-static inline uint32_t bilerp_sse2(uint32_t t00, uint32_t t01, uint32_t t10, uint32_t t11,
+/* Bilinear mix of texels x0 and x1 of row0 and row1 with weights ax, ay out of 256:
+ * lerp_texel's arithmetic, all four channels of both rows at once. */
+static inline __m128i texel_pair(const uint32_t *row, long x0, long x1)
+{
+    if (x1 == x0 + 1) /* inside the atlas: both texels in one load */
+        return _mm_loadl_epi64((const __m128i *)(const void *)(row + x0));
+    return _mm_unpacklo_epi32(_mm_cvtsi32_si128((int)row[x0]), _mm_cvtsi32_si128((int)row[x1]));
+}
+
+static inline uint32_t bilerp_sse2(const uint32_t *row0, const uint32_t *row1, long x0, long x1,
                                    uint32_t ax, uint32_t ay)
 {
     const __m128i z = _mm_setzero_si128(), half = _mm_set1_epi16(128);
-    __m128i top = _mm_unpacklo_epi8(
-        _mm_unpacklo_epi32(_mm_cvtsi32_si128((int)t00), _mm_cvtsi32_si128((int)t01)), z);
-    __m128i bot = _mm_unpacklo_epi8(
-        _mm_unpacklo_epi32(_mm_cvtsi32_si128((int)t10), _mm_cvtsi32_si128((int)t11)), z);
+    __m128i top = _mm_unpacklo_epi8(texel_pair(row0, x0, x1), z);
+    __m128i bot = _mm_unpacklo_epi8(texel_pair(row1, x0, x1), z);
     short wa = (short)ax, ia = (short)(256 - ax), wb = (short)ay, ib = (short)(256 - ay);
     __m128i wx = _mm_set_epi16(wa, wa, wa, wa, ia, ia, ia, ia);
     top = _mm_mullo_epi16(top, wx);
@@ -181,7 +186,7 @@ sample_texture(const struct raster *r, double fx, double fy, bool simd)
     const uint32_t *row1 = (const uint32_t *)(const void *)r->tex + (size_t)y1 * r->tw;
 #ifdef __SSE2__
     if (simd) {
-        uint32_t c = bilerp_sse2(row0[x0], row0[x1], row1[x0], row1[x1], ax, ay);
+        uint32_t c = bilerp_sse2(row0, row1, x0, x1, ax, ay);
         return r->tinted ? tint_sse2(c, r->tint) : c;
     }
 #else
