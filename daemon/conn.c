@@ -3,6 +3,7 @@
 #include "conn.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,12 +37,10 @@ static uint64_t now_ms(const struct conn *c)
 
 /* ---- connection lifetime ----------------------------------------------------------------- */
 
-static void unready(struct conn *c);
-
 static void free_conn(struct conn *c)
 {
     struct conn_set *set = c->set;
-    unready(c); /* nothing is queued by now: queued replies hold the connection */
+    flush_cancel(&set->flush, &c->ready); /* nothing is queued by now: replies hold c */
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -246,62 +245,10 @@ static void flush_replies(struct conn *c)
             return;
 }
 
-/* ---- replies queued in a loop iteration: flushed at its end ------------------------------- */
-
-static void unready(struct conn *c)
+/* flush_set's callback: the connection's queued replies, written. */
+static void on_flush(struct flush_node *n)
 {
-    if (!c->is_ready)
-        return;
-    struct conn_set *set = c->set;
-    if (c->ready_prev)
-        c->ready_prev->ready_next = c->ready_next;
-    else
-        set->ready = c->ready_next;
-    if (c->ready_next)
-        c->ready_next->ready_prev = c->ready_prev;
-    c->ready_prev = c->ready_next = NULL;
-    c->is_ready = false;
-}
-
-static void on_flush(uv_handle_t *h)
-{
-    struct conn_set *set = h->data;
-    while (set->ready) {
-        struct conn *c = set->ready;
-        unready(c);
-        flush_replies(c);
-    }
-    uv_prepare_stop(&set->before_poll);
-    uv_check_stop(&set->after_poll);
-}
-
-static void on_before_poll(uv_prepare_t *h)
-{
-    on_flush((uv_handle_t *)h);
-}
-
-static void on_after_poll(uv_check_t *h)
-{
-    on_flush((uv_handle_t *)h);
-}
-
-static void schedule_flush(struct conn *c)
-{
-    struct conn_set *set = c->set;
-    if (!set->flushers) {
-        flush_replies(c);
-        return;
-    }
-    if (c->is_ready)
-        return;
-    c->is_ready = true;
-    c->ready_prev = NULL;
-    c->ready_next = set->ready;
-    if (set->ready)
-        set->ready->ready_prev = c;
-    set->ready = c;
-    uv_prepare_start(&set->before_poll, on_before_poll);
-    uv_check_start(&set->after_poll, on_after_poll);
+    flush_replies((struct conn *)((char *)n - offsetof(struct conn, ready)));
 }
 
 void conn_peer_name(const uv_stream_t *st, char *out, size_t cap)
@@ -371,7 +318,7 @@ void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, ui
     c->inflight++;
     if (status != SKP_S_OK)
         c->set->error_replies++;
-    schedule_flush(c);
+    flush_schedule(&c->set->flush, &c->ready);
 }
 
 void conn_error(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, const char *fmt, ...)
@@ -550,22 +497,12 @@ void conn_set_init(struct conn_set *set, uv_loop_t *loop, const struct config *c
     set->cfg = cfg;
     set->hooks = hooks;
     set->owner = owner;
-    set->flushers = uv_prepare_init(loop, &set->before_poll) == 0;
-    if (set->flushers && uv_check_init(loop, &set->after_poll) != 0) {
-        uv_close((uv_handle_t *)&set->before_poll, NULL);
-        set->flushers = false;
-    }
-    set->before_poll.data = set->after_poll.data = set;
+    flush_set_init(&set->flush, loop, on_flush);
 }
 
 void conn_set_close(struct conn_set *set)
 {
-    if (!set->flushers)
-        return;
-    on_flush((uv_handle_t *)&set->after_poll); /* nothing is left unwritten */
-    set->flushers = false;
-    uv_close((uv_handle_t *)&set->before_poll, NULL);
-    uv_close((uv_handle_t *)&set->after_poll, NULL);
+    flush_set_close(&set->flush);
 }
 
 /* Descriptors kept free for everything but connections: listeners, the loop, files being

@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "config.h"
+#include "flush.h"
 #include "skp_parser.h"
 
 struct conn;
@@ -52,12 +53,7 @@ struct conn_set {
     uint64_t fd_logged_ms;  /* when the file-descriptor limit was last logged */
     bool stopping;          /* shutdown: every connection ends once its work is done */
     uint64_t stop_deadline; /* ms: at shutdown, connections with no job left are closed then */
-    /* Connections with replies queued, written once per loop iteration by these two handles
-     * (before the loop polls: replies given by timers; after: by I/O and finished jobs). */
-    struct conn *ready;
-    uv_prepare_t before_poll;
-    uv_check_t after_poll;
-    bool flushers; /* the handles exist; without them replies are written at once */
+    struct flush_set flush; /* connections with replies queued: written once per iteration */
 };
 
 struct conn {
@@ -85,8 +81,7 @@ struct conn {
     /* Replies queued since the last flush, oldest first; each holds the connection (inflight)
      * until it is written. */
     struct out_reply *out_head, *out_tail;
-    struct conn *ready_prev, *ready_next; /* in set->ready while it has replies queued */
-    bool is_ready;
+    struct flush_node ready; /* in set->flush while it has replies queued */
 };
 
 void conn_set_init(struct conn_set *set, uv_loop_t *loop, const struct config *cfg,

@@ -6,6 +6,7 @@
 
 #include <http_parser.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,9 +25,8 @@ struct http_conn {
     union conn_stream h;
     struct http_set *set;
     struct http_conn *prev, *next;
-    struct http_conn *ready_prev, *ready_next; /* in set->ready: answers to write */
-    char peer[64];                             /* for the access log: conn_peer_name */
-    bool is_ready;
+    struct flush_node ready; /* in set->flush: answers to write */
+    char peer[64];           /* for the access log: conn_peer_name */
     http_parser parser;
     uint8_t *in;
     size_t in_len, in_off;
@@ -101,12 +101,10 @@ static void free_req(struct http_req *r)
     free(r);
 }
 
-static void unready(struct http_conn *c);
-
 static void free_conn(struct http_conn *c)
 {
     struct http_set *set = c->set;
-    unready(c);
+    flush_cancel(&set->flush, &c->ready);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -323,61 +321,10 @@ static void flush_answers(struct http_conn *c)
     finish_if_done(c);
 }
 
-/* ---- answers ready to write: flushed once per loop iteration ------------------------------- */
-
-static void unready(struct http_conn *c)
+/* flush_set's callback: the connection's answers that are ready, written. */
+static void on_flush(struct flush_node *n)
 {
-    if (!c->is_ready)
-        return;
-    struct http_set *set = c->set;
-    if (c->ready_prev)
-        c->ready_prev->ready_next = c->ready_next;
-    else
-        set->ready = c->ready_next;
-    if (c->ready_next)
-        c->ready_next->ready_prev = c->ready_prev;
-    c->ready_prev = c->ready_next = NULL;
-    c->is_ready = false;
-}
-
-/* Runs before the loop polls (answers given by timers) and after (answers given by I/O and
- * finished jobs): every connection with answers ready writes them. */
-static void on_flush(uv_handle_t *h)
-{
-    struct http_set *set = h->data;
-    while (set->ready) {
-        struct http_conn *c = set->ready;
-        unready(c);
-        flush_answers(c);
-    }
-    uv_prepare_stop(&set->before_poll);
-    uv_check_stop(&set->after_poll);
-}
-
-static void on_before_poll(uv_prepare_t *h)
-{
-    on_flush((uv_handle_t *)h);
-}
-
-static void on_after_poll(uv_check_t *h)
-{
-    on_flush((uv_handle_t *)h);
-}
-
-/* c has an answer ready: written at the end of this loop phase. */
-static void schedule_flush(struct http_conn *c)
-{
-    struct http_set *set = c->set;
-    if (c->is_ready || !set->flushers)
-        return;
-    c->is_ready = true;
-    c->ready_prev = NULL;
-    c->ready_next = set->ready;
-    if (set->ready)
-        set->ready->ready_prev = c;
-    set->ready = c;
-    uv_prepare_start(&set->before_poll, on_before_poll);
-    uv_check_start(&set->after_poll, on_after_poll);
+    flush_answers((struct http_conn *)((char *)n - offsetof(struct http_conn, ready)));
 }
 
 /* Whether r's answer is the connection's last: r asked for it or broke a limit, or the daemon
@@ -478,10 +425,7 @@ static void respond(struct http_req *r, int status, const char *content_type, co
     r->status = status;
     r->body_bytes = with_body ? len : 0;
     r->answered = true;
-    if (r->c->set->flushers)
-        schedule_flush(r->c);
-    else
-        flush_answers(r->c);
+    flush_schedule(&r->c->set->flush, &r->c->ready);
 }
 
 void http_respond(struct http_req *r, int status, const char *content_type, const char *headers,
@@ -903,22 +847,12 @@ void http_set_init(struct http_set *set, uv_loop_t *loop, const struct config *c
     if (cfg->node_name) /* validated by config_check: no quoting needed */
         snprintf(set->node_header, sizeof set->node_header, "X-Skeld-Node: %s\r\n",
                  cfg->node_name);
-    set->flushers = uv_prepare_init(loop, &set->before_poll) == 0;
-    if (set->flushers && uv_check_init(loop, &set->after_poll) != 0) {
-        uv_close((uv_handle_t *)&set->before_poll, NULL);
-        set->flushers = false;
-    }
-    set->before_poll.data = set->after_poll.data = set;
+    flush_set_init(&set->flush, loop, on_flush);
 }
 
 void http_set_close(struct http_set *set)
 {
-    if (!set->flushers)
-        return;
-    on_flush((uv_handle_t *)&set->after_poll); /* nothing is left unwritten */
-    set->flushers = false;
-    uv_close((uv_handle_t *)&set->before_poll, NULL);
-    uv_close((uv_handle_t *)&set->after_poll, NULL);
+    flush_set_close(&set->flush);
 }
 
 static bool over_limits(const struct http_set *set)

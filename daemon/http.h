@@ -16,6 +16,7 @@
 
 #include "config.h"
 #include "conn.h"
+#include "flush.h"
 
 struct http_conn;
 
@@ -69,10 +70,7 @@ struct http_set {
     void *owner;
     struct conn_set *peer; /* its count and input-buffer bytes are shared */
     struct http_conn *head;
-    struct http_conn *ready; /* connections with answers to write this loop iteration */
-    uv_prepare_t before_poll;
-    uv_check_t after_poll;
-    bool flushers; /* the two handles above are open */
+    struct flush_set flush; /* connections with answers to write this loop iteration */
     uint32_t count;
     uint64_t total, refused;
     bool stopping;
