@@ -250,6 +250,22 @@ static void on_job_done(struct job *job)
     free_request(r);
 }
 
+/* Bone-steps (bones x constructs) a job may take to run on the loop thread: one step of a
+ * 256-bone armature is a few microseconds. */
+#define INLINE_MAX_BONE_STEPS 256
+
+/* A lone stateless POSE or MESH of a few microseconds while the workers are idle runs where
+ * it arrived: waking a worker and handing its result back would cost more than the job. A
+ * request of a pipelined batch goes to the workers, so batches still use every core. */
+static bool worth_inline(const struct request *r)
+{
+    if (!r->conn || r->inst || conn_more_input(r->conn) ||
+        (r->work.job.run != work_pose && r->work.job.run != work_mesh))
+        return false;
+    long steps = r->work.eval.warmup + eval_steps(&r->work.eval);
+    return steps * (long)r->work.arm->bone_count <= INLINE_MAX_BONE_STEPS && pool_idle(r->d->pool);
+}
+
 static void submit(struct request *r)
 {
     if (r->inst) {
@@ -264,6 +280,10 @@ static void submit(struct request *r)
         r->inst->busy = true;
     }
     r->work.job.done = on_job_done;
+    if (worth_inline(r)) {
+        pool_run_inline(r->d->pool, &r->work.job);
+        return;
+    }
     if (pool_submit(r->d->pool, &r->work.job) == 0)
         return;
     refuse_busy(r);
@@ -917,6 +937,7 @@ void dispatch_counters(const struct dispatch *s, struct dispatch_counters *out)
         {"errors", s->conns->error_replies},
         {"busy", s->busy},
         {"jobs.dropped", pool_dropped(s->pool)},
+        {"jobs.inline", s->pool->inlined},
         {"results.hits", s->results.stats.hits},
         {"results.misses", s->results.stats.misses},
         {"results.evictions", s->results.stats.evictions},
@@ -935,7 +956,8 @@ void dispatch_counters(const struct dispatch *s, struct dispatch_counters *out)
         {"input.bytes", s->conns->in_bytes},
         {"uptime.ms", uv_now(s->loop) - s->started_ms},
     };
-    _Static_assert(sizeof plain / sizeof plain[0] == 20, "DISPATCH_COUNTERS counts them");
+    _Static_assert(sizeof plain / sizeof plain[0] == DISPATCH_PLAIN_COUNTERS,
+                   "DISPATCH_COUNTERS counts them");
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
         out->k[n++] = plain[i];
     for (int b = 0; b < 16; b++) {

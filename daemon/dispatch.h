@@ -56,7 +56,8 @@ void dispatch_close(struct dispatch *d);
 
 /* The daemon's counters, named and ordered as PROTOCOL.md lists the STATS reply's: the one
  * source of the STATS reply and of GET /metrics. */
-#define DISPATCH_COUNTERS (SKP_OP_MAX - 1 + 20 + 16)
+#define DISPATCH_PLAIN_COUNTERS 21 /* between the requests.* and the latency.* ones */
+#define DISPATCH_COUNTERS (SKP_OP_MAX - 1 + DISPATCH_PLAIN_COUNTERS + 16)
 struct dispatch_counters {
     struct skp_counter k[DISPATCH_COUNTERS];
     size_t n;

@@ -79,6 +79,8 @@ int pool_init(struct pool *p, uv_loop_t *loop, int n, size_t depth)
     }
     p->async.data = p;
     p->started = true;
+    p->own.pool = p;
+    image_init(&p->own.image);
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->wake, NULL);
     for (int i = 0; i < n; i++) {
@@ -118,6 +120,23 @@ uint64_t pool_dropped(struct pool *p)
     return n;
 }
 
+bool pool_idle(struct pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    bool idle = !p->head && p->running < (size_t)p->nworkers && !p->stopping;
+    pthread_mutex_unlock(&p->lock);
+    return idle;
+}
+
+void pool_run_inline(struct pool *p, struct job *job)
+{
+    job->next = NULL;
+    job->dropped = false;
+    p->inlined++;
+    job->run(job, &p->own);
+    job->done(job);
+}
+
 size_t pool_depth(struct pool *p)
 {
     pthread_mutex_lock(&p->lock);
@@ -147,6 +166,7 @@ void pool_shutdown(struct pool *p)
         free_worker(&p->workers[i]);
     }
     drain(&p->async);
+    free_worker(&p->own);
     uv_close((uv_handle_t *)&p->async, NULL);
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->wake);

@@ -21,6 +21,8 @@ struct pool {
     bool started; /* pool_init succeeded up to the async handle: shutdown has work to do */
     int nworkers;
     struct worker *workers;
+    struct worker own; /* scratch for jobs run on the loop thread (pool_run_inline) */
+    uint64_t inlined;  /* jobs run there (STATS) */
     uv_async_t async;
 };
 
@@ -33,6 +35,15 @@ int pool_submit(struct pool *p, struct job *job);
 
 /* Jobs queued plus running. */
 size_t pool_depth(struct pool *p);
+
+/* Nothing queued and a worker waiting. Loop thread. */
+bool pool_idle(struct pool *p);
+
+/* Runs job on the calling loop thread with the pool's own scratch, then calls its done(). For
+ * jobs of a few microseconds when the workers are idle: waking one and handing the result
+ * back costs more than the job, in CPU and in latency. The job's code is the workers' (work.c);
+ * the loop only chooses where it runs. Loop thread. */
+void pool_run_inline(struct pool *p, struct job *job);
 
 /* Cancelled jobs that were dropped instead of run. Loop thread. */
 uint64_t pool_dropped(struct pool *p);

@@ -25,7 +25,7 @@ target=${1:?usage: run.sh load|json|request|seeds [SECONDS] [CORPUS-DIR]}
 secs=${2:-60}
 corpus=${3:-/tmp/skeld-fuzz-$target}
 out=${FUZZ_BIN:-/tmp/skeld-fuzz-$target.bin}
-pkgs="libzip jansson libpng zlib"
+pkgs="libzip jansson libpng zlib libdeflate"
 cflags="-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -I. -Idaemon -Iproto -Itests/helpers"
 
 if [ "$target" = seeds ]; then

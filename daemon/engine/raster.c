@@ -6,6 +6,7 @@
 #include "raster.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #ifdef __SSE2__
@@ -21,7 +22,9 @@ static const int32_t offsets1[1][2] = {{128, 128}};
 /* The SSE2 paths (every x86-64 has SSE2) compute exactly what the portable ones do, in
  * 16-bit lanes with the same roundings; tests render with both and compare every byte. */
 #ifdef __SSE2__
-static int simd_choice = -1; /* -1: not chosen yet; SKELD_SIMD=0 in the environment says no */
+/* -1: not chosen yet; SKELD_SIMD=0 in the environment says no. Atomic: workers begin pictures
+ * concurrently, and the first ones may all make the (same) choice. */
+static _Atomic int simd_choice = -1;
 #endif
 
 bool raster_simd_available(void)
@@ -36,7 +39,7 @@ bool raster_simd_available(void)
 void raster_use_simd(bool on)
 {
 #ifdef __SSE2__
-    simd_choice = on;
+    atomic_store_explicit(&simd_choice, on, memory_order_relaxed);
 #else
     (void)on;
 #endif
@@ -45,11 +48,13 @@ void raster_use_simd(bool on)
 static bool simd_enabled(void)
 {
 #ifdef __SSE2__
-    if (simd_choice < 0) {
+    int choice = atomic_load_explicit(&simd_choice, memory_order_relaxed);
+    if (choice < 0) {
         const char *env = getenv("SKELD_SIMD");
-        simd_choice = !(env && !strcmp(env, "0"));
+        choice = !(env && !strcmp(env, "0"));
+        atomic_store_explicit(&simd_choice, choice, memory_order_relaxed);
     }
-    return simd_choice;
+    return choice;
 #else
     return false;
 #endif

@@ -1318,9 +1318,18 @@ START_TEST(stats_count_requests)
     skc_reply_free(r);
     skc_eval ev;
     eval_one(&ev, id, "Idle", 5, 0);
-    for (int i = 0; i < 3; i++)
+    uint64_t inlined = counter(c, "jobs.inline");
+    for (int i = 0; i < 3; i++) {
+        ev.anims[0].frame = 5 + i; /* each its own answer: none from the result cache */
         skc_reply_free(pose_ok(c, &ev));
+    }
     ck_assert_uint_eq(counter(c, "requests.POSE"), poses + 3);
+    /* Lone, small and the workers idle: each ran on the loop thread. */
+    ck_assert_uint_eq(counter(c, "jobs.inline"), inlined + 3);
+    /* A warm-up of many steps goes to a worker. */
+    ev.warmup = 1000;
+    skc_reply_free(pose_ok(c, &ev));
+    ck_assert_uint_eq(counter(c, "jobs.inline"), inlined + 3);
     expect_status(c, skc_info(c, none, NULL), SKC_S_NOT_FOUND, "INFO of nothing");
     ck_assert_uint_eq(counter(c, "errors"), errors + 1);
     skc_free(c);
