@@ -34,7 +34,7 @@
 struct client {
     int fd;
     uint8_t *in;
-    size_t in_len, in_cap;
+    size_t in_off, in_len, in_cap; /* unread replies are in[in_off..in_len) */
     int inflight;
     uint32_t next_id;
     double sent_at[65536]; /* by request id modulo */
@@ -104,6 +104,11 @@ static int send_frame(int fd, uint8_t op, uint32_t id, const uint8_t *body, size
 /* Reads what the socket has into c's input buffer (grown as needed): 0, or -1 at EOF/error. */
 static int read_more(struct client *c)
 {
+    if (c->in_off) { /* what was consumed goes, once per read: not once per reply */
+        memmove(c->in, c->in + c->in_off, c->in_len - c->in_off);
+        c->in_len -= c->in_off;
+        c->in_off = 0;
+    }
     if (c->in_cap - c->in_len < 65536) {
         size_t cap = c->in_cap ? c->in_cap * 2 : 1 << 20;
         uint8_t *n = realloc(c->in, cap);
@@ -123,7 +128,7 @@ static int read_more(struct client *c)
 static int read_frame(struct client *c, struct skp_frame *f, size_t *used)
 {
     for (;;) {
-        int rc = skp_parser_feed(c->in, c->in_len, SKP_MAX_FRAME, f, used);
+        int rc = skp_parser_feed(c->in + c->in_off, c->in_len - c->in_off, SKP_MAX_FRAME, f, used);
         if (rc == SKP_FRAME)
             return 0;
         if (rc < 0)
@@ -135,8 +140,7 @@ static int read_frame(struct client *c, struct skp_frame *f, size_t *used)
 
 static void consume(struct client *c, size_t used)
 {
-    memmove(c->in, c->in + used, c->in_len - used);
-    c->in_len -= used;
+    c->in_off += used;
 }
 
 struct plan {
@@ -180,17 +184,36 @@ static int pick(const struct plan *p, uint32_t n)
     return r < p->mix[0] ? SKP_OP_POSE : r < p->mix[0] + p->mix[1] ? SKP_OP_MESH : SKP_OP_RENDER;
 }
 
+/* n requests in one write (a reader of many replies refills as many at once, the way a
+ * pipelining client does). */
+static int send_many(struct client *c, const struct plan *p, double now, unsigned n)
+{
+    enum { ROOM = 1024 + SKP_HEADER_SIZE };
+    uint8_t buf[64 * ROOM];
+    while (n) {
+        size_t at = 0;
+        for (; n && at + ROOM <= sizeof buf; n--) {
+            uint32_t id = c->next_id++;
+            int op = pick(p, id);
+            uint8_t *body = buf + at + SKP_HEADER_SIZE;
+            size_t len = eval_body(p, id % p->frames, body, 1024);
+            if (op == SKP_OP_RENDER)
+                len = render_body(p, body, 1024, len);
+            struct skp_header hd = {SKP_VERSION, (uint8_t)op, 0, 0, id, (uint32_t)len};
+            skp_encode_header(&hd, buf + at);
+            at += SKP_HEADER_SIZE + len;
+            c->sent_at[id % 65536] = now;
+            c->inflight++;
+        }
+        if (send_all(c->fd, buf, at))
+            return -1;
+    }
+    return 0;
+}
+
 static int send_one(struct client *c, const struct plan *p, double now)
 {
-    uint8_t body[1024];
-    uint32_t id = c->next_id++;
-    int op = pick(p, id);
-    size_t len = eval_body(p, id % p->frames, body, sizeof body);
-    if (op == SKP_OP_RENDER)
-        len = render_body(p, body, sizeof body, len);
-    c->sent_at[id % 65536] = now;
-    c->inflight++;
-    return send_frame(c->fd, (uint8_t)op, id, body, len);
+    return send_many(c, p, now, 1);
 }
 
 static int upload(int fd, const char *path, struct plan *p)
@@ -311,18 +334,22 @@ static int service(struct client *c, const struct plan *p, struct results *res, 
     if (read_more(c))
         return -1;
     double now = now_s();
+    unsigned answered = 0;
     for (;;) {
         struct skp_frame f;
         size_t used;
-        int rc = skp_parser_feed(c->in, c->in_len, SKP_MAX_FRAME, &f, &used);
+        int rc = skp_parser_feed(c->in + c->in_off, c->in_len - c->in_off, SKP_MAX_FRAME, &f,
+                                 &used);
+        if (rc < 0)
+            return -1;
         if (rc != SKP_FRAME)
-            return rc < 0 ? -1 : 0;
+            break;
         record(res, now - c->sent_at[f.h.id % 65536], f.h.status);
         c->inflight--;
         consume(c, used);
-        if (refill && p->rate <= 0 && send_one(c, p, now))
-            return -1;
+        answered++;
     }
+    return refill && p->rate <= 0 && answered ? send_many(c, p, now, answered) : 0;
 }
 
 static int run(const char *uri, struct client **cl, int conns, int depth, const struct plan *p,
