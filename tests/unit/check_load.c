@@ -355,6 +355,66 @@ START_TEST(atlas_other_size_premultiplied)
 }
 END_TEST
 
+/* An atlas of every kind of pixel (transparent, opaque, translucent) in runs that straddle
+ * the loader's groups of four, on a width that is no multiple of 4: every pixel is
+ * premultiplied as c' = (c * a + 127) / 255, and a 4x4 block is marked clear exactly when all
+ * its pixels have alpha 0. */
+START_TEST(atlas_premultiply_and_clear_blocks)
+{
+    enum { W = 27, H = 13 };
+    uint8_t *px = malloc(W * H * 4);
+    ck_assert_ptr_nonnull(px);
+    for (uint32_t y = 0; y < H; y++)
+        for (uint32_t x = 0; x < W; x++) {
+            uint8_t *p = px + ((size_t)y * W + x) * 4;
+            unsigned kind = (x / 3 + y / 5) % 4, v = (x * 37 + y * 91) & 255;
+            p[0] = (uint8_t)v;
+            p[1] = (uint8_t)(255 - v);
+            p[2] = (uint8_t)(v * 7);
+            p[3] = kind == 0 ? 0 : kind == 1 ? 255 : (uint8_t)(1 + v % 254);
+        }
+    for (uint32_t y = 4; y < 8; y++) /* one whole block row empty but for one pixel */
+        for (uint32_t x = 0; x < W; x++)
+            px[((size_t)y * W + x) * 4 + 3] = x == 21 && y == 6 ? 9 : 0;
+    void *png, *skf;
+    size_t plen, slen;
+    ck_assert_int_eq(th_png_rgba(W, H, px, &png, &plen), 0);
+    zip_with("{'atlases':[{'filename':'a.png'}],'styles':[{'textures':[{'name':'t',"
+             "'offset':{'x':0,'y':0},'size':{'x':27,'y':13}}]}]}",
+             "a.png", png, plen, &skf, &slen);
+    struct armature *arm;
+    struct eng_error err;
+    int rc = load_bytes(skf, slen, NULL, &arm, &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    const struct arm_atlas *at = &arm->atlases[0];
+    for (size_t i = 0; i < W * H; i++) {
+        unsigned a = px[i * 4 + 3];
+        for (int c = 0; c < 4; c++) {
+            unsigned want = c == 3 ? a : (px[i * 4 + c] * a + 127) / 255;
+            ck_assert_msg(at->rgba[i * 4 + c] == want, "pixel %zu channel %d: %u, want %u", i,
+                          c, at->rgba[i * 4 + c], want);
+        }
+    }
+    unsigned clear_blocks = 0;
+    for (uint32_t by = 0; by < (H + 3) / 4; by++)
+        for (uint32_t bx = 0; bx < (W + 3) / 4; bx++) {
+            bool empty = true;
+            for (uint32_t y = by * 4; y < by * 4 + 4 && y < H; y++)
+                for (uint32_t x = bx * 4; x < bx * 4 + 4 && x < W; x++)
+                    empty &= px[((size_t)y * W + x) * 4 + 3] == 0;
+            bool marked = at->clear[by * at->clear_stride + bx / 8] >> (bx % 8) & 1;
+            ck_assert_msg(marked == empty, "block %u,%u marked %d, empty %d", bx, by, marked,
+                          empty);
+            clear_blocks += empty;
+        }
+    ck_assert_uint_ge(clear_blocks, 6); /* the empty row of blocks, but the one at x = 21 */
+    armature_free(arm);
+    free(png);
+    free(skf);
+    free(px);
+}
+END_TEST
+
 START_TEST(atlas_skip_pixels)
 {
     struct load_limits lim;
@@ -1915,6 +1975,7 @@ static Suite *load_suite(void)
     tc = tcase_create("atlases");
     tcase_add_test(tc, atlas_decoded_rgba);
     tcase_add_test(tc, atlas_other_size_premultiplied);
+    tcase_add_test(tc, atlas_premultiply_and_clear_blocks);
     tcase_add_test(tc, atlas_skip_pixels);
     suite_add_tcase(s, tc);
 
