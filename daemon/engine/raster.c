@@ -168,8 +168,10 @@ static inline uint32_t tint_sse2(uint32_t c, const float tint[4])
 static inline __attribute__((always_inline)) uint32_t
 sample_texture(const struct raster *r, double fx, double fy, bool simd)
 {
-    fx = fx < -65536.0 ? -65536.0 : (fx > 1e9 ? 1e9 : fx);
-    fy = fy < -65536.0 ? -65536.0 : (fy > 1e9 ? 1e9 : fy);
+    /* Written so that NaN (inf - inf from absurd texture coordinates) clamps too: no
+     * conversion of a NaN to an integer. */
+    fx = fx > -65536.0 ? (fx < 1e9 ? fx : 1e9) : -65536.0;
+    fy = fy > -65536.0 ? (fy < 1e9 ? fy : 1e9) : -65536.0;
     long ix = floor_long(fx), iy = floor_long(fy);
     long x0 = ix >> 8, y0 = iy >> 8, x1 = x0 + 1, y1 = y0 + 1;
     uint32_t ax = (uint32_t)(ix & 255), ay = (uint32_t)(iy & 255);
