@@ -336,9 +336,7 @@ static int make_render(struct skp_cli_args *f, skc_render_opts *ro, const char *
     ro->style_count = r.style_count;
     ro->styles = styles;
     ro->samples = r.samples;
-    ro->png_level = r.png_level == -1  ? SKC_PNG_FAST
-                    : r.png_level < 0 ? SKC_PNG_DEFAULT
-                                      : (unsigned)r.png_level;
+    ro->png_level = skp_cli_png_wire(r.png_level); /* SKC_PNG_* are the wire's values */
     /* The range is cut into requests here, so it must be one. */
     if (r.range && r.last < r.first)
         return bad("--frames: expected F0-F1 with F0 <= F1", NULL);

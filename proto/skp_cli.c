@@ -458,7 +458,7 @@ static int render_output(struct skp_cli_args *a, struct skp_cli_render *r, char 
         return FAIL("--sheet: expected COLSxROWS, got \"%s\"", v[SKP_CLI_SHEET]);
     const char *level = v[SKP_CLI_PNG_LEVEL];
     if (level && !strcmp(level, "fast")) {
-        r->png_level = -1;
+        r->png_level = SKP_CLI_PNG_FAST;
     } else if (level && strcmp(level, "default") != 0) {
         if (whole_number(level, 0, 9, &n))
             return FAIL("--png-level: expected default, fast or 0..9, got \"%s\"", level);
@@ -488,7 +488,7 @@ int skp_cli_render_parse(struct skp_cli_args *a, struct skp_cli_render *r, char 
     r->fraction = 0.9;
     r->scale[0] = r->scale[1] = 1.0;
     r->samples = 4;
-    r->png_level = -2;
+    r->png_level = SKP_CLI_PNG_DEFAULT;
     if (render_canvas(a, r, msg, cap) || render_camera(a, r, msg, cap) ||
         render_output(a, r, msg, cap))
         return -1;
@@ -592,6 +592,13 @@ void skp_cli_eval_req(const struct skp_cli_eval *e, struct skp_eval_req *m)
     memcpy(m->velocity, e->velocity, sizeof m->velocity);
 }
 
+uint8_t skp_cli_png_wire(int level)
+{
+    return level == SKP_CLI_PNG_FAST ? SKP_PNG_FAST
+           : level < 0               ? SKP_PNG_DEFAULT
+                                     : (uint8_t)level;
+}
+
 int skp_cli_render_req(const struct skp_cli_render *r, struct skp_render_req *m, char *msg,
                        size_t cap)
 {
@@ -609,9 +616,7 @@ int skp_cli_render_req(const struct skp_cli_render *r, struct skp_render_req *m,
     for (unsigned i = 0; i < r->style_count; i++)
         m->styles[i] = (struct skp_str){r->styles[i], strlen(r->styles[i])};
     m->samples = (uint8_t)r->samples;
-    m->png_level = r->png_level == -1 ? SKP_PNG_FAST
-                   : r->png_level < 0 ? SKP_PNG_DEFAULT
-                                      : (uint8_t)r->png_level;
+    m->png_level = skp_cli_png_wire(r->png_level);
     m->first = r->first;
     m->last = r->last;
     m->cols = (uint16_t)r->cols;

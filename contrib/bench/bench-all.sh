@@ -20,6 +20,7 @@ set -eu
 skf=${1:-../shared/conformance/skellington.skf}
 runs=${2:-5}
 here=$(dirname "$0")
+. "$here/common.sh"
 [ -f "$skf" ] || { echo "bench-all: no $skf" >&2; exit 1; }
 [ -x ./daemon/skeld ] || { echo "bench-all: run make first" >&2; exit 1; }
 BROWSER_FPS=33.3 BROWSER_COLD_S=3.7 BROWSER_RSS_MIB=1075 RUST_US=20.5
@@ -49,9 +50,6 @@ while [ $n -lt "$runs" ]; do
     n=$((n + 1))
 done
 ls "$dir"/f_*.png | wc -l | awk '{ if ($1 != 100) { print "bench-all: expected 100 files"; exit 1 } }'
-median() {
-    sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
-}
 t=$(cut -d' ' -f1 "$dir/proc" | median)
 cold=$(cut -d' ' -f1 "$dir/cold" | median)
 rss=$(cut -d' ' -f2 "$dir/proc" | sort -g | tail -n 1)

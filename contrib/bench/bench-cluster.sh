@@ -17,6 +17,7 @@ secs=${2:-3}
 bin=./daemon/skeld
 cfg=$(dirname "$0")/../deploy/haproxy.cfg
 lua=$(dirname "$0")/rotate.lua
+. "$(dirname "$0")/common.sh"
 [ -x "$bin" ] || { echo "bench-cluster: run make first" >&2; exit 1; }
 for t in haproxy wrk; do
     command -v $t >/dev/null 2>&1 || { echo "bench-cluster: $t is missing (contrib/install-deps)" >&2; exit 1; }
@@ -67,9 +68,6 @@ until [ "$(curl -s "http://127.0.0.1:$stats/stats;csv" | grep -c '^skeld_nodes,n
     sleep 0.05
 done
 
-median() {
-    sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
-}
 # rps PORT: requests/s of one render run
 rps() {
     wrk -t2 -c8 -d"${secs}s" -s "$lua" "http://127.0.0.1:$1/" -- "/v1/files/a" \

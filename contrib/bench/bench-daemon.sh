@@ -16,6 +16,7 @@
 # Run from the build directory after `make`. The daemon listens on a private unix socket in a
 # temp directory and is stopped with SIGTERM at the end.
 set -eu
+. "$(dirname "$0")/common.sh"
 
 skf=${1:?usage: bench-daemon.sh FILE.skf [RUNS] [SECONDS]}
 runs=${2:-5}
@@ -48,10 +49,6 @@ start() {
     done
 }
 
-# median of the numbers on stdin
-median() {
-    sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
-}
 
 # bench ARGS...: one bench-load run against the running daemon; prints its report
 bench() {

@@ -27,15 +27,6 @@ static const int32_t offsets1[1][2] = {{128, 128}};
 static _Atomic int simd_choice = -1;
 #endif
 
-bool raster_simd_available(void)
-{
-#ifdef __SSE2__
-    return true;
-#else
-    return false;
-#endif
-}
-
 void raster_use_simd(bool on)
 {
 #ifdef __SSE2__

@@ -25,11 +25,9 @@ struct raster {
     bool simd; /* SSE2 paths (raster_use_simd), fixed when the picture begins */
 };
 
-/* Whether this build has SIMD paths (SSE2 on x86-64). They are used unless SKELD_SIMD=0 is in
- * the environment or raster_use_simd(false) was called; both paths make the same bytes. */
-bool raster_simd_available(void);
-/* Chooses SIMD or portable paths for pictures begun afterwards. Call before rendering starts
- * on other threads (tests, benchmarks). */
+/* Chooses SIMD (SSE2 on x86-64, where built) or portable paths for pictures begun afterwards;
+ * both make the same bytes. SIMD is used unless SKELD_SIMD=0 is in the environment or this
+ * said no. Call before rendering starts on other threads (tests, benchmarks). */
 void raster_use_simd(bool on);
 
 /* Starts a picture: samples sized w*h*ns, spans 2*h; only pixels in [x0,x1) x [y0,y1) can
