@@ -1,7 +1,7 @@
 /* Renderer benchmark: 512x512 PNG renders of each armature given, single thread, split into
  * raster time and PNG-encode time.
  *
- *   bench-render [--renders N] [--size WxH] FILE.skf [FILE.skf ...]
+ *   bench-render [--renders N] [--size WxH] [--no-baselines] FILE.skf [FILE.skf ...]
  *
  * Each file is posed like the player's reference renders (30 warm-up constructs, animation 0
  * played from frame 0 to 10, framed with --fit 0.9) and rendered N times (default 2000) in
@@ -128,7 +128,7 @@ static void bench_encoders(const struct image *img, double raster_ms)
     free(scratch.data);
 }
 
-static int bench_file(const char *path, int renders, uint32_t w, uint32_t h)
+static int bench_file(const char *path, int renders, uint32_t w, uint32_t h, bool baselines)
 {
     struct armature *arm;
     struct eng_error err;
@@ -167,7 +167,8 @@ static int bench_file(const char *path, int renders, uint32_t w, uint32_t h)
     printf("%s\n  %ux%u: raster %.3f ms, png %.3f ms (%zu bytes), total %.3f ms = %.0f PNG "
            "renders/s (medians of %d batches of %d)\n",
            path, w, h, r, e, png.len, r + e, 1000.0 / (r + e), batches, BATCH);
-    bench_encoders(&img, r);
+    if (baselines) /* --no-baselines: quick A/B runs of the renderer alone */
+        bench_encoders(&img, r);
     free(raster);
     free(encode);
     free(png.data);
@@ -182,6 +183,7 @@ int main(int argc, char **argv)
 {
     int renders = 2000, rc = 0, files = 0;
     unsigned w = 512, h = 512;
+    bool baselines = true;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--renders") && i + 1 < argc) {
             renders = atoi(argv[++i]);
@@ -190,13 +192,15 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench-render: --size WxH\n");
                 return 2;
             }
+        } else if (!strcmp(argv[i], "--no-baselines")) {
+            baselines = false;
         } else {
             files++;
-            rc |= bench_file(argv[i], renders, w, h);
+            rc |= bench_file(argv[i], renders, w, h, baselines);
         }
     }
     if (!files) {
-        fprintf(stderr, "usage: bench-render [--renders N] [--size WxH] FILE.skf...\n");
+        fprintf(stderr, "usage: bench-render [--renders N] [--size WxH] [--no-baselines] FILE.skf...\n");
         return 2;
     }
     return rc;

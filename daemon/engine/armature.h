@@ -137,8 +137,11 @@ struct arm_atlas {
     uint32_t width, height;
     uint8_t *rgba;  /* decoded once, premultiplied alpha, width*height*4 bytes; NULL if the
                      * loader was told to skip pixels */
-    uint8_t *clear; /* 1 bit per 4x4 texel block, set where every texel has alpha 0, rows of
-                     * clear_stride bytes: lets the renderer skip fetches of empty space */
+    uint8_t *clear; /* 1 bit per 4x4 texel block, set where the block and its neighbours to
+                     * the right, below and diagonally (those inside the atlas) have alpha 0
+                     * everywhere, so every bilinear footprint starting in the block is
+                     * empty; rows of clear_stride bytes: lets the renderer skip fetches of
+                     * empty space with one look */
     uint32_t clear_stride;
 };
 

@@ -151,19 +151,38 @@ static void premultiply(uint8_t *px, size_t n)
     premultiply_slow(px, n - i);
 }
 
-/* Marks the 4x4 blocks whose texels are all fully transparent (see struct arm_atlas). */
+/* A bilinear footprint whose top-left texel lies in a block reaches one texel into the
+ * blocks to its right and below: keep a block's mark only where those (and the one
+ * diagonally) are empty too, so that one look at the footprint's first texel answers for all
+ * four. Blocks past the atlas's edge count as empty (clamped fetches never reach them). */
+static void widen_clear_blocks(struct arm_atlas *at, uint32_t bh)
+{
+    size_t stride = at->clear_stride;
+    for (uint32_t by = 0; by < bh; by++) {
+        uint8_t *row = at->clear + (size_t)by * stride;
+        const uint8_t *below = by + 1 < bh ? row + stride : NULL;
+        /* Ascending: row[i + 1] and the row below are still unwidened when read. */
+        for (size_t i = 0; i < stride; i++) {
+            uint8_t here = below ? row[i] & below[i] : row[i];
+            uint8_t next = i + 1 < stride ? (below ? row[i + 1] & below[i + 1] : row[i + 1]) : 0xff;
+            row[i] = here & (uint8_t)(here >> 1 | next << 7);
+        }
+    }
+}
+
+/* Marks the 4x4 blocks whose bilinear footprints are all fully transparent (see struct
+ * arm_atlas). */
 static int mark_clear_blocks(struct arm_atlas *at)
 {
     uint32_t bw = (at->width + 3) / 4, bh = (at->height + 3) / 4;
     at->clear_stride = (bw + 7) / 8;
-    at->clear = calloc((size_t)at->clear_stride * bh + 1, 1);
+    at->clear = malloc((size_t)at->clear_stride * bh + 1);
     if (!at->clear)
         return ENG_ENOMEM;
-    /* Every block starts clear; one pass over the rows takes the mark off any block with a
-     * pixel of some alpha, four pixels (one block's width) per look. */
-    for (uint32_t by = 0; by < bh; by++)
-        for (uint32_t bx = 0; bx < bw; bx++)
-            at->clear[(size_t)by * at->clear_stride + bx / 8] |= (uint8_t)(1u << (bx % 8));
+    /* Every block (and the padding past the last) starts clear; one pass over the rows takes
+     * the mark off any block with a pixel of some alpha, four pixels (one block's width) per
+     * look. */
+    memset(at->clear, 0xff, (size_t)at->clear_stride * bh + 1);
     for (uint32_t y = 0; y < at->height; y++) {
         const uint8_t *row = at->rgba + (size_t)y * at->width * 4;
         uint8_t *marks = at->clear + (size_t)(y / 4) * at->clear_stride;
@@ -178,6 +197,7 @@ static int mark_clear_blocks(struct arm_atlas *at)
             if (row[(size_t)x * 4 + 3])
                 marks[x / 32] &= (uint8_t)~(1u << ((x / 4) % 8));
     }
+    widen_clear_blocks(at, bh);
     return 0;
 }
 

@@ -102,13 +102,6 @@ static uint32_t lerp_texel(uint32_t a, uint32_t b, uint32_t w)
     return (lo & 0x00ff00ffu) | (hi & 0x00ff00ffu) << 8;
 }
 
-/* floor() as an integer without a libm call (fx is clamped to a sane range). */
-static long floor_long(double fx)
-{
-    long i = (long)fx;
-    return i - (fx < (double)i);
-}
-
 static bool block_clear(const struct raster *r, long x, long y)
 {
     size_t bx = (size_t)x >> 2;
@@ -131,14 +124,18 @@ static inline uint32_t bilerp_sse2(const uint32_t *row0, const uint32_t *row1, l
     const __m128i z = _mm_setzero_si128(), half = _mm_set1_epi16(128);
     __m128i top = _mm_unpacklo_epi8(texel_pair(row0, x0, x1), z);
     __m128i bot = _mm_unpacklo_epi8(texel_pair(row1, x0, x1), z);
-    short wa = (short)ax, ia = (short)(256 - ax), wb = (short)ay, ib = (short)(256 - ay);
-    __m128i wx = _mm_set_epi16(wa, wa, wa, wa, ia, ia, ia, ia);
+    /* The weights as lanes (256 - w) x 4, w x 4, built from one scalar in two unpacks. */
+    __m128i wx = _mm_cvtsi32_si128((int)((256 - ax) | ax << 16));
+    wx = _mm_unpacklo_epi16(wx, wx);
+    wx = _mm_unpacklo_epi32(wx, wx);
+    __m128i wy = _mm_cvtsi32_si128((int)((256 - ay) | ay << 16));
+    wy = _mm_unpacklo_epi16(wy, wy);
+    wy = _mm_unpacklo_epi32(wy, wy);
     top = _mm_mullo_epi16(top, wx);
     bot = _mm_mullo_epi16(bot, wx);
     top = _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(top, _mm_srli_si128(top, 8)), half), 8);
     bot = _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(bot, _mm_srli_si128(bot, 8)), half), 8);
-    __m128i tb = _mm_mullo_epi16(_mm_unpacklo_epi64(top, bot),
-                                 _mm_set_epi16(wb, wb, wb, wb, ib, ib, ib, ib));
+    __m128i tb = _mm_mullo_epi16(_mm_unpacklo_epi64(top, bot), wy);
     tb = _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(tb, _mm_srli_si128(tb, 8)), half), 8);
     return (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(tb, z));
 }
@@ -155,36 +152,32 @@ static inline uint32_t tint_sse2(uint32_t c, const float tint[4])
 }
 #endif
 
-/* fx, fy: the position in 1/256 texel, less half a texel. simd is a constant at each call. */
+/* x, y: the position in 1/65536 texel, less half a texel (texel centres on multiples of
+ * 65536). inside says the whole bilinear footprint is known to lie in the atlas (see
+ * span_inside), so nothing needs clamping; simd and inside are constants at each call. */
 static inline __attribute__((always_inline)) uint32_t
-sample_texture(const struct raster *r, double fx, double fy, bool simd)
+sample_texture(const struct raster *r, int64_t x, int64_t y, bool inside, bool simd)
 {
-    /* Written so that NaN (inf - inf from absurd texture coordinates) clamps too: no
-     * conversion of a NaN to an integer. */
-    fx = fx > -65536.0 ? (fx < 1e9 ? fx : 1e9) : -65536.0;
-    fy = fy > -65536.0 ? (fy < 1e9 ? fy : 1e9) : -65536.0;
-    long ix = floor_long(fx), iy = floor_long(fy);
-    long x0 = ix >> 8, y0 = iy >> 8, x1 = x0 + 1, y1 = y0 + 1;
+    int64_t ix = x >> 8, iy = y >> 8; /* 1/256 texel, floored (arithmetic shifts) */
+    long x0 = (long)(ix >> 8), y0 = (long)(iy >> 8), x1 = x0 + 1, y1 = y0 + 1;
     uint32_t ax = (uint32_t)(ix & 255), ay = (uint32_t)(iy & 255);
-    long mx = (long)r->tw - 1, my = (long)r->th - 1;
-    x0 = x0 < 0 ? 0 : (x0 > mx ? mx : x0);
-    x1 = x1 < 0 ? 0 : (x1 > mx ? mx : x1);
-    y0 = y0 < 0 ? 0 : (y0 > my ? my : y0);
-    y1 = y1 < 0 ? 0 : (y1 > my ? my : y1);
-    /* Empty space is most of what misses the cache: a bilinear footprint whose blocks are all
-     * fully transparent samples as 0 without touching the texels. Mostly the four texels lie
-     * in one block, and one look is enough. */
-    if (r->clear && block_clear(r, x0, y0)) {
-        bool one_block = (x0 >> 2) == (x1 >> 2) && (y0 >> 2) == (y1 >> 2);
-        if (one_block || (block_clear(r, x1, y0) && block_clear(r, x0, y1) &&
-                          block_clear(r, x1, y1)))
-            return 0;
+    if (!inside) {
+        long mx = (long)r->tw - 1, my = (long)r->th - 1;
+        x0 = x0 < 0 ? 0 : (x0 > mx ? mx : x0);
+        x1 = x1 < 0 ? 0 : (x1 > mx ? mx : x1);
+        y0 = y0 < 0 ? 0 : (y0 > my ? my : y0);
+        y1 = y1 < 0 ? 0 : (y1 > my ? my : y1);
     }
+    /* Empty space is most of what misses the cache: a bilinear footprint that is all fully
+     * transparent samples as 0 without touching the texels. The marks answer for every
+     * footprint starting in a block (struct arm_atlas), so one look is enough. */
+    if (r->clear && block_clear(r, x0, y0))
+        return 0;
     const uint32_t *row0 = (const uint32_t *)(const void *)r->tex + (size_t)y0 * r->tw;
     const uint32_t *row1 = (const uint32_t *)(const void *)r->tex + (size_t)y1 * r->tw;
 #ifdef __SSE2__
     if (simd) {
-        uint32_t c = bilerp_sse2(row0, row1, x0, x1, ax, ay);
+        uint32_t c = bilerp_sse2(row0, row1, x0, inside ? x0 + 1 : x1, ax, ay);
         return r->tinted ? tint_sse2(c, r->tint) : c;
     }
 #else
@@ -277,6 +270,7 @@ struct tri {
     double u0, du_dx, du_dy, v0, dv_dx, dv_dy;
     /* The same in the atlas's 1/256 texels, less half a texel (texel centres). */
     double fx0, fx_dx, fx_dy, fy0, fy_dx, fy_dy;
+    int64_t dx, dy; /* fx_dx, fy_dx in 1/65536 texel (struct span_uv) */
 };
 
 static void setup_uv(struct tri *t, const double u[3], const double v[3], double area)
@@ -420,19 +414,49 @@ static void open_pixels(struct raster *r, int py, int a, int b)
     }
 }
 
-/* A pixel's texture position, in 1/256 texel with texel centres on multiples of 256, is
- * affine along the row: fx = fx_row + fx_dx * px. */
-struct row_uv {
-    double fx, fx_dx, fy, fy_dx;
+/* A span's texture positions in 1/65536 texel, texel centres on multiples of 65536: at
+ * pixel first, and what each pixel to the right adds. Stepping integers along the span is
+ * cheaper than a multiply-add, a clamp and a floor of doubles per pixel, and exact to 1/65536
+ * texel per pixel stepped. */
+struct span_uv {
+    int64_t x, y, dx, dy;
 };
+
+/* A position in 1/256 texel as 1/65536 texel. Clamped so that any span's positions stay far
+ * inside int64 (2^44 texels is off every atlas anyway); NaN, from absurd texture
+ * coordinates, clamps too. */
+static int64_t fixed_pos(double v)
+{
+    v *= 256.0;
+    v = v > -0x1p52 ? (v < 0x1p52 ? v : 0x1p52) : -0x1p52;
+    return (int64_t)floor(v);
+}
+
+/* The same for a step per pixel: at most 2^32 pixels a span of 2^16 pixels. */
+static int64_t fixed_step(double v)
+{
+    v *= 256.0;
+    v = v > -0x1p40 ? (v < 0x1p40 ? v : 0x1p40) : -0x1p40;
+    return (int64_t)llround(v);
+}
+
+/* Whether every pixel of a span of n pixels has its whole bilinear footprint inside the
+ * atlas. Positions are affine along the span, so the two ends bound them. */
+static bool span_inside(const struct raster *r, const struct span_uv *uv, int n)
+{
+    int64_t xe = uv->x + uv->dx * (n - 1), ye = uv->y + uv->dy * (n - 1);
+    int64_t mx = ((int64_t)r->tw - 1) << 16, my = ((int64_t)r->th - 1) << 16;
+    return uv->x >= 0 && xe >= 0 && uv->x < mx && xe < mx && uv->y >= 0 && ye >= 0 &&
+           uv->y < my && ye < my;
+}
 
 /* Shades one pixel whose covered samples are mask: skips samples already opaque (drawn
  * nearer), fetches the texture once, and blends it under each open sample. The sample count
  * is a constant at every call (see shade_run), so the loops unroll. */
-static inline __attribute__((always_inline)) void shade_pixel(struct raster *r,
-                                                              const struct row_uv *uv, uint32_t *s,
-                                                              int px, unsigned mask, uint32_t ns,
-                                                              bool simd)
+static inline __attribute__((always_inline)) void shade_pixel(struct raster *r, int64_t x,
+                                                              int64_t y, uint32_t *s,
+                                                              unsigned mask, uint32_t ns,
+                                                              bool inside, bool simd)
 {
 #ifdef __SSE2__
     if (simd && ns == 4) {
@@ -441,10 +465,13 @@ static inline __attribute__((always_inline)) void shade_pixel(struct raster *r,
         unsigned open = mask & ~(unsigned)_mm_movemask_ps(_mm_castsi128_ps(opaque));
         if (!open)
             return;
-        uint32_t src = sample_texture(r, uv->fx + uv->fx_dx * px, uv->fy + uv->fy_dx * px, true);
+        uint32_t src = sample_texture(r, x, y, inside, true);
         if (src == 0)
             return;
-        __m128i blended = under4_sse2(d, src);
+        /* Samples still clear (the common first layer) simply take the colour. */
+        __m128i blended = _mm_movemask_epi8(_mm_cmpeq_epi32(d, _mm_setzero_si128())) == 0xffff
+                              ? _mm_set1_epi32((int)src)
+                              : under4_sse2(d, src);
         if (open != 15) {
             __m128i sel = lanes_of(open);
             blended = _mm_or_si128(_mm_and_si128(sel, blended), _mm_andnot_si128(sel, d));
@@ -459,7 +486,7 @@ static inline __attribute__((always_inline)) void shade_pixel(struct raster *r,
             open |= 1u << i;
     if (!open)
         return; /* hidden behind opaque colour drawn earlier (nearer) */
-    uint32_t src = sample_texture(r, uv->fx + uv->fx_dx * px, uv->fy + uv->fy_dx * px, false);
+    uint32_t src = sample_texture(r, x, y, inside, false);
     if (src == 0)
         return;
     for (uint32_t i = 0; i < ns; i++)
@@ -472,29 +499,30 @@ static inline __attribute__((always_inline)) void shade_pixel(struct raster *r,
  * those misses overlap. */
 #define PREFETCH_AHEAD 8
 
-static inline void prefetch_texels(const struct raster *r, const struct row_uv *uv, int px)
+static inline void prefetch_texels(const struct raster *r, int64_t x, int64_t y)
 {
-    double fx = uv->fx + uv->fx_dx * px, fy = uv->fy + uv->fy_dx * px;
-    double mx = (double)(r->tw - 1) * 256.0, my = (double)(r->th - 1) * 256.0;
-    fx = fx > 0 ? (fx < mx ? fx : mx) : 0; /* also 0 for NaN */
-    fy = fy > 0 ? (fy < my ? fy : my) : 0;
-    size_t y = (size_t)fy >> 8;
-    const uint32_t *t = (const uint32_t *)(const void *)r->tex + y * r->tw + ((size_t)fx >> 8);
+    int64_t mx = (int64_t)r->tw - 1, my = (int64_t)r->th - 1;
+    x >>= 16;
+    y >>= 16;
+    x = x > 0 ? (x < mx ? x : mx) : 0;
+    y = y > 0 ? (y < my ? y : my) : 0;
+    const uint32_t *t = (const uint32_t *)(const void *)r->tex + (size_t)y * r->tw + (size_t)x;
     __builtin_prefetch(t);
-    if (y + 1 < r->th)
+    if (y < my)
         __builtin_prefetch(t + r->tw);
 }
 
-/* Pixels [a, b): those in [full0, full1) have every sample covered, the others are masked
- * sample by sample against the spans. */
+/* Pixels [a, b), texture positions from uv (at a): those in [full0, full1) have every sample
+ * covered, the others are masked sample by sample against the spans. */
 static inline __attribute__((always_inline)) void
-shade_run(struct raster *r, const struct row_uv *uv, int py, int a, int b, int full0, int full1,
-          const int *lo, const int *hi, uint32_t ns, bool simd)
+shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, int full1,
+          const int *lo, const int *hi, uint32_t ns, bool inside, bool simd)
 {
     uint32_t *row = r->samples + (size_t)py * r->w * ns;
     const unsigned all = (1u << ns) - 1;
-    for (int px = a; px < b; px++) {
-        prefetch_texels(r, uv, px + PREFETCH_AHEAD);
+    int64_t ahead_x = uv.dx * PREFETCH_AHEAD, ahead_y = uv.dy * PREFETCH_AHEAD;
+    for (int px = a; px < b; px++, uv.x += uv.dx, uv.y += uv.dy) {
+        prefetch_texels(r, uv.x + ahead_x, uv.y + ahead_y);
         unsigned mask = all;
         if (px < full0 || px >= full1) {
             mask = 0;
@@ -503,7 +531,7 @@ shade_run(struct raster *r, const struct row_uv *uv, int py, int a, int b, int f
             if (!mask)
                 continue;
         }
-        shade_pixel(r, uv, row + (size_t)px * ns, px, mask, ns, simd);
+        shade_pixel(r, uv.x, uv.y, row + (size_t)px * ns, mask, ns, inside, simd);
     }
 }
 
@@ -534,8 +562,12 @@ static inline __attribute__((always_inline)) void raster_row_n(struct raster *r,
     if (first >= last)
         return;
     open_pixels(r, py, first, last);
-    struct row_uv uv = {t->fx0 + t->fx_dy * py, t->fx_dx, t->fy0 + t->fy_dy * py, t->fy_dx};
-    shade_run(r, &uv, py, first, last, full0, full1, lo, hi, ns, simd);
+    struct span_uv uv = {fixed_pos(t->fx0 + t->fx_dy * py + t->fx_dx * first),
+                         fixed_pos(t->fy0 + t->fy_dy * py + t->fy_dx * first), t->dx, t->dy};
+    if (span_inside(r, &uv, last - first))
+        shade_run(r, uv, py, first, last, full0, full1, lo, hi, ns, true, simd);
+    else
+        shade_run(r, uv, py, first, last, full0, full1, lo, hi, ns, false, simd);
 }
 
 /* Rows [y0, y1) of the triangle, pixels [x0, x1); ns and simd are constants here. */
@@ -565,6 +597,8 @@ void raster_triangle(struct raster *r, const struct raster_vertex *a, const stru
     t.fy_dx = t.dv_dx * r->th * 256.0;
     t.fy_dy = t.dv_dy * r->th * 256.0;
     t.fy0 = t.v0 * r->th * 256.0 - 128.0;
+    t.dx = fixed_step(t.fx_dx);
+    t.dy = fixed_step(t.fy_dx);
     int bx0 = (int)(t.min_x / SUB) - 1, bx1 = (int)(t.max_x / SUB) + 2;
     int y0 = (int)(t.min_y / SUB) - 1, y1 = (int)(t.max_y / SUB) + 2;
     bx0 = bx0 < r->x0 ? r->x0 : bx0;
@@ -601,6 +635,17 @@ static void fill(uint8_t *o, size_t count, uint32_t px)
     }
 }
 
+/* Exact division by alpha without a divide: floor(n / a) = (n * ceil(2^32 / a)) >> 32 for
+ * every n < 2^16 and a < 2^8 (the rounding-up error is below a, so the product's excess stays
+ * under n * a / 2^32 < 1/a and never carries into the quotient). */
+#define RECIP(a) (((1ull << 32) + (a) - 1) / (a))
+#define RECIP4(a) RECIP(a), RECIP((a) + 1), RECIP((a) + 2), RECIP((a) + 3)
+#define RECIP16(a) RECIP4(a), RECIP4((a) + 4), RECIP4((a) + 8), RECIP4((a) + 12)
+#define RECIP64(a) RECIP16(a), RECIP16((a) + 16), RECIP16((a) + 32), RECIP16((a) + 48)
+static const uint64_t recip_alpha[256] = {0, RECIP(1), RECIP(2), RECIP(3), RECIP4(4),
+                                          RECIP4(8), RECIP4(12), RECIP16(16), RECIP16(32),
+                                          RECIP16(48), RECIP64(64), RECIP64(128), RECIP64(192)};
+
 uint32_t raster_unpremultiply(uint32_t px)
 {
     uint32_t a = px >> 24;
@@ -610,35 +655,36 @@ uint32_t raster_unpremultiply(uint32_t px)
         return 0;
     uint32_t out = a << 24;
     for (int sh = 0; sh < 24; sh += 8) {
-        uint32_t v = (((px >> sh) & 255) * 255u + a / 2) / a;
+        uint64_t n = ((px >> sh) & 255) * 255u + a / 2; /* < 2^16 */
+        uint32_t v = (uint32_t)((n * recip_alpha[a]) >> 32);
         out |= (v > 255 ? 255 : v) << sh;
     }
     return out;
 }
 
 #ifdef __SSE2__
-/* average() of four samples. */
-static inline uint32_t average4_sse2(const uint32_t *s)
+/* Four pixels' averages (average() of each pixel's four samples) packed in one register. */
+static inline __m128i average4x4_sse2(const uint32_t *s)
 {
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)s);
-    if (_mm_movemask_epi8(_mm_cmpeq_epi32(v, _mm_shuffle_epi32(v, 0))) == 0xffff)
-        return s[0];
-    const __m128i z = _mm_setzero_si128();
-    __m128i sum = _mm_add_epi16(_mm_unpacklo_epi8(v, z), _mm_unpackhi_epi8(v, z));
-    sum = _mm_add_epi16(sum, _mm_srli_si128(sum, 8));
-    sum = _mm_srli_epi16(_mm_add_epi16(sum, _mm_set1_epi16(2)), 2);
-    return (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(sum, z));
+    const __m128i z = _mm_setzero_si128(), two = _mm_set1_epi16(2);
+    __m128i sum[4];
+    for (int i = 0; i < 4; i++) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(s + 4 * i));
+        sum[i] = _mm_add_epi16(_mm_unpacklo_epi8(v, z), _mm_unpackhi_epi8(v, z));
+    }
+    /* Lanes 0-3 of each pair's low half plus its high half: one pixel's totals. */
+    __m128i p01 = _mm_add_epi16(_mm_unpacklo_epi64(sum[0], sum[1]),
+                                _mm_unpackhi_epi64(sum[0], sum[1]));
+    __m128i p23 = _mm_add_epi16(_mm_unpacklo_epi64(sum[2], sum[3]),
+                                _mm_unpackhi_epi64(sum[2], sum[3]));
+    p01 = _mm_srli_epi16(_mm_add_epi16(p01, two), 2);
+    p23 = _mm_srli_epi16(_mm_add_epi16(p23, two), 2);
+    return _mm_packus_epi16(p01, p23);
 }
 #endif
 
-static uint32_t average(const uint32_t *s, uint32_t ns, bool simd)
+static uint32_t average(const uint32_t *s, uint32_t ns)
 {
-#ifdef __SSE2__
-    if (simd && ns == 4)
-        return average4_sse2(s);
-#else
-    (void)simd;
-#endif
     bool same = true;
     for (uint32_t i = 1; i < ns; i++)
         same &= s[i] == s[0];
@@ -652,6 +698,43 @@ static uint32_t average(const uint32_t *s, uint32_t ns, bool simd)
         px |= ((sum + ns / 2) / ns) << sh;
     }
     return px;
+}
+
+/* One resolved pixel: over the background, and unpremultiplied if straight. */
+static inline uint32_t finish(uint32_t px, uint32_t bg_under, bool straight)
+{
+    if ((px >> 24) == 255)
+        return px;
+    if (bg_under)
+        px = under(px, bg_under);
+    return straight ? raster_unpremultiply(px) : px;
+}
+
+/* Pixels [lo, hi) of row y: the samples' averages, finished. */
+static void resolve_span(const struct raster *r, uint8_t *row, uint32_t y, int lo, int hi,
+                         bool straight)
+{
+    const uint32_t *s = r->samples + ((size_t)y * r->w + (size_t)lo) * r->ns;
+    int x = lo;
+#ifdef __SSE2__
+    if (r->simd && r->ns == 4) {
+        const __m128i alpha = _mm_set1_epi32((int)0xff000000u);
+        for (; x + 4 <= hi; x += 4, s += 16) {
+            __m128i px = average4x4_sse2(s);
+            /* Four opaque pixels (the bulk of a picture's inside) need nothing more. */
+            if (_mm_movemask_epi8(_mm_cmpeq_epi32(_mm_and_si128(px, alpha), alpha)) != 0xffff) {
+                uint32_t v[4];
+                _mm_storeu_si128((__m128i *)(void *)v, px);
+                for (int i = 0; i < 4; i++)
+                    v[i] = finish(v[i], r->background, straight);
+                px = _mm_loadu_si128((const __m128i *)(const void *)v);
+            }
+            _mm_storeu_si128((__m128i *)(void *)(row + (size_t)x * 4), px);
+        }
+    }
+#endif
+    for (; x < hi; x++, s += r->ns)
+        store(row + (size_t)x * 4, finish(average(s, r->ns), r->background, straight));
 }
 
 void raster_resolve(const struct raster *r, uint8_t *out, bool straight)
@@ -668,13 +751,6 @@ void raster_resolve(const struct raster *r, uint8_t *out, bool straight)
             lo = hi = 0;
         fill(row, (size_t)lo, bg);
         fill(row + (size_t)hi * 4, r->w - (size_t)hi, bg);
-        const uint32_t *s = r->samples + ((size_t)y * r->w + (size_t)lo) * r->ns;
-        for (int x = lo; x < hi; x++, s += r->ns) {
-            uint32_t px = average(s, r->ns, r->simd);
-            if (r->background && (px >> 24) != 255)
-                px = under(px, r->background);
-            store(row + (size_t)x * 4,
-                  straight && (px >> 24) != 255 ? raster_unpremultiply(px) : px);
-        }
+        resolve_span(r, row, y, lo, hi, straight);
     }
 }

@@ -358,7 +358,7 @@ END_TEST
 /* An atlas of every kind of pixel (transparent, opaque, translucent) in runs that straddle
  * the loader's groups of four, on a width that is no multiple of 4: every pixel is
  * premultiplied as c' = (c * a + 127) / 255, and a 4x4 block is marked clear exactly when all
- * its pixels have alpha 0. */
+ * the pixels of it and of its right, lower and lower-right neighbours have alpha 0. */
 START_TEST(atlas_premultiply_and_clear_blocks)
 {
     enum { W = 27, H = 13 };
@@ -373,7 +373,7 @@ START_TEST(atlas_premultiply_and_clear_blocks)
             p[2] = (uint8_t)(v * 7);
             p[3] = kind == 0 ? 0 : kind == 1 ? 255 : (uint8_t)(1 + v % 254);
         }
-    for (uint32_t y = 4; y < 8; y++) /* one whole block row empty but for one pixel */
+    for (uint32_t y = 4; y < 12; y++) /* two whole block rows empty but for one pixel */
         for (uint32_t x = 0; x < W; x++)
             px[((size_t)y * W + x) * 4 + 3] = x == 21 && y == 6 ? 9 : 0;
     void *png, *skf;
@@ -395,19 +395,24 @@ START_TEST(atlas_premultiply_and_clear_blocks)
                           c, at->rgba[i * 4 + c], want);
         }
     }
+    /* A block is marked when it and its right, lower and lower-right neighbours (those in
+     * the atlas: 8x8 texels at most) are all transparent. */
     unsigned clear_blocks = 0;
     for (uint32_t by = 0; by < (H + 3) / 4; by++)
         for (uint32_t bx = 0; bx < (W + 3) / 4; bx++) {
             bool empty = true;
-            for (uint32_t y = by * 4; y < by * 4 + 4 && y < H; y++)
-                for (uint32_t x = bx * 4; x < bx * 4 + 4 && x < W; x++)
+            for (uint32_t y = by * 4; y < by * 4 + 8 && y < H; y++)
+                for (uint32_t x = bx * 4; x < bx * 4 + 8 && x < W; x++)
                     empty &= px[((size_t)y * W + x) * 4 + 3] == 0;
             bool marked = at->clear[by * at->clear_stride + bx / 8] >> (bx % 8) & 1;
             ck_assert_msg(marked == empty, "block %u,%u marked %d, empty %d", bx, by, marked,
                           empty);
             clear_blocks += empty;
         }
-    ck_assert_uint_ge(clear_blocks, 6); /* the empty row of blocks, but the one at x = 21 */
+    /* The upper empty row of blocks but the two that reach the pixel at x = 21 (the last
+     * block, at the atlas's right edge, among them), and the last block above it, whose
+     * pixels are a kind-0 column; the lower empty row reaches row 12. */
+    ck_assert_uint_eq(clear_blocks, 6);
     armature_free(arm);
     free(png);
     free(skf);

@@ -1027,6 +1027,24 @@ START_TEST(unpremultiply_arithmetic)
 }
 END_TEST
 
+START_TEST(unpremultiply_every_value)
+{
+    /* The divide-free quotient against the plain rounding division, for every alpha and
+     * every channel value (channels above alpha included: they clamp to 255). */
+    for (uint32_t a = 1; a < 255; a++)
+        for (uint32_t v = 0; v < 256; v++) {
+            uint32_t px = a << 24 | v << 16 | (255 - v) << 8 | v / 2;
+            uint32_t got = raster_unpremultiply(px), want = a << 24;
+            const uint32_t ch[3] = {v / 2, 255 - v, v};
+            for (int c = 0; c < 3; c++) {
+                uint32_t q = (ch[c] * 255 + a / 2) / a;
+                want |= (q > 255 ? 255 : q) << (8 * c);
+            }
+            ck_assert_msg(got == want, "alpha %u value %u: %08x, want %08x", a, v, got, want);
+        }
+}
+END_TEST
+
 /* ====================================================================================== */
 /* Determinism and PNG                                                                     */
 
@@ -2484,6 +2502,7 @@ static Suite *render_suite(void)
     tcase_add_test(tc, two_half_layers);
     tcase_add_test(tc, background_alpha_shows_through);
     tcase_add_test(tc, unpremultiply_arithmetic);
+    tcase_add_test(tc, unpremultiply_every_value);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("determinism and png");
