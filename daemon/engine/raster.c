@@ -90,6 +90,11 @@ void raster_set_texture(struct raster *r, const uint8_t *rgba, uint32_t w, uint3
     for (int k = 0; k < 4; k++) /* animated tints can leave 0..1; keep the products in range */
         r->tint[k] = tint[k] > 0 ? (tint[k] < 255 ? tint[k] : 255) : 0;
     r->tinted = r->tint[0] != 1.0f || r->tint[1] != 1.0f || r->tint[2] != 1.0f || r->tint[3] != 1.0f;
+    r->tint_fixed = true;
+    for (int k = 0; k < 4; k++) {
+        r->tint_fixed &= r->tint[k] <= 1.0f;
+        r->tint256[k] = (uint16_t)lroundf(r->tint[k] < 1.0f ? r->tint[k] * 256.0f : 256.0f);
+    }
 }
 
 /* Bilinear, clamp-to-edge, texel centres at (i + 0.5) / size, with 8-bit weights (as GPU
@@ -140,6 +145,17 @@ static inline uint32_t bilerp_sse2(const uint32_t *row0, const uint32_t *row1, l
     return (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(tb, z));
 }
 
+/* c's channels times tint256 / 256, rounded as the portable loop does (no clamp needed: the
+ * multipliers are at most 256). */
+static inline uint32_t tint_fixed_sse2(uint32_t c, const uint16_t tint256[4])
+{
+    const __m128i z = _mm_setzero_si128();
+    __m128i v = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)c), z);
+    v = _mm_mullo_epi16(v, _mm_loadl_epi64((const __m128i *)(const void *)tint256));
+    v = _mm_srli_epi16(_mm_add_epi16(v, _mm_set1_epi16(128)), 8);
+    return (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(v, z));
+}
+
 /* c's channels times the tint, rounded and clamped as the portable loop does. */
 static inline uint32_t tint_sse2(uint32_t c, const float tint[4])
 {
@@ -178,7 +194,9 @@ sample_texture(const struct raster *r, int64_t x, int64_t y, bool inside, bool s
 #ifdef __SSE2__
     if (simd) {
         uint32_t c = bilerp_sse2(row0, row1, x0, inside ? x0 + 1 : x1, ax, ay);
-        return r->tinted ? tint_sse2(c, r->tint) : c;
+        if (!r->tinted)
+            return c;
+        return r->tint_fixed ? tint_fixed_sse2(c, r->tint256) : tint_sse2(c, r->tint);
     }
 #else
     (void)simd;
@@ -188,6 +206,11 @@ sample_texture(const struct raster *r, int64_t x, int64_t y, bool inside, bool s
     if (!r->tinted)
         return c;
     uint32_t out = 0;
+    if (r->tint_fixed) {
+        for (int k = 0; k < 4; k++)
+            out |= ((((c >> (8 * k)) & 255) * r->tint256[k] + 128) >> 8) << (8 * k);
+        return out;
+    }
     for (int k = 0; k < 4; k++) {
         uint32_t v8 = (uint32_t)(((c >> (8 * k)) & 255) * r->tint[k] + 0.5f);
         out |= (v8 > 255 ? 255 : v8) << (8 * k);
@@ -494,45 +517,36 @@ static inline __attribute__((always_inline)) void shade_pixel(struct raster *r, 
             s[i] = under(s[i], src);
 }
 
-/* The atlas is large (16 MiB for 2048 x 2048) and a rotated or shrunk bone walks it across
- * rows, so most texel fetches miss the cache; asking for the texels a few pixels ahead lets
- * those misses overlap. */
-#define PREFETCH_AHEAD 8
-
-static inline void prefetch_texels(const struct raster *r, int64_t x, int64_t y)
+/* Pixels [a, b) whose samples are covered only in part: each one's mask from the samples'
+ * spans [lo, hi). uv is at pixel a. */
+static inline __attribute__((always_inline)) void
+shade_partial(struct raster *r, struct span_uv uv, uint32_t *row, int a, int b, const int *lo,
+              const int *hi, uint32_t ns, bool inside, bool simd)
 {
-    int64_t mx = (int64_t)r->tw - 1, my = (int64_t)r->th - 1;
-    x >>= 16;
-    y >>= 16;
-    x = x > 0 ? (x < mx ? x : mx) : 0;
-    y = y > 0 ? (y < my ? y : my) : 0;
-    const uint32_t *t = (const uint32_t *)(const void *)r->tex + (size_t)y * r->tw + (size_t)x;
-    __builtin_prefetch(t);
-    if (y < my)
-        __builtin_prefetch(t + r->tw);
+    for (int px = a; px < b; px++, uv.x += uv.dx, uv.y += uv.dy) {
+        unsigned mask = 0;
+        for (uint32_t s = 0; s < ns; s++)
+            mask |= (unsigned)(px >= lo[s] && px < hi[s]) << s;
+        if (mask)
+            shade_pixel(r, uv.x, uv.y, row + (size_t)px * ns, mask, ns, inside, simd);
+    }
 }
 
 /* Pixels [a, b), texture positions from uv (at a): those in [full0, full1) have every sample
- * covered, the others are masked sample by sample against the spans. */
+ * covered and run without a coverage test, the others are masked sample by sample. */
 static inline __attribute__((always_inline)) void
 shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, int full1,
           const int *lo, const int *hi, uint32_t ns, bool inside, bool simd)
 {
     uint32_t *row = r->samples + (size_t)py * r->w * ns;
-    const unsigned all = (1u << ns) - 1;
-    int64_t ahead_x = uv.dx * PREFETCH_AHEAD, ahead_y = uv.dy * PREFETCH_AHEAD;
-    for (int px = a; px < b; px++, uv.x += uv.dx, uv.y += uv.dy) {
-        prefetch_texels(r, uv.x + ahead_x, uv.y + ahead_y);
-        unsigned mask = all;
-        if (px < full0 || px >= full1) {
-            mask = 0;
-            for (uint32_t s = 0; s < ns; s++)
-                mask |= (unsigned)(px >= lo[s] && px < hi[s]) << s;
-            if (!mask)
-                continue;
-        }
-        shade_pixel(r, uv.x, uv.y, row + (size_t)px * ns, mask, ns, inside, simd);
-    }
+    int f0 = full0 < a ? a : (full0 > b ? b : full0);
+    int f1 = full1 < f0 ? f0 : (full1 > b ? b : full1);
+    shade_partial(r, uv, row, a, f0, lo, hi, ns, inside, simd);
+    uv.x += uv.dx * (f0 - a);
+    uv.y += uv.dy * (f0 - a);
+    for (int px = f0; px < f1; px++, uv.x += uv.dx, uv.y += uv.dy)
+        shade_pixel(r, uv.x, uv.y, row + (size_t)px * ns, (1u << ns) - 1, ns, inside, simd);
+    shade_partial(r, uv, row, f1, b, lo, hi, ns, inside, simd);
 }
 
 /* Row py within [x0, x1): each sample's covered span from its three bounds, then the run. */

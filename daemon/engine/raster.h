@@ -21,7 +21,9 @@ struct raster {
     const uint8_t *clear; /* the atlas's empty 4x4 blocks (struct arm_atlas), or NULL */
     uint32_t clear_stride;
     float tint[4];
+    uint16_t tint256[4]; /* tint * 256, rounded, when tint_fixed */
     bool tinted;
+    bool tint_fixed; /* every tint in [0, 1]: integer multiplies (the usual case) */
     bool simd; /* SSE2 paths (raster_use_simd), fixed when the picture begins */
 };
 
