@@ -129,9 +129,15 @@ static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, st
     if (raw / (row + 1) != h || need < raw || byte_buf_reserve(scratch, need) ||
         byte_buf_reserve(out, 8 + 25 + 12 + bound + 12))
         return ENG_ENOMEM;
+    /* The scanlines' checksum row by row as they are copied, while each is in cache
+     * (vectorised by libdeflate: zlib's took 60% of the encoding time). */
+    uint32_t adler = 1;
     for (uint32_t y = 0; y < h; y++) {
-        scratch->data[y * (row + 1)] = 0; /* filter: none */
-        memcpy(scratch->data + y * (row + 1) + 1, rgba + y * row, row);
+        uint8_t *line = scratch->data + y * (row + 1);
+        line[0] = 0; /* filter: none */
+        memcpy(line + 1, rgba + y * row, row);
+        if (!fast) /* deflate_fast sums as it goes */
+            adler = libdeflate_adler32(adler, line, row + 1);
     }
     memcpy(out->data + out->len, sig, 8);
     size_t at = out->len + 8;
@@ -143,7 +149,7 @@ static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, st
     at = out->len;
     uint8_t *z = out->data + at + 8;
     size_t zlen = fast ? deflate_fast(scratch->data, raw, z)
-                       : deflate_dyn(scratch->data, raw, row + 1,
+                       : deflate_dyn(scratch->data, raw, row + 1, adler,
                                      (uint16_t *)(void *)(scratch->data + tokens_at), z);
     close_chunk(out, at, "IDAT", zlen);
     close_chunk(out, out->len, "IEND", 0);
