@@ -114,6 +114,7 @@ static void progress(long done, long total)
 static int encode_and_write(struct render_run *j, const char *path, const struct image *img)
 {
     j->buf.len = 0;
+    j->png.live = img->live; /* a rendered frame's empty space; NULL for a sheet */
     if (png_encode(img->rgba, img->width, img->height, &j->png, &j->buf, &j->scratch)) {
         fprintf(stderr, "skeld render: PNG encoding failed\n");
         return 1;

@@ -431,8 +431,8 @@ static int append_u32(struct byte_buf *b, uint32_t v)
 }
 
 /* Appends one picture record (frame, size, PNG or raw bytes) to out. */
-static int put_picture(struct work *r, struct worker *w, const uint8_t *rgba, uint32_t width,
-                       uint32_t height, uint32_t frame, struct byte_buf *out)
+static int put_picture(struct work *r, struct worker *w, const uint8_t *rgba, const int32_t *live,
+                       uint32_t width, uint32_t height, uint32_t frame, struct byte_buf *out)
 {
     if (append_u32(out, frame) || append_u32(out, width) || append_u32(out, height))
         return -1;
@@ -445,6 +445,7 @@ static int put_picture(struct work *r, struct worker *w, const uint8_t *rgba, ui
         return -1;
     struct png_opts po;
     png_opts_for_level(&po, r->picture.png_level);
+    po.live = live;
     if (png_encode(rgba, width, height, &po, out, &w->png_scratch))
         return -1;
     skp_put_u32(out->data + at, (uint32_t)(out->len - at - 4));
@@ -473,7 +474,8 @@ static int emit_frame(void *ctx, const struct pose *p, uint32_t frame, uint32_t 
         return 0;
     }
     out->count++;
-    return put_picture(out->r, out->w, out->w->image.rgba, o->width, o->height, frame, &out->buf);
+    return put_picture(out->r, out->w, out->w->image.rgba, out->w->image.live, o->width,
+                       o->height, frame, &out->buf);
 }
 
 /* The sheet as the one picture of the reply, then its JSON (sheet.h). */
@@ -481,7 +483,7 @@ static int put_sheet(struct work *r, struct worker *w, struct render_out *out,
                      const struct bounds *b)
 {
     struct sheet *s = &out->sheet;
-    if (put_picture(r, w, s->rgba, s->width, s->height, s->first, &out->buf))
+    if (put_picture(r, w, s->rgba, NULL, s->width, s->height, s->first, &out->buf))
         return -1;
     out->count = 1;
     size_t len = sheet_json(NULL, 0, s, &r->picture.opts, b);

@@ -75,10 +75,11 @@ static const char *const enc_name[ENC_N] = {"skeld default", "skeld fast", "zlib
 static size_t encode_once(enum encoder e, const struct image *img, struct byte_buf *png,
                           struct byte_buf *scratch, struct libdeflate_compressor *c)
 {
-    static const struct png_opts opts[4] = {{PNG_LEVEL_DEFAULT, PNG_FILTER_CHOICE_NONE},
-                                            {PNG_LEVEL_FAST, PNG_FILTER_CHOICE_NONE},
-                                            {1, PNG_FILTER_CHOICE_SUB},
-                                            {1, PNG_FILTER_CHOICE_NONE}};
+    /* The default as the daemon runs it: with the renderer's spans of what it drew. */
+    const struct png_opts opts[4] = {{.level = PNG_LEVEL_DEFAULT, .live = img->live},
+                                     {.level = PNG_LEVEL_FAST},
+                                     {.level = 1, .filter = PNG_FILTER_CHOICE_SUB},
+                                     {.level = 1, .filter = PNG_FILTER_CHOICE_NONE}};
     if (e >= ENC_LD1_NONE)
         return libdeflate_png(c, img, e == ENC_LD1_UP, scratch, png);
     png->len = 0;
@@ -157,7 +158,8 @@ static int bench_file(const char *path, int renders, uint32_t w, uint32_t h, boo
             render(arm, p, &opts, &img);
             t_raster += bench_now_us() - t1;
             png.len = 0;
-            png_encode(img.rgba, img.width, img.height, NULL, &png, &scratch);
+            struct png_opts po = {.level = PNG_LEVEL_DEFAULT, .live = img.live};
+            png_encode(img.rgba, img.width, img.height, &po, &png, &scratch);
         }
         raster[b] = t_raster / BATCH / 1000.0;
         encode[b] = ((bench_now_us() - t0) - t_raster) / BATCH / 1000.0;

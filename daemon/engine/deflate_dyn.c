@@ -72,7 +72,7 @@ size_t deflate_dyn_bound(size_t n)
 /* How far in[i..] repeats in[i - d..], at most max bytes (0 if under 3). Most of a picture
  * is long repeats (empty space), so the bytes are compared 32 at a time where SSE2 is (every
  * x86-64), else 8, and the first difference found from the mask of equal bytes. */
-static size_t repeat_len(const uint8_t *in, size_t i, size_t max, size_t d)
+static size_t repeat_run(const uint8_t *in, size_t i, size_t max, size_t d)
 {
     size_t l = 0;
     if (max >= 8) { /* most repeats in detailed areas are short: one 8-byte look first */
@@ -81,8 +81,7 @@ static size_t repeat_len(const uint8_t *in, size_t i, size_t max, size_t d)
         memcpy(&b, in + i - d, 8);
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
         if (a != b) {
-            l = (size_t)__builtin_ctzll(a ^ b) >> 3;
-            return l >= 3 ? l : 0;
+            return (size_t)__builtin_ctzll(a ^ b) >> 3;
         }
         l = 8;
 #endif
@@ -96,8 +95,7 @@ static size_t repeat_len(const uint8_t *in, size_t i, size_t max, size_t d)
                                     _mm_loadu_si128((const __m128i *)(const void *)(q + l + 16)));
         uint32_t same = (uint32_t)_mm_movemask_epi8(e0) | (uint32_t)_mm_movemask_epi8(e1) << 16;
         if (same != 0xffffffffu) {
-            l += (size_t)__builtin_ctz(~same);
-            return l >= 3 ? l : 0;
+            return l + (size_t)__builtin_ctz(~same);
         }
     }
 #endif
@@ -110,8 +108,52 @@ static size_t repeat_len(const uint8_t *in, size_t i, size_t max, size_t d)
     }
     while (l < max && in[i + l] == in[i + l - d])
         l++;
+    return l;
+}
+
+static size_t repeat_len(const uint8_t *in, size_t i, size_t max, size_t d)
+{
+    size_t l = repeat_run(in, i, max, d);
     return l >= 3 ? l : 0;
 }
+
+/* Where the run of zero bytes that i is in ends, from the live spans (deflate_dyn's): i
+ * itself if i is in a row's live bytes. A run right of a row's live bytes goes on through
+ * the next row's filter byte and its bytes left of its live ones, and through whole empty
+ * rows. */
+static size_t zero_run_end(const int32_t *live, size_t stride, size_t n, size_t i)
+{
+    size_t y = i / stride, o = i - y * stride;
+    size_t lo = 1 + 4 * (size_t)live[2 * y], hi = 1 + 4 * (size_t)live[2 * y + 1];
+    if (lo < hi && o >= lo && o < hi)
+        return i;
+    if (lo < hi && o < lo)
+        return y * stride + lo;
+    size_t end = (y + 1) * stride;
+    for (y++; end < n; y++, end += stride) {
+        lo = 1 + 4 * (size_t)live[2 * y];
+        if (live[2 * y] < live[2 * y + 1])
+            return end + lo;
+    }
+    return n;
+}
+
+/* repeat_len at distance 4, passing over known empty space without reading it: where the
+ * four bytes before i are zero and i is in a run of zeros, the repeat reaches at least the
+ * run's end (the same length a byte-by-byte look finds). */
+static size_t repeat4_len(const uint8_t *in, size_t i, size_t n, const int32_t *live,
+                          size_t stride)
+{
+    size_t from = i;
+    uint32_t before;
+    memcpy(&before, in + i - 4, 4);
+    if (live && before == 0)
+        from = zero_run_end(live, stride, n, i);
+    size_t l = from - i + repeat_run(in, from, n - from, 4);
+    return l >= 3 ? l : 0;
+}
+
+
 
 struct freqs {
     uint32_t lit[LITLEN_SYMS];
@@ -150,8 +192,8 @@ static unsigned literal_run(const uint8_t *in, size_t i, size_t stride)
 
 /* Greedy: at each byte the longer of the two repeats, else a literal. A repeat of the
  * previous pixel is followed as far as it goes. */
-static size_t tokenize(const uint8_t *in, size_t n, size_t stride, uint16_t *tok, struct freqs *f,
-                       unsigned d4, unsigned dup)
+static size_t tokenize(const uint8_t *in, size_t n, size_t stride, const int32_t *live,
+                       uint16_t *tok, struct freqs *f, unsigned d4, unsigned dup)
 {
     size_t t = 0;
     for (size_t i = 0; i < n;) {
@@ -169,7 +211,8 @@ static size_t tokenize(const uint8_t *in, size_t n, size_t stride, uint16_t *tok
                 continue;
         }
 #endif
-        size_t l4 = i >= 4 && in[i] == in[i - 4] ? repeat_len(in, i, n - i, 4) : 0, lu = 0;
+        size_t l4 = i >= 4 && in[i] == in[i - 4] ? repeat4_len(in, i, n, live, stride) : 0,
+               lu = 0;
         if (l4 > MAX_MATCH) {
             t = long_repeat(tok, t, l4, f, d4);
             i += l4;
@@ -450,14 +493,15 @@ static uint8_t *put_stored(uint8_t *out, const uint8_t *in, size_t n)
     return out;
 }
 
-size_t deflate_dyn(const uint8_t *in, size_t n, size_t stride, uint32_t adler, uint16_t *tokens,
-                   uint8_t *out)
+size_t deflate_dyn(const uint8_t *in, size_t n, size_t stride, const int32_t *live, uint32_t adler,
+                   uint16_t *tokens, uint8_t *out)
 {
-    if (stride > MAX_DIST)
-        stride = 0;
+    if (stride > MAX_DIST || !stride)
+        stride = 0, live = NULL;
     struct freqs f;
     memset(&f, 0, sizeof f);
-    size_t count = tokenize(in, n, stride, tokens, &f, dist_code(4), stride ? dist_code(stride) : 0);
+    size_t count = tokenize(in, n, stride, live, tokens, &f, dist_code(4),
+                            stride ? dist_code(stride) : 0);
     struct block bk;
     plan_block(&bk, &f);
     uint8_t *start = out;

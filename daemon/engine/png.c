@@ -19,6 +19,7 @@ void png_opts_default(struct png_opts *o)
 {
     o->level = PNG_LEVEL_DEFAULT;
     o->filter = PNG_FILTER_CHOICE_NONE;
+    o->live = NULL;
 }
 
 void png_opts_for_level(struct png_opts *o, int level)
@@ -118,11 +119,42 @@ static void close_chunk(struct byte_buf *b, size_t start, const char type[4], si
 
 /* skeld's own encoders: unfiltered scanlines (the matches at distance 4 and one row up do
  * what the Sub and Up filters would) through deflate_dyn(), or deflate_fast() if fast. */
-static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, struct byte_buf *out,
-                      struct byte_buf *scratch)
+/* The Adler-32 after len more zero bytes: the sum a stays, b grows by a for each. */
+static uint32_t adler_zeros(uint32_t adler, size_t len)
+{
+    uint64_t a = adler & 0xffff, b = adler >> 16;
+    return (uint32_t)((b + (uint64_t)(len % 65521) * a) % 65521) << 16 | (uint32_t)a;
+}
+
+/* Scanline y into line (filter byte, then the row), returning the Adler-32 so far: with
+ * live spans, the empty parts are zeroed and summed without being read. */
+static uint32_t put_scanline(uint8_t *line, const uint8_t *px, size_t row, const int32_t *live,
+                             uint32_t y, uint32_t adler)
+{
+    line[0] = 0; /* filter: none */
+    if (!live) {
+        memcpy(line + 1, px, row);
+        return libdeflate_adler32(adler, line, row + 1);
+    }
+    size_t lo = (size_t)live[2 * y] * 4, hi = (size_t)live[2 * y + 1] * 4;
+    if (lo >= hi)
+        lo = hi = row;
+    memset(line + 1, 0, lo);
+    memcpy(line + 1 + lo, px + lo, hi - lo);
+    memset(line + 1 + hi, 0, row - hi);
+    adler = adler_zeros(adler, 1 + lo);
+    adler = libdeflate_adler32(adler, line + 1 + lo, hi - lo);
+    return adler_zeros(adler, row - hi);
+}
+
+static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, const int32_t *live,
+                      struct byte_buf *out, struct byte_buf *scratch)
 {
     static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     size_t row = (size_t)w * 4, raw = (row + 1) * h;
+    for (uint32_t y = 0; live && y < h; y++) /* spans that do not fit: read everything */
+        if (live[2 * y] < 0 || live[2 * y] > live[2 * y + 1] || live[2 * y + 1] > (int64_t)w)
+            live = NULL;
     size_t tokens_at = (raw + 7) & ~(size_t)7, need = fast ? raw : tokens_at + raw * 2;
     size_t bound = fast ? deflate_fast_bound(raw) : deflate_dyn_bound(raw);
     scratch->len = 0;
@@ -134,10 +166,12 @@ static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, st
     uint32_t adler = 1;
     for (uint32_t y = 0; y < h; y++) {
         uint8_t *line = scratch->data + y * (row + 1);
-        line[0] = 0; /* filter: none */
-        memcpy(line + 1, rgba + y * row, row);
-        if (!fast) /* deflate_fast sums as it goes */
-            adler = libdeflate_adler32(adler, line, row + 1);
+        if (fast) { /* deflate_fast sums as it goes */
+            line[0] = 0;
+            memcpy(line + 1, rgba + y * row, row);
+        } else {
+            adler = put_scanline(line, rgba + y * row, row, live, y, adler);
+        }
     }
     memcpy(out->data + out->len, sig, 8);
     size_t at = out->len + 8;
@@ -149,7 +183,7 @@ static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, st
     at = out->len;
     uint8_t *z = out->data + at + 8;
     size_t zlen = fast ? deflate_fast(scratch->data, raw, z)
-                       : deflate_dyn(scratch->data, raw, row + 1, adler,
+                       : deflate_dyn(scratch->data, raw, row + 1, live, adler,
                                      (uint16_t *)(void *)(scratch->data + tokens_at), z);
     close_chunk(out, at, "IDAT", zlen);
     close_chunk(out, out->len, "IEND", 0);
@@ -168,7 +202,8 @@ int png_encode(const uint8_t *rgba, uint32_t w, uint32_t h, const struct png_opt
         return ENG_EINVAL;
     if (o.level < 0) {
         struct byte_buf own = {0};
-        int rc = encode_own(rgba, w, h, o.level == PNG_LEVEL_FAST, out, scratch ? scratch : &own);
+        int rc = encode_own(rgba, w, h, o.level == PNG_LEVEL_FAST, o.live, out,
+                            scratch ? scratch : &own);
         free(own.data);
         return rc;
     }

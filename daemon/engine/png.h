@@ -21,6 +21,11 @@ enum png_filter_choice {
 struct png_opts {
     int level; /* PNG_LEVEL_DEFAULT, PNG_LEVEL_FAST, or a zlib level 0..9 through libpng */
     enum png_filter_choice filter; /* row filter for the zlib levels; default NONE */
+    /* Optional (NULL: unknown): per row y, pixels [live[2y], live[2y+1]) outside which every
+     * pixel is all zero bytes (transparent), as the renderer knows from what it drew
+     * (image.live). The default encoder then passes over that empty space without reading
+     * it; the PNG is the same picture either way. */
+    const int32_t *live;
 };
 
 /* A growable byte buffer; free with free(buf->data). */

@@ -756,13 +756,15 @@ void raster_resolve(const struct raster *r, uint8_t *out, bool straight)
     uint32_t bg = straight ? raster_unpremultiply(r->background) : r->background;
     for (uint32_t y = 0; y < r->h; y++) {
         uint8_t *row = out + (size_t)y * r->w * 4;
+        int32_t *span = r->spans + 2 * (size_t)y;
         if ((int)y < r->y0 || (int)y >= r->y1 || r->x0 >= r->x1) {
             fill(row, r->w, bg);
+            span[0] = span[1] = 0;
             continue;
         }
-        int lo = r->spans[2 * (size_t)y], hi = r->spans[2 * (size_t)y + 1];
+        int lo = span[0], hi = span[1];
         if (lo >= hi)
-            lo = hi = 0;
+            lo = hi = span[0] = span[1] = 0;
         fill(row, (size_t)lo, bg);
         fill(row + (size_t)hi * 4, r->w - (size_t)hi, bg);
         resolve_span(r, row, y, lo, hi, straight);

@@ -47,7 +47,8 @@ void raster_triangle(struct raster *r, const struct raster_vertex *a, const stru
                      const struct raster_vertex *c);
 
 /* Averages each pixel's samples over the background into out (RGBA8, w*h*4), premultiplied
- * or, if straight, unpremultiplied. */
+ * or, if straight, unpremultiplied. Leaves every row's span (all h of them) saying which
+ * pixels [lo, hi) may differ from the background (lo = hi = 0: none). */
 void raster_resolve(const struct raster *r, uint8_t *out, bool straight);
 
 /* Premultiplied packed RGBA -> straight (alpha 0 becomes all zero). */

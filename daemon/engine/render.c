@@ -393,6 +393,9 @@ int render(const struct armature *arm, const struct pose *p, const struct render
             draw_quad(&r, arm, opts, b, o, t);
     }
     raster_resolve(&r, img->rgba, opts->straight_alpha);
+    /* Resolving set every row's span, and outside them is the background: all zero bytes
+     * when it is transparent, premultiplied or not. */
+    img->live = r.background == 0 ? img->spans : NULL;
     return 0;
 }
 

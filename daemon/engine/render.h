@@ -33,6 +33,9 @@ struct image {
     /* scratch, owned */
     uint32_t *samples; /* per-sample premultiplied colour, width*height*samples */
     int32_t *spans;    /* per row, the pixels drawn so far: 2*height */
+    /* After render(): spans if every pixel outside them is transparent black (the
+     * background is), else NULL; for png_opts.live. */
+    const int32_t *live;
     size_t sample_cap, rgba_cap, span_cap;
     uint32_t *order; /* bone draw order */
     uint64_t *keys;  /* sort keys for it */

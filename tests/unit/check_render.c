@@ -1312,7 +1312,7 @@ static void roundtrip(const uint8_t *px, uint32_t w, uint32_t h, const struct pn
  * (Fibonacci) that a plain Huffman tree is deeper than deflate's 15 bits. */
 START_TEST(png_default_encoder_edges)
 {
-    struct png_opts po = {PNG_LEVEL_DEFAULT, PNG_FILTER_CHOICE_NONE};
+    struct png_opts po = {.level = PNG_LEVEL_DEFAULT};
     struct byte_buf out = {0}, scratch = {0};
 
     uint32_t ww = 9000, wh = 3; /* stride 36001 > 32768 */
@@ -1342,6 +1342,76 @@ START_TEST(png_default_encoder_edges)
     free(skew);
     free(out.data);
     free(scratch.data);
+}
+END_TEST
+
+/* The default encoder told where the empty space is (png_opts.live) makes the same bytes as
+ * when it reads everything: renders (transparent background, straight and premultiplied,
+ * with image.live from render()), and a made-up picture whose spans have empty rows, spans
+ * touching both edges, zeros inside spans and colour right before the empty space. Spans
+ * that do not fit the picture are ignored, not trusted. */
+static void same_with_live(const uint8_t *px, uint32_t w, uint32_t h, const int32_t *live,
+                           struct byte_buf *scratch, const char *what)
+{
+    struct png_opts with = {.level = PNG_LEVEL_DEFAULT, .live = live},
+                    without = {.level = PNG_LEVEL_DEFAULT};
+    struct byte_buf a = {0}, b = {0};
+    ck_assert_int_eq(png_encode(px, w, h, &with, &a, scratch), 0);
+    ck_assert_int_eq(png_encode(px, w, h, &without, &b, scratch), 0);
+    ck_assert_msg(a.len == b.len && !memcmp(a.data, b.data, a.len),
+                  "%s: %zu bytes with the spans, %zu without, or different bytes", what, a.len,
+                  b.len);
+    roundtrip(px, w, h, &with, &a, scratch, what);
+    free(a.data);
+    free(b.data);
+}
+
+START_TEST(png_live_spans_change_nothing)
+{
+    struct armature *arm = busy();
+    struct pose *p = pose_new(arm);
+    rest_step(p);
+    struct image img;
+    image_init(&img);
+    struct byte_buf scratch = {0};
+    for (int straight = 0; straight < 2; straight++) {
+        struct render_opts o;
+        busy_opts(&o, 203, 97);
+        memset(o.background, 0, sizeof o.background);
+        o.straight_alpha = straight;
+        render_ok(arm, p, &o, &img);
+        ck_assert_ptr_nonnull(img.live); /* the background is transparent */
+        same_with_live(img.rgba, img.width, img.height, img.live, &scratch, "render");
+        o.background[3] = 40;
+        render_ok(arm, p, &o, &img);
+        ck_assert_ptr_null(img.live); /* not with a coloured background */
+    }
+
+    enum { W = 67, H = 40 };
+    uint8_t *px = calloc(W * H, 4);
+    int32_t live[2 * H];
+    ck_assert_ptr_nonnull(px);
+    for (int y = 0; y < H; y++) {
+        int lo = (y * 7) % 23, hi = lo + (y * 13) % 40;
+        if (y % 5 == 0 || y >= H - 3)
+            lo = hi = y % 2 ? 0 : W; /* empty rows, some at the end */
+        if (y == 3)
+            lo = 0, hi = W; /* the whole row */
+        hi = hi > W ? W : hi;
+        live[2 * y] = lo;
+        live[2 * y + 1] = hi;
+        for (int x = lo; x < hi; x++)
+            for (int c = 0; c < 4; c++) /* some zero pixels and bytes inside the spans */
+                px[(y * W + x) * 4 + c] = (x + y) % 6 == 0 ? 0 : (uint8_t)(x * 31 + y * 7 + c);
+    }
+    same_with_live(px, W, H, live, &scratch, "made-up spans");
+    live[2 * 7 + 1] = W + 1; /* past the edge: the encoder must not trust any of it */
+    same_with_live(px, W, H, live, &scratch, "spans past the edge");
+    free(px);
+    free(scratch.data);
+    image_close(&img);
+    pose_free(p);
+    armature_free(arm);
 }
 END_TEST
 
@@ -1378,7 +1448,7 @@ START_TEST(png_roundtrip_levels_and_filters)
     struct byte_buf out = {0}, scratch = {0};
     for (int level = PNG_LEVEL_DEFAULT; level <= 9; level++)
         for (int f = PNG_FILTER_CHOICE_NONE; f <= PNG_FILTER_CHOICE_ALL; f++) {
-            struct png_opts po = {level, (enum png_filter_choice)f};
+            struct png_opts po = {.level = level, .filter = (enum png_filter_choice)f};
             char what[64];
             snprintf(what, sizeof what, "level %d filter %d, render", level, f);
             roundtrip(img.rgba, img.width, img.height, &po, &out, &scratch, what);
@@ -2511,6 +2581,7 @@ static Suite *render_suite(void)
     tcase_add_test(tc, straight_alpha_option_matches_unpremultiply);
     tcase_add_test(tc, png_roundtrip_levels_and_filters);
     tcase_add_test(tc, png_default_encoder_edges);
+    tcase_add_test(tc, png_live_spans_change_nothing);
     tcase_add_test(tc, simd_and_portable_paths_agree);
     suite_add_tcase(s, tc);
 
