@@ -363,50 +363,61 @@ static int64_t floor_div(int64_t n, int64_t d)
  * is touched. */
 enum bound_kind { BOUND_LO, BOUND_HI, BOUND_ROW };
 
-struct bound {
-    int64_t q, rem; /* floor(n / d) and n - q * d; for BOUND_ROW, rem is n itself */
-    int64_t dq, dr; /* what a row adds, the same way (n grows by b * SUB) */
-    int64_t d;      /* |step| */
+/* One edge's bounds for every sample position at once: the kind, the divisor and what a row
+ * adds depend on the edge alone, only the quotient and remainder on the sample. */
+struct edge_walk {
+    int64_t q[4], rem[4]; /* floor(n / d) and n - q * d; for BOUND_ROW, rem is n itself */
+    int64_t dq, dr;       /* what a row adds, the same way (n grows by b * SUB) */
+    int64_t d;            /* |step| */
     enum bound_kind kind;
 };
 
-static void bound_init(struct bound *w, const struct edge *e, int py, int32_t ox, int32_t oy)
+static void edge_walk_init(struct edge_walk *w, const struct edge *e, int py,
+                           const int32_t (*off)[2], uint32_t ns)
 {
-    int64_t n = e->a * ox + e->b * ((int64_t)py * SUB + oy) + e->c + e->bias, step = e->a * SUB;
-    int64_t grow = e->b * SUB;
-    if (step == 0) {
-        *w = (struct bound){.rem = n, .dr = grow, .kind = BOUND_ROW};
-        return;
-    }
-    w->kind = step > 0 ? BOUND_LO : BOUND_HI;
+    int64_t step = e->a * SUB, grow = e->b * SUB;
+    w->kind = step > 0 ? BOUND_LO : step < 0 ? BOUND_HI : BOUND_ROW;
     w->d = step > 0 ? step : -step;
-    w->q = floor_div(n, w->d);
-    w->rem = n - w->q * w->d;
-    w->dq = floor_div(grow, w->d);
-    w->dr = grow - w->dq * w->d;
-}
-
-static inline void bound_next_row(struct bound *w)
-{
-    w->rem += w->dr;
-    if (w->kind == BOUND_ROW)
-        return;
-    w->q += w->dq;
-    if (w->rem >= w->d) {
-        w->q++;
-        w->rem -= w->d;
+    w->dq = w->d ? floor_div(grow, w->d) : 0;
+    w->dr = w->d ? grow - w->dq * w->d : grow;
+    for (uint32_t s = 0; s < ns; s++) {
+        int64_t n =
+            e->a * off[s][0] + e->b * ((int64_t)py * SUB + off[s][1]) + e->c + e->bias;
+        w->q[s] = w->d ? floor_div(n, w->d) : 0;
+        w->rem[s] = w->d ? n - w->q[s] * w->d : n;
     }
 }
 
-/* Narrows [*l, *h) to what the bound allows on the current row. */
-static inline void bound_apply(const struct bound *w, int64_t *l, int64_t *h)
+/* Narrows each sample's [l, h) to what the edge allows on the current row, then steps the
+ * edge to the next row. ns is a constant at each call. */
+static inline __attribute__((always_inline)) void edge_walk_row(struct edge_walk *w, int64_t *l,
+                                                                int64_t *h, uint32_t ns)
 {
-    if (w->kind == BOUND_LO)
-        *l = -w->q > *l ? -w->q : *l; /* -n/step rounded up is -floor(n/step) */
-    else if (w->kind == BOUND_HI)
-        *h = w->q + 1 < *h ? w->q + 1 : *h;
-    else if (w->rem < 0)
-        *h = *l;
+    switch (w->kind) {
+    case BOUND_LO:
+        for (uint32_t s = 0; s < ns; s++)
+            l[s] = -w->q[s] > l[s] ? -w->q[s] : l[s]; /* -n/step rounded up is -floor(n/step) */
+        break;
+    case BOUND_HI:
+        for (uint32_t s = 0; s < ns; s++)
+            h[s] = w->q[s] + 1 < h[s] ? w->q[s] + 1 : h[s];
+        break;
+    default:
+        for (uint32_t s = 0; s < ns; s++) {
+            if (w->rem[s] < 0)
+                h[s] = l[s];
+            w->rem[s] += w->dr;
+        }
+        return;
+    }
+    for (uint32_t s = 0; s < ns; s++) {
+        w->q[s] += w->dq;
+        w->rem[s] += w->dr;
+        if (w->rem[s] >= w->d) {
+            w->q[s]++;
+            w->rem[s] -= w->d;
+        }
+    }
 }
 
 /* Samples of pixels [a, b) on row py back to transparent. */
@@ -551,22 +562,22 @@ shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, 
 
 /* Row py within [x0, x1): each sample's covered span from its three bounds, then the run. */
 static inline __attribute__((always_inline)) void raster_row_n(struct raster *r, const struct tri *t,
-                                                               struct bound (*bd)[3], int py,
+                                                               struct edge_walk *ew, int py,
                                                                int x0, int x1, uint32_t ns,
                                                                bool simd)
 {
     int lo[4], hi[4], first = x1, last = x0, full0 = x0, full1 = x1;
+    int64_t l[4], h[4];
+    for (uint32_t s = 0; s < ns; s++)
+        l[s] = x0, h[s] = x1;
+    for (int k = 0; k < 3; k++)
+        edge_walk_row(&ew[k], l, h, ns);
     for (uint32_t s = 0; s < ns; s++) {
-        int64_t l = x0, h = x1;
-        for (int k = 0; k < 3; k++) {
-            bound_apply(&bd[s][k], &l, &h);
-            bound_next_row(&bd[s][k]);
-        }
-        if (l >= h)
-            l = h = x0; /* empty */
-        lo[s] = (int)l;
-        hi[s] = (int)h;
-        if (l < h) {
+        if (l[s] >= h[s])
+            l[s] = h[s] = x0; /* empty */
+        lo[s] = (int)l[s];
+        hi[s] = (int)h[s];
+        if (l[s] < h[s]) {
             first = lo[s] < first ? lo[s] : first;
             last = hi[s] > last ? hi[s] : last;
         }
@@ -590,12 +601,11 @@ static inline __attribute__((always_inline)) void raster_rows(struct raster *r, 
                                                               uint32_t ns, const int32_t (*off)[2],
                                                               bool simd)
 {
-    struct bound bd[4][3];
-    for (uint32_t s = 0; s < ns; s++)
-        for (int k = 0; k < 3; k++)
-            bound_init(&bd[s][k], &t->e[k], y0, off[s][0], off[s][1]);
+    struct edge_walk ew[3];
+    for (int k = 0; k < 3; k++)
+        edge_walk_init(&ew[k], &t->e[k], y0, off, ns);
     for (int py = y0; py < y1; py++)
-        raster_row_n(r, t, bd, py, x0, x1, ns, simd);
+        raster_row_n(r, t, ew, py, x0, x1, ns, simd);
 }
 
 void raster_triangle(struct raster *r, const struct raster_vertex *a, const struct raster_vertex *b,
