@@ -34,5 +34,6 @@ void ik_solve(struct pose *p);
 void physics_step(struct pose *p);
 void mesh_construct(struct pose *p);
 double shortest_angle_delta(double from, double to);
+double ik_angle(double y, double x); /* atan2, faster (ik.c) */
 
 #endif

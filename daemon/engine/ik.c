@@ -8,9 +8,26 @@
 
 #include <math.h>
 
+#define PI 3.14159265358979323846
+
 static double magnitude(struct vec2 v)
 {
     return sqrt(v.x * v.x + v.y * v.y);
+}
+
+/* atan2(y, x) within an ulp of libm's (check_construct compares them), through atan of the
+ * smaller coordinate over the larger: IK takes one angle per chain bone, and libm's atan2
+ * with its errno wrapper cost twice as much. Zeros, infinities and NaN go to atan2 itself. */
+double ik_angle(double y, double x)
+{
+    double ax = fabs(x), ay = fabs(y);
+    if (!(ax < INFINITY && ay < INFINITY) || (ax == 0.0 && ay == 0.0))
+        return atan2(y, x);
+    if (ay <= ax) {
+        double a = atan(y / x);
+        return x > 0.0 ? a : (signbit(y) ? a - PI : a + PI);
+    }
+    return (y > 0.0 ? PI / 2 : -PI / 2) - atan(x / y);
 }
 
 static struct vec2 sub(struct vec2 a, struct vec2 b)
@@ -104,7 +121,7 @@ static void point_bones(const struct vec2 *pos, const int *chain, uint32_t len,
         struct vec2 dir = sub(tip, pos[chain[i]]);
         struct vec2 n = normalize(dir);
         bool zero = n.x == 0.0 && n.y == 0.0;
-        rot[i] = (struct rot_trig){atan2(dir.y, dir.x), zero ? 1.0 : n.x, n.y};
+        rot[i] = (struct rot_trig){ik_angle(dir.y, dir.x), zero ? 1.0 : n.x, n.y};
         tip = pos[chain[i]];
     }
 }
@@ -121,7 +138,7 @@ static void constrain(const struct vec2 *pos, const int *chain, uint32_t len, in
     bool ccw = constraint == IKC_COUNTER_CLOCKWISE && dir < 0.0;
     if (!cw && !ccw)
         return;
-    double base_angle = atan2(base.y, base.x);
+    double base_angle = ik_angle(base.y, base.x);
     double bc = base.x != 0.0 || base.y != 0.0 ? base.x : 1.0, bs = base.y;
     double c2 = bc * bc - bs * bs, s2 = 2.0 * bc * bs; /* cos, sin of 2 * base */
     for (uint32_t i = 0; i < len; i++) {
