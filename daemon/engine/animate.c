@@ -109,6 +109,12 @@ static const size_t float_offset[EL_COUNT] = {
     [EL_TINT_A] = offsetof(struct bone_fields, tint[3]),
 };
 
+/* The elements float_offset has. */
+#define FLOAT_ELEMENTS                                                                             \
+    ((1u << EL_POS_X) | (1u << EL_POS_Y) | (1u << EL_ROT) | (1u << EL_SCALE_X) |                  \
+     (1u << EL_SCALE_Y) | (1u << EL_TINT_R) | (1u << EL_TINT_G) | (1u << EL_TINT_B) |             \
+     (1u << EL_TINT_A))
+
 static double *float_field(struct bone_fields *f, int element)
 {
     /* pos.x sits at offset 0, so the table cannot use 0 as "none" for it. */
@@ -222,11 +228,11 @@ static void reset_unkeyed(struct pose *p, uint32_t b, double frame, double smoot
         *f = *init;
         return;
     }
-    for (int el = 0; el < EL_COUNT; el++) {
-        double *field = float_field(f, el);
-        if (!field || (keyed & (1u << el)))
-            continue;
-        double target = *float_field((struct bone_fields *)init, el);
+    /* Only the unkeyed float elements, one set bit at a time. */
+    for (unsigned todo = FLOAT_ELEMENTS & ~keyed; todo; todo &= todo - 1) {
+        size_t at = float_offset[__builtin_ctz(todo)];
+        double *field = (double *)(void *)((char *)f + at);
+        double target = *(const double *)(const void *)((const char *)init + at);
         *field = at_once ? target
                          : anim_interpolate(frame, smooth, *field, target, no_handle, no_handle);
     }
