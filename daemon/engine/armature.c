@@ -43,6 +43,7 @@ void armature_free(struct armature *arm)
     free(arm->textures);
     free(arm->atlases);
     free(arm->plan);
+    free(arm->pass_bones);
     free(arm);
 }
 

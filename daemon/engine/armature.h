@@ -186,8 +186,12 @@ struct armature {
     uint32_t texture_count;
     uint32_t atlas_count;
     struct arm_atlas *atlases;
-    /* Precomputed evaluation plan (see construct.c): PLAN_* bits per bone. */
+    /* Precomputed evaluation plan (see construct.c): PLAN_* bits per bone, and the bones
+     * each inheritance pass visits, in order: pass_bones + pass_off[k], pass_len[k] of them
+     * (k: the first pass, the one with IK rotations, the one with physics). */
     uint8_t *plan;
+    uint32_t *pass_bones;
+    uint32_t pass_off[3], pass_len[3];
     bool any_phys;
     bool may_mimic;     /* a family has mimic_target on, or a MimicTarget key */
     uint32_t max_chain; /* longest IK chain */

@@ -5,7 +5,8 @@
  * the first only for bones that get an IK rotation and their descendants (PLAN_IK), and the
  * third from the second only for physics bones and their descendants (PLAN_PHYS); those sets
  * are fixed per armature (construct_plan), so the later passes revisit only them, and the
- * first pass skips PLAN_IK bones whose first-pass position nothing reads. cos/sin of a world
+ * first pass skips PLAN_IK bones whose first-pass position nothing reads; each pass walks a
+ * list of its bones made at load. cos/sin of a world
  * rotation are computed once, where children, vertices or binds read them (PLAN_TRIG). The
  * numbers are the reference's. */
 #include "construct.h"
@@ -88,6 +89,11 @@ static bool inherit_parent(struct pose *p, uint32_t b, int pi, enum pass pass, s
     return true;
 }
 
+static bool solves_ik(const struct armature *arm)
+{
+    return !arm->baked_ik && arm->ik_root_count > 0;
+}
+
 static void inherit_bone(struct pose *p, uint32_t b, enum pass pass)
 {
     const struct arm_bone *bone = &p->arm->bones[b];
@@ -125,14 +131,12 @@ static void inherit_bone(struct pose *p, uint32_t b, enum pass pass)
         set_trig(o, cos(o->rot), sin(o->rot));
 }
 
-/* Runs one pass over the bones whose plan bits match: (plan & mask) == want. */
-static void inherit_pass(struct pose *p, enum pass pass, uint8_t mask, uint8_t want, uint8_t also)
+/* Runs one pass over the bones the plan lists for it (list_passes). */
+static void inherit_pass(struct pose *p, enum pass pass)
 {
-    const uint8_t *plan = p->arm->plan;
-    uint32_t n = p->arm->bone_count;
-    for (uint32_t b = 0; b < n; b++)
-        if ((plan[b] & mask) == want || (plan[b] & also))
-            inherit_bone(p, b, pass);
+    const uint32_t *b = p->arm->pass_bones + p->arm->pass_off[pass];
+    for (uint32_t i = 0, n = p->arm->pass_len[pass]; i < n; i++)
+        inherit_bone(p, b[i], pass);
 }
 
 static void finish_bone(struct pose *p, uint32_t b, const struct construct_opts *opts)
@@ -180,16 +184,14 @@ static void apply_vertex_opts(struct pose *p, const struct construct_opts *opts)
 void construct(struct pose *p, const struct construct_opts *opts)
 {
     const struct armature *arm = p->arm;
-    if (!arm->baked_ik && arm->ik_root_count > 0) {
-        inherit_pass(p, PASS_PLAIN, PLAN_IK, 0, PLAN_IK_INPUT);
+    inherit_pass(p, PASS_PLAIN);
+    if (solves_ik(arm)) {
         ik_solve(p);
-        inherit_pass(p, PASS_IK, PLAN_IK, PLAN_IK, 0);
-    } else {
-        inherit_pass(p, PASS_PLAIN, 0, 0, 0);
+        inherit_pass(p, PASS_IK);
     }
     if (arm->any_phys) {
         physics_step(p);
-        inherit_pass(p, PASS_PHYS, PLAN_PHYS, PLAN_PHYS, 0);
+        inherit_pass(p, PASS_PHYS);
     }
     mesh_construct(p);
     if (is_identity(opts))
@@ -265,6 +267,37 @@ static void mark_trig(struct armature *arm)
     }
 }
 
+/* Whether a pass visits bone b: the first pass every bone, but with IK only those whose
+ * first-pass values IK reads or that IK does not turn; the later ones their own sets. */
+static bool pass_visits(const struct armature *arm, enum pass pass, uint32_t b)
+{
+    uint8_t plan = arm->plan[b];
+    switch (pass) {
+    case PASS_PLAIN: return !solves_ik(arm) || !(plan & PLAN_IK) || (plan & PLAN_IK_INPUT);
+    case PASS_IK: return plan & PLAN_IK;
+    default: return plan & PLAN_PHYS;
+    }
+}
+
+/* The passes' bone lists, so that a step walks them instead of testing every bone's plan
+ * bits three times. */
+static int list_passes(struct armature *arm)
+{
+    uint32_t n = arm->bone_count, at = 0;
+    arm->pass_bones = malloc(3 * (size_t)(n ? n : 1) * sizeof *arm->pass_bones);
+    if (!arm->pass_bones)
+        return -1;
+    for (int k = PASS_PLAIN; k <= PASS_PHYS; k++) {
+        arm->pass_off[k] = at;
+        for (uint32_t b = 0; b < n; b++)
+            if (pass_visits(arm, (enum pass)k, b))
+                arm->pass_bones[at++] = b;
+        arm->pass_len[k] = at - arm->pass_off[k];
+    }
+    arm->mem_bytes += at * sizeof *arm->pass_bones;
+    return 0;
+}
+
 int construct_plan(struct armature *arm)
 {
     uint32_t n = arm->bone_count;
@@ -283,5 +316,5 @@ int construct_plan(struct armature *arm)
             arm->plan[b] |= PLAN_PHYS;
     }
     mark_descendants(arm, PLAN_PHYS);
-    return 0;
+    return list_passes(arm);
 }
