@@ -44,6 +44,7 @@ void armature_free(struct armature *arm)
     free(arm->atlases);
     free(arm->plan);
     free(arm->pass_bones);
+    free(arm->mesh_bones);
     free(arm);
 }
 

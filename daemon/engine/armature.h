@@ -77,6 +77,9 @@ struct arm_bone {
     struct vec2 pivot_pos, pivot_scale;
     double pivot_rot, pivot_cos, pivot_sin;
     bool pivot_xform; /* pivot_rot or pivot_scale is not the identity */
+    /* Every vertex is laid by a path bind before any weighted bind reads it, so placing
+     * them on the bone first would be lost (mesh_plan). */
+    bool verts_laid_by_paths;
 };
 
 struct arm_bind {
@@ -192,6 +195,8 @@ struct armature {
     uint8_t *plan;
     uint32_t *pass_bones;
     uint32_t pass_off[3], pass_len[3];
+    uint32_t *mesh_bones; /* the bones with vertices, in order */
+    uint32_t mesh_bone_count;
     bool any_phys;
     bool may_mimic;     /* a family has mimic_target on, or a MimicTarget key */
     uint32_t max_chain; /* longest IK chain */

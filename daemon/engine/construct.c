@@ -316,5 +316,5 @@ int construct_plan(struct armature *arm)
             arm->plan[b] |= PLAN_PHYS;
     }
     mark_descendants(arm, PLAN_PHYS);
-    return list_passes(arm);
+    return list_passes(arm) || mesh_plan(arm) ? -1 : 0;
 }

@@ -29,6 +29,10 @@ void construct_inherit(struct bone_out *child, const struct bone_out *parent, do
 /* Computes arm->plan, any_phys and max_chain. Loader only. Returns 0 or -1 (no memory). */
 int construct_plan(struct armature *arm);
 
+/* The mesh part of the plan (mesh.c): the bones with vertices, and where path binds lay every
+ * vertex. Returns 0 or -1 (no memory). */
+int mesh_plan(struct armature *arm);
+
 /* Internal parts of construct, one file each. */
 void ik_solve(struct pose *p);
 void physics_step(struct pose *p);

@@ -6,6 +6,8 @@
 #include "construct.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 /* Where a mesh's vertices land on a bone: rotation (cos, sin), scale, translation. For a
  * 0.6/0.7 mesh the rotation adds the mesh's pivot_rot and the scale its pivot_scale; composed
@@ -133,15 +135,65 @@ static void bone_binds(struct pose *p, const struct arm_bone *bone)
     }
 }
 
+/* Whether every vertex of the bone is written by a path bind (which overwrites) before any
+ * weighted bind (which pulls from the current place) reads it. seen is scratch, one byte a
+ * vertex. */
+static bool laid_by_paths(const struct armature *arm, const struct arm_bone *bone, uint8_t *seen)
+{
+    memset(seen, 0, bone->vert_len);
+    for (uint32_t bi = 0; bi < bone->bind_len; bi++) {
+        const struct arm_bind *bind = &arm->binds[bone->bind_off + bi];
+        if (bind->bone < 0)
+            continue;
+        const struct arm_bind_vert *bv = arm->bind_verts + bind->vert_off;
+        for (uint32_t i = 0; i < bind->vert_len; i++) {
+            if (!bind->is_path && !seen[bv[i].vert])
+                return false; /* a weighted bind reads the placement */
+            seen[bv[i].vert] = 1;
+        }
+    }
+    for (uint32_t v = 0; v < bone->vert_len; v++)
+        if (!seen[v])
+            return false; /* this one keeps its placement */
+    return true;
+}
+
+int mesh_plan(struct armature *arm)
+{
+    uint32_t n = 0, most = 0;
+    for (uint32_t b = 0; b < arm->bone_count; b++)
+        if (arm->bones[b].vert_len) {
+            n++;
+            most = arm->bones[b].vert_len > most ? arm->bones[b].vert_len : most;
+        }
+    arm->mesh_bones = malloc((n ? n : 1) * sizeof *arm->mesh_bones);
+    uint8_t *seen = malloc(most ? most : 1);
+    if (!arm->mesh_bones || !seen) {
+        free(seen);
+        return -1;
+    }
+    arm->mesh_bone_count = 0;
+    for (uint32_t b = 0; b < arm->bone_count; b++) {
+        struct arm_bone *bone = &arm->bones[b];
+        if (!bone->vert_len)
+            continue;
+        arm->mesh_bones[arm->mesh_bone_count++] = b;
+        bone->verts_laid_by_paths = laid_by_paths(arm, bone, seen);
+    }
+    free(seen);
+    arm->mem_bytes += n * sizeof *arm->mesh_bones;
+    return 0;
+}
+
 void mesh_construct(struct pose *p)
 {
     const struct armature *arm = p->arm;
-    for (uint32_t b = 0; b < arm->bone_count; b++) {
+    for (uint32_t i = 0; i < arm->mesh_bone_count; i++) {
+        uint32_t b = arm->mesh_bones[i];
         const struct arm_bone *bone = &arm->bones[b];
-        if (!bone->vert_len)
-            continue;
-        place_verts(arm->vert_init + bone->vert_off, p->verts + bone->vert_off, &p->out[b], bone,
-                    bone->vert_len);
+        if (!bone->verts_laid_by_paths) /* else the path binds below lay every vertex */
+            place_verts(arm->vert_init + bone->vert_off, p->verts + bone->vert_off, &p->out[b],
+                        bone, bone->vert_len);
         bone_binds(p, bone);
     }
 }

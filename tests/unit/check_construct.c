@@ -806,6 +806,59 @@ START_TEST(path_binds)
 }
 END_TEST
 
+/* The plan skips placing a mesh's vertices on its bone only where path binds lay all of them
+ * before any weighted bind reads one: there the vertices are the same, to the bit, as when
+ * they are placed first; a vertex no path bind reaches, or a weighted bind first, keeps the
+ * placement. */
+static void assert_laid(const char *json, bool laid)
+{
+    struct armature *arm = load_q(json);
+    struct arm_bone *mesh = &arm->bones[0];
+    ck_assert_int_eq(mesh->verts_laid_by_paths, laid);
+    struct pose *a = pose_new(arm), *b = pose_new(arm);
+    rest_step(a, NULL);
+    mesh->verts_laid_by_paths = false; /* place them first, as the reference does */
+    rest_step(b, NULL);
+    for (uint32_t v = 0; v < arm->vert_count; v++)
+        ck_assert_msg(a->verts[v].x == b->verts[v].x && a->verts[v].y == b->verts[v].y,
+                      "vertex %u: (%.17g, %.17g) against (%.17g, %.17g)", v, a->verts[v].x,
+                      a->verts[v].y, b->verts[v].x, b->verts[v].y);
+    pose_free(a);
+    pose_free(b);
+    armature_free(arm);
+}
+
+START_TEST(path_binds_laying_every_vertex)
+{
+    static const char *const tail = " {'id':1,'name':'p1'},"
+                                    " {'id':2,'name':'p2','pos':{'x':10,'y':0}}]}";
+    char json[1024];
+    /* both vertices laid by paths, one twice */
+    snprintf(json, sizeof json,
+             "{'bones':[{'id':0,'name':'mesh','pos':{'x':5,'y':3},'rot':0.4,"
+             "'vertices':[{'id':0,'pos':{'x':2,'y':0}},{'id':1,'pos':{'x':1,'y':1}}],"
+             "'binds':[{'bone_id':1,'is_path':true,'verts':[{'id':0,'weight':1},"
+             "{'id':1,'weight':0.5}]},{'bone_id':2,'is_path':true,'verts':[{'id':1,'weight':1}]}]},%s",
+             tail);
+    assert_laid(json, true);
+    /* vertex 1 is not reached: it keeps its placement */
+    snprintf(json, sizeof json,
+             "{'bones':[{'id':0,'name':'mesh','pos':{'x':5,'y':3},'rot':0.4,"
+             "'vertices':[{'id':0,'pos':{'x':2,'y':0}},{'id':1,'pos':{'x':1,'y':1}}],"
+             "'binds':[{'bone_id':1,'is_path':true,'verts':[{'id':0,'weight':1}]}]},%s",
+             tail);
+    assert_laid(json, false);
+    /* a weighted bind pulls vertex 0 from its placement before a path lays it */
+    snprintf(json, sizeof json,
+             "{'bones':[{'id':0,'name':'mesh','pos':{'x':5,'y':3},'rot':0.4,"
+             "'vertices':[{'id':0,'pos':{'x':2,'y':0}},{'id':1,'pos':{'x':1,'y':1}}],"
+             "'binds':[{'bone_id':2,'is_path':false,'verts':[{'id':0,'weight':0.5}]},"
+             "{'bone_id':1,'is_path':true,'verts':[{'id':0,'weight':1},{'id':1,'weight':1}]}]},%s",
+             tail);
+    assert_laid(json, false);
+}
+END_TEST
+
 /* ====================================================================================== */
 /* Engine options                                                                          */
 
@@ -1475,6 +1528,10 @@ static Suite *construct_suite(void)
     tcase_add_test(tc, options_one_negative_axis_flips_rotation);
     tcase_add_test(tc, options_velocity_moves_physics_state);
     tcase_add_test(tc, bone_matrix_maps_points);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("mesh plan");
+    tcase_add_test(tc, path_binds_laying_every_vertex);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("ik_angle");
