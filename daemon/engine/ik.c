@@ -7,6 +7,8 @@
 #include "construct.h"
 
 #include <math.h>
+#include <stdbool.h>
+#include <string.h>
 
 #define PI 3.14159265358979323846
 
@@ -55,9 +57,13 @@ static struct vec2 normalize(struct vec2 v)
     return (struct vec2){v.x / m, v.y / m};
 }
 
-static void fabrik(struct vec2 *pos, const int *chain, uint32_t len, struct vec2 root,
-                   struct vec2 target)
+/* One FABRIK iteration; returns whether any position changed (bit for bit, against before,
+ * scratch for len positions). */
+static bool fabrik(struct vec2 *pos, const int *chain, uint32_t len, struct vec2 root,
+                   struct vec2 target, struct vec2 *before)
 {
+    for (uint32_t i = 0; i < len; i++)
+        before[i] = pos[chain[i]];
     struct vec2 next = target;
     double next_len = 0.0;
     for (uint32_t i = len; i-- > 0;) {
@@ -80,6 +86,10 @@ static void fabrik(struct vec2 *pos, const int *chain, uint32_t len, struct vec2
         b->y = prev.y - d.y;
         prev = *b;
     }
+    for (uint32_t i = 0; i < len; i++)
+        if (memcmp(&before[i], &pos[chain[i]], sizeof before[i]))
+            return true;
+    return false;
 }
 
 static void arc(struct vec2 *pos, const int *chain, uint32_t len, struct vec2 root,
@@ -171,9 +181,12 @@ static void solve_family(struct pose *p, int root_id)
     struct vec2 target = arm->layout == ARM_LAYOUT_ARRAYS ? p->out[fam->ik_target].pos
                                                           : p->chain[fam->ik_target];
     struct rot_trig *rot = p->chain_rot;
+    /* The reference runs ten iterations; once one changes nothing, every later one is the
+     * same function of the same positions and changes nothing either (a stretched or
+     * reached chain settles in two). */
     if (lf->ik_mode == IK_FABRIK)
-        for (int i = 0; i < 10; i++)
-            fabrik(p->chain, chain, len, root, target);
+        for (int i = 0; i < 10 && fabrik(p->chain, chain, len, root, target, p->chain_before); i++)
+            ;
     else
         arc(p->chain, chain, len, root, target, p->chain_dist);
     point_bones(p->chain, chain, len, rot);

@@ -9,7 +9,7 @@
 
 struct layout {
     size_t local, phys, out, verts, ik_rot, local_trig, ik_has, keyed, chain, chain_dist, chain_rot,
-        total;
+        chain_before, total;
 };
 
 static size_t take(size_t *total, size_t bytes)
@@ -35,6 +35,7 @@ static void plan(const struct armature *arm, struct layout *l)
     l->chain = take(&l->total, n * sizeof(struct vec2));
     l->chain_dist = take(&l->total, chain * sizeof(double));
     l->chain_rot = take(&l->total, chain * sizeof(struct rot_trig));
+    l->chain_before = take(&l->total, chain * sizeof(struct vec2));
 }
 
 struct pose *pose_new(const struct armature *arm)
@@ -57,6 +58,7 @@ struct pose *pose_new(const struct armature *arm)
     p->chain = (struct vec2 *)(mem + l.chain);
     p->chain_dist = (double *)(mem + l.chain_dist);
     p->chain_rot = (struct rot_trig *)(mem + l.chain_rot);
+    p->chain_before = (struct vec2 *)(mem + l.chain_before);
     pose_reset(p);
     return p;
 }

@@ -43,6 +43,7 @@ struct pose {
     struct vec2 *chain;          /* scratch: every bone's position while IK runs */
     double *chain_dist;          /* scratch for Arc IK, one per chain bone */
     struct rot_trig *chain_rot;  /* scratch for IK rotations, one per chain bone */
+    struct vec2 *chain_before;   /* scratch for FABRIK, one per chain bone */
 };
 
 /* The 2x3 world matrix of constructed bone b, what a GPU client uploads:
