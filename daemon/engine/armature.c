@@ -45,6 +45,7 @@ void armature_free(struct armature *arm)
     free(arm->plan);
     free(arm->pass_bones);
     free(arm->mesh_bones);
+    free(arm->starts);
     free(arm);
 }
 

@@ -195,6 +195,7 @@ struct armature {
     uint8_t *plan;
     uint32_t *pass_bones;
     uint32_t pass_off[3], pass_len[3];
+    struct bone_fields *starts; /* every bone's start fields in one array, for pose_reset */
     uint32_t *mesh_bones; /* the bones with vertices, in order */
     uint32_t mesh_bone_count;
     bool any_phys;

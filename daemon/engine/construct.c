@@ -316,5 +316,11 @@ int construct_plan(struct armature *arm)
             arm->plan[b] |= PLAN_PHYS;
     }
     mark_descendants(arm, PLAN_PHYS);
+    arm->starts = malloc((n ? n : 1) * sizeof *arm->starts);
+    if (!arm->starts)
+        return -1;
+    for (uint32_t b = 0; b < n; b++)
+        arm->starts[b] = arm->bones[b].start;
+    arm->mem_bytes += n * sizeof *arm->starts;
     return list_passes(arm) || mesh_plan(arm) ? -1 : 0;
 }

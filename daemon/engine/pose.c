@@ -59,6 +59,8 @@ struct pose *pose_new(const struct armature *arm)
     p->chain_dist = (double *)(mem + l.chain_dist);
     p->chain_rot = (struct rot_trig *)(mem + l.chain_rot);
     p->chain_before = (struct vec2 *)(mem + l.chain_before);
+    for (uint32_t b = 0; b < arm->bone_count; b++)
+        p->local_trig[b] = (struct rot_trig){NAN, 1.0, 0.0}; /* NAN: never matches */
     pose_reset(p);
     return p;
 }
@@ -71,18 +73,20 @@ void pose_free(struct pose *p)
 void pose_reset(struct pose *p)
 {
     const struct armature *arm = p->arm;
-    for (uint32_t b = 0; b < arm->bone_count; b++) {
-        const struct arm_bone *bone = &arm->bones[b];
-        const struct bone_phys *ph = &bone->phys;
-        p->local[b] = bone->start;
+    uint32_t n = arm->bone_count;
+    /* The start fields lie in one array (construct_plan): one copy. The rotation cache
+     * (local_trig) stays: it holds cos and sin of the rotation it names, whatever the
+     * pose, and bones the next request does not turn need no new ones. */
+    memcpy(p->local, arm->starts, n * sizeof *p->local);
+    for (uint32_t b = 0; b < n; b++) {
+        const struct bone_phys *ph = &arm->bones[b].phys;
         p->phys[b] =
             (struct phys_state){ph->global_pos,   ph->global_scale,     ph->global_rot,
                                 ph->global_orbit, ph->global_orbit_vel, ph->global_orbit_diff};
-        p->ik_has[b] = 0;
-        p->local_trig[b] = (struct rot_trig){NAN, 1.0, 0.0}; /* NAN: never matches */
-        p->keyed[b] = 0;
     }
-    memset(p->out, 0, arm->bone_count * sizeof *p->out);
+    memset(p->ik_has, 0, n);
+    memset(p->keyed, 0, n * sizeof *p->keyed);
+    memset(p->out, 0, n * sizeof *p->out);
 }
 
 void pose_bone_matrix(const struct pose *p, uint32_t b, double m[6])
