@@ -12,6 +12,10 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define RASTER_AVX2 1 /* built with a run-time choice of AVX2 (function target attributes) */
+#endif
 
 #define SUB 256 /* sub-pixel steps */
 
@@ -33,6 +37,36 @@ void raster_use_simd(bool on)
     atomic_store_explicit(&simd_choice, on, memory_order_relaxed);
 #else
     (void)on;
+#endif
+}
+
+#ifdef RASTER_AVX2
+static _Atomic int avx2_choice = -1;
+#endif
+
+void raster_use_avx2(bool on)
+{
+#ifdef RASTER_AVX2
+    atomic_store_explicit(&avx2_choice, on, memory_order_relaxed);
+#else
+    (void)on;
+#endif
+}
+
+/* AVX2 if the CPU has it and neither SKELD_SIMD=sse2 nor raster_use_avx2 said no. */
+static bool avx2_enabled(void)
+{
+#ifdef RASTER_AVX2
+    int choice = atomic_load_explicit(&avx2_choice, memory_order_relaxed);
+    if (choice < 0) {
+        const char *env = getenv("SKELD_SIMD");
+        __builtin_cpu_init();
+        choice = !(env && !strcmp(env, "sse2")) && __builtin_cpu_supports("avx2");
+        atomic_store_explicit(&avx2_choice, choice, memory_order_relaxed);
+    }
+    return choice && __builtin_cpu_supports("avx2");
+#else
+    return false;
 #endif
 }
 
@@ -65,6 +99,7 @@ void raster_begin(struct raster *r, uint32_t *samples, int32_t *spans, uint32_t 
     pm[3] = bg[3];
     *r = (struct raster){.samples = samples, .w = w, .h = h, .ns = ns, .background = pack(pm),
                          .simd = simd_enabled()};
+    r->avx2 = r->simd && avx2_enabled();
     r->x0 = x0 < 0 ? 0 : x0;
     r->y0 = y0 < 0 ? 0 : y0;
     r->x1 = x1 > (int)w ? (int)w : x1;
@@ -528,6 +563,74 @@ static inline __attribute__((always_inline)) void shade_pixel(struct raster *r, 
             s[i] = under(s[i], src);
 }
 
+#ifdef RASTER_AVX2
+/* shade_pixel for n fully covered pixels of a span inside the atlas (4 samples each, from s;
+ * texture positions x, y stepped by dx, dy), two pixels at a time in the two halves of AVX2
+ * registers: each half does exactly what bilerp_sse2, tint_fixed_sse2 and under4_sse2 do for
+ * one pixel, so the bytes are the same. Where shade_pixel skips work (opaque samples, an empty
+ * footprint, a zero colour) the blend leaves the samples as they are anyway, so only a pair
+ * whose samples are all opaque is skipped. Returns the pixels done (an even count); untinted
+ * or integer tints only. */
+__attribute__((target("avx2"))) static int shade_full_avx2(const struct raster *r, int64_t x,
+                                                           int64_t y, int64_t dx, int64_t dy,
+                                                           uint32_t *s, int n)
+{
+    const uint32_t *tex = (const uint32_t *)(const void *)r->tex;
+    const size_t tw = r->tw;
+    const __m256i z = _mm256_setzero_si256(), half = _mm256_set1_epi16(128),
+                  c255 = _mm256_set1_epi16(255), a255 = _mm256_set1_epi32(255);
+    uint64_t t64 = 0;
+    memcpy(&t64, r->tint256, sizeof t64);
+    const __m256i tint = _mm256_set1_epi64x((long long)t64);
+    int i = 0;
+    for (; i + 2 <= n; i += 2, s += 8, x += 2 * dx, y += 2 * dy) {
+        __m256i d = _mm256_loadu_si256((const __m256i *)(const void *)s);
+        if (_mm256_movemask_epi8(_mm256_cmpeq_epi32(_mm256_srli_epi32(d, 24), a255)) == -1)
+            continue; /* nothing shows through */
+        __m128i row0[2], row1[2];
+        uint32_t wx[2], wy[2];
+        for (int k = 0; k < 2; k++) {
+            int64_t ix = (x + k * dx) >> 8, iy = (y + k * dy) >> 8;
+            uint32_t ax = (uint32_t)(ix & 255), ay = (uint32_t)(iy & 255);
+            const uint32_t *t = tex + (size_t)(iy >> 8) * tw + (size_t)(ix >> 8);
+            row0[k] = _mm_loadl_epi64((const __m128i *)(const void *)t);
+            row1[k] = _mm_loadl_epi64((const __m128i *)(const void *)(t + tw));
+            wx[k] = (256 - ax) | ax << 16;
+            wy[k] = (256 - ay) | ay << 16;
+        }
+        __m256i top = _mm256_unpacklo_epi8(_mm256_set_m128i(row0[1], row0[0]), z);
+        __m256i bot = _mm256_unpacklo_epi8(_mm256_set_m128i(row1[1], row1[0]), z);
+        __m256i wxv = _mm256_set_epi32(0, 0, 0, (int)wx[1], 0, 0, 0, (int)wx[0]);
+        __m256i wyv = _mm256_set_epi32(0, 0, 0, (int)wy[1], 0, 0, 0, (int)wy[0]);
+        wxv = _mm256_unpacklo_epi32(_mm256_unpacklo_epi16(wxv, wxv), _mm256_unpacklo_epi16(wxv, wxv));
+        wyv = _mm256_unpacklo_epi32(_mm256_unpacklo_epi16(wyv, wyv), _mm256_unpacklo_epi16(wyv, wyv));
+        top = _mm256_mullo_epi16(top, wxv);
+        bot = _mm256_mullo_epi16(bot, wxv);
+        top = _mm256_srli_epi16(_mm256_add_epi16(_mm256_add_epi16(top, _mm256_srli_si256(top, 8)), half), 8);
+        bot = _mm256_srli_epi16(_mm256_add_epi16(_mm256_add_epi16(bot, _mm256_srli_si256(bot, 8)), half), 8);
+        __m256i tb = _mm256_mullo_epi16(_mm256_unpacklo_epi64(top, bot), wyv);
+        tb = _mm256_srli_epi16(_mm256_add_epi16(_mm256_add_epi16(tb, _mm256_srli_si256(tb, 8)), half), 8);
+        __m256i c = _mm256_packus_epi16(tb, z); /* each half: its pixel's colour in dword 0 */
+        if (r->tinted) {
+            __m256i v = _mm256_mullo_epi16(_mm256_unpacklo_epi8(c, z), tint);
+            c = _mm256_packus_epi16(_mm256_srli_epi16(_mm256_add_epi16(v, half), 8), z);
+        }
+        __m256i s16 = _mm256_unpacklo_epi8(_mm256_shuffle_epi32(c, 0), z);
+        __m256i blended[2];
+        for (int h = 0; h < 2; h++) { /* under2_sse2 on each half of the samples */
+            __m256i d16 = h ? _mm256_unpackhi_epi8(d, z) : _mm256_unpacklo_epi8(d, z);
+            __m256i a = _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(d16, _MM_SHUFFLE(3, 3, 3, 3)),
+                                               _MM_SHUFFLE(3, 3, 3, 3));
+            __m256i v = _mm256_add_epi16(_mm256_mullo_epi16(s16, _mm256_sub_epi16(c255, a)), half);
+            v = _mm256_srli_epi16(_mm256_add_epi16(v, _mm256_srli_epi16(v, 8)), 8);
+            blended[h] = _mm256_add_epi16(d16, v);
+        }
+        _mm256_storeu_si256((__m256i *)(void *)s, _mm256_packus_epi16(blended[0], blended[1]));
+    }
+    return i;
+}
+#endif
+
 /* Pixels [a, b) whose samples are covered only in part: each one's mask from the samples'
  * spans [lo, hi). uv is at pixel a. */
 static inline __attribute__((always_inline)) void
@@ -555,7 +658,16 @@ shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, 
     shade_partial(r, uv, row, a, f0, lo, hi, ns, inside, simd);
     uv.x += uv.dx * (f0 - a);
     uv.y += uv.dy * (f0 - a);
-    for (int px = f0; px < f1; px++, uv.x += uv.dx, uv.y += uv.dy)
+    int px = f0;
+#ifdef RASTER_AVX2
+    if (simd && inside && ns == 4 && r->avx2 && (!r->tinted || r->tint_fixed)) {
+        int done = shade_full_avx2(r, uv.x, uv.y, uv.dx, uv.dy, row + (size_t)px * ns, f1 - f0);
+        px += done;
+        uv.x += uv.dx * done;
+        uv.y += uv.dy * done;
+    }
+#endif
+    for (; px < f1; px++, uv.x += uv.dx, uv.y += uv.dy)
         shade_pixel(r, uv.x, uv.y, row + (size_t)px * ns, (1u << ns) - 1, ns, inside, simd);
     shade_partial(r, uv, row, f1, b, lo, hi, ns, inside, simd);
 }

@@ -25,12 +25,17 @@ struct raster {
     bool tinted;
     bool tint_fixed; /* every tint in [0, 1]: integer multiplies (the usual case) */
     bool simd; /* SSE2 paths (raster_use_simd), fixed when the picture begins */
+    bool avx2; /* and AVX2 for two pixels at a time where the CPU has it (raster_use_avx2) */
 };
 
 /* Chooses SIMD (SSE2 on x86-64, where built) or portable paths for pictures begun afterwards;
  * both make the same bytes. SIMD is used unless SKELD_SIMD=0 is in the environment or this
  * said no. Call before rendering starts on other threads (tests, benchmarks). */
 void raster_use_simd(bool on);
+
+/* With SIMD on, whether AVX2 may be used where the CPU has it (default yes, unless
+ * SKELD_SIMD=sse2 is in the environment): the same bytes again. For tests and benchmarks. */
+void raster_use_avx2(bool on);
 
 /* Starts a picture: samples sized w*h*ns, spans 2*h; only pixels in [x0,x1) x [y0,y1) can
  * be drawn. Triangles then come front to back (nearest first): each goes under what is

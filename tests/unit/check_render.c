@@ -1152,9 +1152,11 @@ START_TEST(same_pose_same_pixels)
 }
 END_TEST
 
-/* The SIMD paths (SSE2 on x86-64) and the portable ones must make the same bytes: every
- * frame of the project's own samples and of the conformance armature (when ../shared is
- * there), with 4 samples and 1, tinted and not, at the fitted camera and a magnified one. */
+/* The SIMD paths (SSE2 on x86-64, and AVX2 where the CPU has it) and the portable ones must
+ * make the same bytes: every frame of the project's own samples and of the conformance
+ * armature (when ../shared is there), with 4 samples and 1, tinted and not, at the fitted
+ * camera and a magnified one; SIMD with AVX2 (if there) and with SSE2 alone, each against the
+ * portable picture. */
 static void render_both_ways(const struct armature *arm, const char *what)
 {
     struct pose *p = pose_new(arm);
@@ -1162,6 +1164,7 @@ static void render_both_ways(const struct armature *arm, const char *what)
     struct image a, b;
     image_init(&a);
     image_init(&b);
+    for (int avx2 = 0; avx2 < 2; avx2++)
     for (uint32_t anim = 0; anim < (arm->anim_count ? arm->anim_count : 1); anim++)
         for (int variant = 0; variant < 4; variant++) {
             struct render_opts o;
@@ -1184,17 +1187,19 @@ static void render_both_ways(const struct armature *arm, const char *what)
             pose_reset(p);
             eval_run(p, &r, NULL);
             raster_use_simd(true);
+            raster_use_avx2(avx2);
             render_ok(arm, p, &o, &a);
             raster_use_simd(false);
             render_ok(arm, p, &o, &b);
             raster_use_simd(true);
+            raster_use_avx2(true);
             size_t n = (size_t)o.width * o.height * 4, bad = n;
             for (size_t i = 0; i < n && bad == n; i++)
                 if (a.rgba[i] != b.rgba[i])
                     bad = i;
-            ck_assert_msg(bad == n, "%s anim %u variant %d: byte %zu is %u with SIMD, %u without",
+            ck_assert_msg(bad == n, "%s anim %u variant %d: byte %zu is %u with SIMD%s, %u without",
                           what, anim, variant, bad, bad < n ? a.rgba[bad] : 0,
-                          bad < n ? b.rgba[bad] : 0);
+                          avx2 ? "" : " (SSE2 alone)", bad < n ? b.rgba[bad] : 0);
         }
     image_close(&a);
     image_close(&b);
