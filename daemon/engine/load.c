@@ -16,6 +16,7 @@
 #include <zip.h>
 
 #include "load_json.h"
+#include "png_read.h"
 
 void load_limits_default(struct load_limits *lim)
 {
@@ -201,9 +202,53 @@ static int mark_clear_blocks(struct arm_atlas *at)
     return 0;
 }
 
+static int too_big(const char *name, uint32_t w, uint32_t h, const struct load_limits *lim,
+                   struct eng_error *err)
+{
+    return eng_seterr(err, ENG_ELIMIT, "%s: %ux%u pixels exceed the limit of %llu", name, w, h,
+                      (unsigned long long)lim->max_atlas_pixels);
+}
+
+/* The pixels are in at->rgba: premultiplied, and the empty blocks marked. */
+static int finish_atlas(struct arm_atlas *at, struct eng_error *err)
+{
+    premultiply(at->rgba, (size_t)at->width * at->height);
+    if (mark_clear_blocks(at))
+        return eng_seterr(err, ENG_ENOMEM, "out of memory");
+    return 0;
+}
+
+/* An 8-bit RGBA atlas (what SkelForm writes) through png_read.c. 1: not that kind, or
+ * something unexpected in it: libpng decides. */
+static int decode_rgba8(const char *name, const uint8_t *png, size_t len,
+                        const struct load_limits *lim, struct arm_atlas *at, struct eng_error *err)
+{
+    uint32_t w, h;
+    if (!png_read_probe(png, len, &w, &h))
+        return 1;
+    if ((uint64_t)w * h > lim->max_atlas_pixels)
+        return too_big(name, w, h, lim, err);
+    at->width = w;
+    at->height = h;
+    if (lim->skip_atlas_pixels)
+        return 0;
+    at->rgba = alloc_pixels((size_t)w * h * 4 + h); /* + h: the scanlines' filter bytes */
+    if (!at->rgba)
+        return eng_seterr(err, ENG_ENOMEM, "out of memory");
+    if (!png_read_rgba8(png, len, w, h, at->rgba)) {
+        free(at->rgba);
+        at->rgba = NULL;
+        return 1;
+    }
+    return finish_atlas(at, err);
+}
+
 static int decode_png(const char *name, const char *bytes, size_t len,
                       const struct load_limits *lim, struct arm_atlas *at, struct eng_error *err)
 {
+    int rc = decode_rgba8(name, (const uint8_t *)bytes, len, lim, at, err);
+    if (rc <= 0)
+        return rc;
     png_image img;
     memset(&img, 0, sizeof img);
     img.version = PNG_IMAGE_VERSION;
@@ -211,8 +256,7 @@ static int decode_png(const char *name, const char *bytes, size_t len,
         return eng_seterr(err, ENG_EBADFILE, "%s: undecodable PNG: %s", name, img.message);
     if ((uint64_t)img.width * img.height > lim->max_atlas_pixels) {
         png_image_free(&img);
-        return eng_seterr(err, ENG_ELIMIT, "%s: %ux%u pixels exceed the limit of %llu", name,
-                          img.width, img.height, (unsigned long long)lim->max_atlas_pixels);
+        return too_big(name, img.width, img.height, lim, err);
     }
     img.format = PNG_FORMAT_RGBA;
     at->width = img.width;
@@ -231,10 +275,7 @@ static int decode_png(const char *name, const char *bytes, size_t len,
         at->rgba = NULL;
         return eng_seterr(err, ENG_EBADFILE, "%s: undecodable PNG: %s", name, img.message);
     }
-    premultiply(at->rgba, (size_t)at->width * at->height);
-    if (mark_clear_blocks(at))
-        return eng_seterr(err, ENG_ENOMEM, "out of memory");
-    return 0;
+    return finish_atlas(at, err);
 }
 
 static int load_atlases(zip_t *za, struct armature *arm, const struct load_limits *lim,

@@ -13,7 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <libdeflate.h>
+#include <zip.h>
+
 #include "engine/load.h"
+#include "engine/png_read.h"
 #include "testhelp.h"
 
 #define N_ELEMS(a) (sizeof(a) / sizeof((a)[0]))
@@ -417,6 +421,224 @@ START_TEST(atlas_premultiply_and_clear_blocks)
     free(png);
     free(skf);
     free(px);
+}
+END_TEST
+
+/* ---- the atlas reader (png_read.c) ------------------------------------------------------ */
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+    for (int k = 0; k < 4; k++)
+        p[k] = (uint8_t)(v >> (24 - 8 * k));
+}
+
+/* Appends a chunk (length, type, data, CRC) at *at. */
+static void chunk(uint8_t *png, size_t *at, const char *type, const uint8_t *data, size_t n)
+{
+    put_be32(png + *at, (uint32_t)n);
+    memcpy(png + *at + 4, type, 4);
+    if (n)
+        memcpy(png + *at + 8, data, n);
+    put_be32(png + *at + 8 + n, (uint32_t)libdeflate_crc32(0, png + *at + 4, n + 4));
+    *at += 12 + n;
+}
+
+/* The spec's predictor, written out here apart from the reader's. */
+static int paeth_ref(int a, int b, int c)
+{
+    int p = a + b - c, pa = abs(p - a), pb = abs(p - b), pc = abs(p - c);
+    return pa <= pb && pa <= pc ? a : (pb <= pc ? b : c);
+}
+
+/* An 8-bit RGBA PNG of px: row y filtered with filter[y % 5] (a value over 4 is written as
+ * is, an invalid filter), the stream in IDAT chunks of split bytes, extra (a chunk type)
+ * inserted after IHDR when not NULL. Returns the length; *out is malloc'd. */
+static size_t make_png(const uint8_t *px, uint32_t w, uint32_t h, const uint8_t filter[5],
+                       size_t split, const char *extra, uint8_t **out)
+{
+    size_t row = (size_t)w * 4, raw_len = (row + 1) * h;
+    uint8_t *raw = malloc(raw_len);
+    ck_assert_ptr_nonnull(raw);
+    for (uint32_t y = 0; y < h; y++) {
+        uint8_t f = filter[y % 5], *d = raw + y * (row + 1);
+        const uint8_t *cur = px + y * row, *up = y ? cur - row : NULL;
+        d[0] = f;
+        for (size_t i = 0; i < row; i++) {
+            int a = i >= 4 ? cur[i - 4] : 0, b = up ? up[i] : 0, c = up && i >= 4 ? up[i - 4] : 0;
+            int pred = f == 1 ? a : f == 2 ? b : f == 3 ? (a + b) / 2 : f == 4 ? paeth_ref(a, b, c) : 0;
+            d[1 + i] = (uint8_t)(cur[i] - pred);
+        }
+    }
+    struct libdeflate_compressor *c = libdeflate_alloc_compressor(6);
+    size_t cap = libdeflate_zlib_compress_bound(c, raw_len);
+    uint8_t *z = malloc(cap), *png = malloc(cap + 4096 + cap / (split ? split : 1) * 12);
+    ck_assert(c && z && png);
+    size_t zlen = libdeflate_zlib_compress(c, raw, raw_len, z, cap), at = 8;
+    ck_assert_uint_gt(zlen, 0);
+    memcpy(png, "\x89PNG\r\n\x1a\n", 8);
+    uint8_t ihdr[13];
+    put_be32(ihdr, w);
+    put_be32(ihdr + 4, h);
+    memcpy(ihdr + 8, "\x08\x06\x00\x00\x00", 5);
+    chunk(png, &at, "IHDR", ihdr, 13);
+    if (extra) {
+        static const uint8_t gama[4] = {0, 0, 0xb1, 0x8f};
+        chunk(png, &at, extra, gama, 4);
+    }
+    for (size_t off = 0; off < zlen; off += split)
+        chunk(png, &at, "IDAT", z + off, zlen - off < split ? zlen - off : split);
+    chunk(png, &at, "IEND", NULL, 0);
+    libdeflate_free_compressor(c);
+    free(z);
+    free(raw);
+    *out = png;
+    return at;
+}
+
+/* Pixels with runs, edges and noise, so that every predictor wins somewhere. */
+static uint8_t *test_pixels(uint32_t w, uint32_t h)
+{
+    uint8_t *px = malloc((size_t)w * h * 4);
+    ck_assert_ptr_nonnull(px);
+    uint32_t s = 2463534242u;
+    for (size_t i = 0; i < (size_t)w * h * 4; i++) {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        px[i] = (s & 3) ? (uint8_t)(i / 4 % w * 7 + i / 4 / w * 3 + i % 4 * 40) : (uint8_t)(s >> 8);
+    }
+    return px;
+}
+
+/* Both readers give the pixels back; the fast one without libpng. */
+static void assert_reads_back(const uint8_t *png, size_t len, const uint8_t *px, uint32_t w,
+                              uint32_t h, const char *what)
+{
+    uint32_t pw, ph;
+    ck_assert_msg(png_read_probe(png, len, &pw, &ph), "%s: not taken", what);
+    ck_assert_uint_eq(pw, w);
+    ck_assert_uint_eq(ph, h);
+    uint8_t *fast = malloc((size_t)w * h * 4 + h), *lib;
+    ck_assert_ptr_nonnull(fast);
+    ck_assert_msg(png_read_rgba8(png, len, w, h, fast), "%s: not decoded", what);
+    ck_assert_int_eq(th_png_decode(png, len, &pw, &ph, &lib), 0);
+    for (size_t i = 0; i < (size_t)w * h * 4; i++) {
+        ck_assert_msg(fast[i] == px[i], "%s: byte %zu is %u, want %u", what, i, fast[i], px[i]);
+        ck_assert_msg(lib[i] == px[i], "%s: libpng byte %zu is %u, want %u", what, i, lib[i], px[i]);
+    }
+    free(fast);
+    free(lib);
+}
+
+START_TEST(atlas_reader_matches_libpng)
+{
+    static const uint32_t sizes[][2] = {{1, 1}, {1, 7}, {3, 5}, {17, 9}, {64, 33}, {257, 4}};
+    static const uint8_t orders[][5] = {{0, 1, 2, 3, 4}, {4, 4, 4, 4, 4}, {3, 1, 4, 2, 0},
+                                        {2, 2, 2, 2, 2}, {1, 3, 1, 3, 1}};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        uint32_t w = sizes[k][0], h = sizes[k][1];
+        uint8_t *px = test_pixels(w, h);
+        for (size_t f = 0; f < sizeof orders / sizeof orders[0]; f++) {
+            char what[64];
+            snprintf(what, sizeof what, "%ux%u, filters %zu", w, h, f);
+            uint8_t *png;
+            size_t len = make_png(px, w, h, orders[f], f == 2 ? 7 : 1 << 20, NULL, &png);
+            assert_reads_back(png, len, px, w, h, what);
+            free(png);
+        }
+        free(px);
+    }
+}
+END_TEST
+
+/* What the fast reader does not take goes to libpng, and what is broken fails there. */
+START_TEST(atlas_reader_declines)
+{
+    static const uint8_t all[5] = {0, 1, 2, 3, 4}, bad[5] = {0, 1, 5, 3, 4};
+    uint32_t w = 9, h = 6, pw, ph;
+    uint8_t *px = test_pixels(w, h), *png, *out = malloc(w * h * 4 + h);
+    ck_assert_ptr_nonnull(out);
+    size_t len = make_png(px, w, h, all, 1 << 20, "gAMA", &png);
+    ck_assert_msg(!png_read_probe(png, len, &pw, &ph), "a gAMA chunk is libpng's to apply");
+    free(png);
+    len = make_png(px, w, h, all, 16, NULL, &png);
+    ck_assert(png_read_probe(png, len, &pw, &ph));
+    ck_assert(!png_read_probe(png, len - 20, &pw, &ph)); /* cut short: no IEND */
+    png[40] ^= 1; /* inside the first IDAT: its CRC no longer matches */
+    ck_assert(!png_read_probe(png, len, &pw, &ph));
+    png[40] ^= 1;
+    png[25] = 16; /* IHDR: 16 bits per channel (and its CRC wrong) */
+    ck_assert(!png_read_probe(png, len, &pw, &ph));
+    free(png);
+    len = make_png(px, w, h, bad, 1 << 20, NULL, &png);
+    ck_assert(png_read_probe(png, len, &pw, &ph)); /* the chunks are fine... */
+    ck_assert(!png_read_rgba8(png, len, w, h, out)); /* ...a row's filter is not */
+    void *skf;
+    size_t slen;
+    zip_with("{'atlases':[{'filename':'a.png'}],'styles':[{'textures':[{'name':'t',"
+             "'offset':{'x':0,'y':0},'size':{'x':9,'y':6}}]}]}",
+             "a.png", png, len, &skf, &slen);
+    struct armature *arm;
+    struct eng_error err;
+    ck_assert_int_eq(load_bytes(skf, slen, NULL, &arm, &err), ENG_EBADFILE);
+    ck_assert_msg(strstr(err.msg, "a.png") != NULL, "%s", err.msg);
+    free(skf);
+    free(png);
+    free(out);
+    free(px);
+}
+END_TEST
+
+/* The project's own sample atlases and the third-party ones under ../shared (when there):
+ * the fast reader gives libpng's bytes. */
+static int atlases_of(const char *path)
+{
+    zip_t *za = zip_open(path, ZIP_RDONLY, NULL);
+    if (!za)
+        return 0;
+    int n = 0;
+    for (zip_int64_t i = 0; i < zip_get_num_entries(za, 0); i++) {
+        const char *name = zip_get_name(za, (zip_uint64_t)i, 0);
+        zip_stat_t st;
+        if (!name || strncmp(name, "atlas", 5) || zip_stat_index(za, (zip_uint64_t)i, 0, &st))
+            continue;
+        uint8_t *png = malloc(st.size), *lib, *fast;
+        zip_file_t *f = zip_fopen_index(za, (zip_uint64_t)i, 0);
+        ck_assert(png && f && zip_fread(f, png, st.size) == (zip_int64_t)st.size);
+        zip_fclose(f);
+        uint32_t w, h, lw, lh;
+        if (png_read_probe(png, st.size, &w, &h)) {
+            ck_assert_ptr_nonnull(fast = malloc((size_t)w * h * 4 + h));
+            ck_assert_msg(png_read_rgba8(png, st.size, w, h, fast), "%s %s", path, name);
+            ck_assert_int_eq(th_png_decode(png, st.size, &lw, &lh, &lib), 0);
+            ck_assert_msg(!memcmp(fast, lib, (size_t)w * h * 4), "%s %s: differs from libpng",
+                          path, name);
+            free(lib);
+            free(fast);
+            n++;
+        }
+        free(png);
+    }
+    zip_close(za);
+    return n;
+}
+
+START_TEST(atlas_reader_on_real_atlases)
+{
+    const char *samples = th_samples_dir(), *shared = th_shared_dir();
+    char path[2048];
+    int n = 0;
+    static const char *const own[] = {"robot.skf", "critter.skf"};
+    ck_assert_msg(samples != NULL, "SKELD_SAMPLES is not a directory (build the samples)");
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", samples, own[i]);
+        n += atlases_of(path);
+    }
+    ck_assert_int_ge(n, 4);
+    if (!shared)
+        return;
+    snprintf(path, sizeof path, "%s/conformance/skellington.skf", shared);
+    ck_assert_int_eq(atlases_of(path), 1);
 }
 END_TEST
 
@@ -1981,6 +2203,9 @@ static Suite *load_suite(void)
     tcase_add_test(tc, atlas_decoded_rgba);
     tcase_add_test(tc, atlas_other_size_premultiplied);
     tcase_add_test(tc, atlas_premultiply_and_clear_blocks);
+    tcase_add_test(tc, atlas_reader_matches_libpng);
+    tcase_add_test(tc, atlas_reader_declines);
+    tcase_add_test(tc, atlas_reader_on_real_atlases);
     tcase_add_test(tc, atlas_skip_pixels);
     suite_add_tcase(s, tc);
 
