@@ -568,9 +568,11 @@ static inline __attribute__((always_inline)) void shade_pixel(struct raster *r, 
  * texture positions x, y stepped by dx, dy), two pixels at a time in the two halves of AVX2
  * registers: each half does exactly what bilerp_sse2, tint_fixed_sse2 and under4_sse2 do for
  * one pixel, so the bytes are the same. Where shade_pixel skips work (opaque samples, an empty
- * footprint, a zero colour) the blend leaves the samples as they are anyway, so only a pair
- * whose samples are all opaque is skipped. Returns the pixels done (an even count); untinted
- * or integer tints only. */
+ * footprint, a zero colour) the blend leaves the samples as they are anyway; a pair whose
+ * samples are all opaque or whose footprints are both empty is skipped, and an empty
+ * footprint's texels (all zero) are not fetched: fetching empty space costs more than the
+ * look at the empty-block map. Returns the pixels done (an even count); untinted or integer
+ * tints only. */
 __attribute__((target("avx2"))) static int shade_full_avx2(const struct raster *r, int64_t x,
                                                            int64_t y, int64_t dx, int64_t dy,
                                                            uint32_t *s, int n)
@@ -589,15 +591,24 @@ __attribute__((target("avx2"))) static int shade_full_avx2(const struct raster *
             continue; /* nothing shows through */
         __m128i row0[2], row1[2];
         uint32_t wx[2], wy[2];
+        int empty = 0;
         for (int k = 0; k < 2; k++) {
             int64_t ix = (x + k * dx) >> 8, iy = (y + k * dy) >> 8;
             uint32_t ax = (uint32_t)(ix & 255), ay = (uint32_t)(iy & 255);
-            const uint32_t *t = tex + (size_t)(iy >> 8) * tw + (size_t)(ix >> 8);
-            row0[k] = _mm_loadl_epi64((const __m128i *)(const void *)t);
-            row1[k] = _mm_loadl_epi64((const __m128i *)(const void *)(t + tw));
+            long x0 = (long)(ix >> 8), y0 = (long)(iy >> 8);
             wx[k] = (256 - ax) | ax << 16;
             wy[k] = (256 - ay) | ay << 16;
+            if (r->clear && block_clear(r, x0, y0)) {
+                row0[k] = row1[k] = _mm_setzero_si128();
+                empty++;
+                continue;
+            }
+            const uint32_t *t = tex + (size_t)y0 * tw + (size_t)x0;
+            row0[k] = _mm_loadl_epi64((const __m128i *)(const void *)t);
+            row1[k] = _mm_loadl_epi64((const __m128i *)(const void *)(t + tw));
         }
+        if (empty == 2)
+            continue; /* both colours are 0: the samples stay */
         __m256i top = _mm256_unpacklo_epi8(_mm256_set_m128i(row0[1], row0[0]), z);
         __m256i bot = _mm256_unpacklo_epi8(_mm256_set_m128i(row1[1], row1[0]), z);
         __m256i wxv = _mm256_set_epi32(0, 0, 0, (int)wx[1], 0, 0, 0, (int)wx[0]);
