@@ -24,65 +24,62 @@ static const int32_t offsets4[4][2] = {{96, 32}, {224, 96}, {32, 160}, {160, 224
 static const int32_t offsets1[1][2] = {{128, 128}};
 
 /* The SSE2 paths (every x86-64 has SSE2) compute exactly what the portable ones do, in
- * 16-bit lanes with the same roundings; tests render with both and compare every byte. */
-#ifdef __SSE2__
-/* -1: not chosen yet; SKELD_SIMD=0 in the environment says no. Atomic: workers begin pictures
- * concurrently, and the first ones may all make the (same) choice. */
-static _Atomic int simd_choice = -1;
-#endif
+ * 16-bit lanes with the same roundings, and the AVX2 one what the SSE2 ones do; tests render
+ * each way and compare every byte. Each choice is made once, from SKELD_SIMD and the CPU,
+ * unless raster_use_simd or raster_use_avx2 made it first (-1: not yet). Atomic: workers
+ * begin pictures concurrently, and the first ones may all make the (same) choice. */
+static _Atomic int simd_choice = -1, avx2_choice = -1;
 
-void raster_use_simd(bool on)
-{
-#ifdef __SSE2__
-    atomic_store_explicit(&simd_choice, on, memory_order_relaxed);
-#else
-    (void)on;
-#endif
-}
-
-#ifdef RASTER_AVX2
-static _Atomic int avx2_choice = -1;
-#endif
-
-void raster_use_avx2(bool on)
+static bool cpu_has_avx2(void)
 {
 #ifdef RASTER_AVX2
-    atomic_store_explicit(&avx2_choice, on, memory_order_relaxed);
-#else
-    (void)on;
-#endif
-}
-
-/* AVX2 if the CPU has it and neither SKELD_SIMD=sse2 nor raster_use_avx2 said no. */
-static bool avx2_enabled(void)
-{
-#ifdef RASTER_AVX2
-    int choice = atomic_load_explicit(&avx2_choice, memory_order_relaxed);
-    if (choice < 0) {
-        const char *env = getenv("SKELD_SIMD");
-        __builtin_cpu_init();
-        choice = !(env && !strcmp(env, "sse2")) && __builtin_cpu_supports("avx2");
-        atomic_store_explicit(&avx2_choice, choice, memory_order_relaxed);
-    }
-    return choice && __builtin_cpu_supports("avx2");
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
 #else
     return false;
 #endif
+}
+
+/* SKELD_SIMD=0 says no SIMD at all, SKELD_SIMD=sse2 no AVX2. */
+static bool env_allows(const char *no)
+{
+    const char *env = getenv("SKELD_SIMD");
+    return !(env && !strcmp(env, no));
+}
+
+/* The choice, made from the environment if nobody made it yet. */
+static bool chosen(_Atomic int *choice, const char *no)
+{
+    int c = atomic_load_explicit(choice, memory_order_relaxed);
+    if (c < 0) {
+        c = env_allows(no);
+        atomic_store_explicit(choice, c, memory_order_relaxed);
+    }
+    return c;
+}
+
+void raster_use_simd(bool on)
+{
+    atomic_store_explicit(&simd_choice, on, memory_order_relaxed);
+}
+
+void raster_use_avx2(bool on)
+{
+    atomic_store_explicit(&avx2_choice, on, memory_order_relaxed);
 }
 
 static bool simd_enabled(void)
 {
 #ifdef __SSE2__
-    int choice = atomic_load_explicit(&simd_choice, memory_order_relaxed);
-    if (choice < 0) {
-        const char *env = getenv("SKELD_SIMD");
-        choice = !(env && !strcmp(env, "0"));
-        atomic_store_explicit(&simd_choice, choice, memory_order_relaxed);
-    }
-    return choice;
+    return chosen(&simd_choice, "0");
 #else
     return false;
 #endif
+}
+
+static bool avx2_enabled(void)
+{
+    return cpu_has_avx2() && chosen(&avx2_choice, "sse2");
 }
 
 static uint32_t pack(const uint8_t c[4])
