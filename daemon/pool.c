@@ -34,9 +34,11 @@ static void *worker_main(void *arg)
         p->running--;
         j->next = p->done;
         p->done = j;
-        pthread_mutex_unlock(&p->lock);
-        uv_async_send(&p->async);
-        pthread_mutex_lock(&p->lock);
+        /* One wake-up per batch: drain takes the whole list, so only the job that finds it
+         * empty must send; the lock is then kept for the next pop (uv_async_send takes no
+         * lock of ours and does not block). */
+        if (!j->next)
+            uv_async_send(&p->async);
     }
     pthread_mutex_unlock(&p->lock);
     return NULL;
