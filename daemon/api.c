@@ -22,7 +22,8 @@
  * caches holding the old ones (ETag, result cache, CDNs) stop matching. */
 #define OUTPUT_VERSION 4 /* 2: info's JSON begins with the armature's "id"; 3: PNGs from the
                           * fitted-Huffman encoder by default; 4: texture positions stepped in
-                          * fixed point, integer tints (pixels may differ by 1 in 255) */
+                          * fixed point, integer tints (pixels may differ by 1 in 255), POSE
+                          * matrices from construct's cos/sin (last bits) */
 
 enum route { R_OTHER, R_LIST, R_UPLOAD, R_INFO, R_POSE, R_MESH, R_RENDER, R_SHEET, R_OPS };
 static const char *const route_names[API_ROUTES] = {"other", "list",   "upload", "info", "pose",

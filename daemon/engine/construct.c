@@ -153,14 +153,17 @@ static void finish_bone(struct pose *p, uint32_t b, const struct construct_opts 
     if (opts->y_down) {
         o->pos.y = -o->pos.y;
         o->rot = -o->rot;
+        o->sin_rot = -o->sin_rot; /* cos/sin stay those of rot (pose_bone_matrix) */
     }
     o->scale.x *= opts->scale.x;
     o->scale.y *= opts->scale.y;
     o->pos.x = o->pos.x * opts->scale.x + opts->position.x;
     o->pos.y = o->pos.y * opts->scale.y + opts->position.y;
     /* CheckBoneFlip: a mirror on exactly one axis reverses rotations. */
-    if ((opts->scale.x < 0.0) != (opts->scale.y < 0.0))
+    if ((opts->scale.x < 0.0) != (opts->scale.y < 0.0)) {
         o->rot = -o->rot;
+        o->sin_rot = -o->sin_rot;
+    }
 }
 
 static bool is_identity(const struct construct_opts *o)

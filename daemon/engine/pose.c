@@ -92,7 +92,10 @@ void pose_reset(struct pose *p)
 void pose_bone_matrix(const struct pose *p, uint32_t b, double m[6])
 {
     const struct bone_out *o = &p->out[b];
-    double c = cos(o->rot), s = sin(o->rot);
+    /* Where construct keeps cos/sin of the rotation they are there already (equal to cos and
+     * sin of rot to an ulp or so: composed from the parent's and the local ones). */
+    bool kept = p->arm->plan[b] & PLAN_TRIG;
+    double c = kept ? o->cos_rot : cos(o->rot), s = kept ? o->sin_rot : sin(o->rot);
     m[0] = c * o->scale.x;
     m[1] = s * o->scale.x;
     m[2] = -s * o->scale.y;

@@ -12,7 +12,7 @@
 struct bone_out {
     struct vec2 pos, scale;
     double rot;
-    double cos_rot, sin_rot; /* construct's scratch: of rot where PLAN_TRIG, before options */
+    double cos_rot, sin_rot; /* of rot where PLAN_TRIG (construct keeps them with it) */
     double tint[4];
     int zindex;
     int tex; /* tex name index, -1 none */
@@ -46,7 +46,7 @@ struct pose {
     struct vec2 *chain_before;   /* scratch for FABRIK, one per chain bone */
 };
 
-/* The 2x3 world matrix of constructed bone b, what a GPU client uploads:
+/* The 2x3 world matrix of bone b of a constructed pose, what a GPU client uploads:
  * x' = m[0]*x + m[2]*y + m[4], y' = m[1]*x + m[3]*y + m[5] maps a point of the bone's own
  * space (a texture corner, a vertex init_pos) to armature space. */
 void pose_bone_matrix(const struct pose *p, uint32_t b, double m[6]);
