@@ -1,13 +1,15 @@
 #!/bin/sh
 # Builds a libFuzzer target with clang (ASan + UBSan) and runs it.
 #
-#   contrib/fuzz/run.sh load|json|request [SECONDS] [CORPUS-DIR]
+#   contrib/fuzz/run.sh load|json|request|png [SECONDS] [CORPUS-DIR]
 #   contrib/fuzz/run.sh seeds          rewrites contrib/fuzz/corpus/request with make-seeds.c
 #
 # load: arbitrary bytes as a .skf file. json: arbitrary bytes as armature.json inside a
 # valid .skf, with the key dictionary contrib/fuzz/skf.dict so mutations reach the 0.6/0.7
 # arrays. request: a client's byte stream through the frame parser and dispatch to the
 # workers' evaluation, rendering and PNG encoding, on the project's samples (fuzz-request.c).
+# png: arbitrary bytes through the atlas reader, CRCs mended (fuzz-png.c), seeded with the
+# samples' atlases.
 #
 # New inputs go to CORPUS-DIR (default /tmp/skeld-fuzz-TARGET); the seeds are read from the
 # tree and never written: contrib/fuzz/corpus/TARGET, plus, for load and json, the built
@@ -21,7 +23,7 @@
 # needs autoconfig.h, and loads samples/). Needs clang and its runtime libraries (Debian:
 # clang libclang-rt-dev), plus the project's build dependencies.
 set -eu
-target=${1:?usage: run.sh load|json|request|seeds [SECONDS] [CORPUS-DIR]}
+target=${1:?usage: run.sh load|json|request|png|seeds [SECONDS] [CORPUS-DIR]}
 secs=${2:-60}
 corpus=${3:-/tmp/skeld-fuzz-$target}
 out=${FUZZ_BIN:-/tmp/skeld-fuzz-$target.bin}
@@ -42,6 +44,7 @@ fi
 engine=$(ls daemon/engine/*.c)
 case $target in
 load) srcs="contrib/fuzz/fuzz-load.c $engine" ;;
+png) srcs="contrib/fuzz/fuzz-png.c daemon/engine/png_read.c" ;;
 json) srcs="contrib/fuzz/fuzz-json.c contrib/fuzz/fuzz-load.c tests/helpers/testhelp.c $engine"
     cflags="$cflags -DFUZZ_NO_MAIN"
     pkgs="$pkgs check" ;;
@@ -77,13 +80,18 @@ if [ -z "$(ls -A "$corpus")" ] && [ -d samples ]; then
     json) for f in samples/*.skf; do
         unzip -p "$f" armature.json >"$corpus/$(basename "$f" .skf).json"
     done ;;
+    png) for f in samples/*.skf; do
+        for a in $(unzip -Z1 "$f" 'atlas*.png'); do
+            unzip -p "$f" "$a" >"$corpus/$(basename "$f" .skf)-$a"
+        done
+    done ;;
     esac
 fi
 seeds=
 [ -d "contrib/fuzz/corpus/$target" ] && seeds=contrib/fuzz/corpus/$target
 opts="-max_total_time=$secs -rss_limit_mb=4096 -print_final_stats=1"
 case $target in
-load | json) opts="$opts -max_len=262144" ;;
+load | json | png) opts="$opts -max_len=262144" ;;
 request) opts="$opts -max_len=16384 -timeout=25" ;;
 esac
 [ "$target" = json ] && opts="$opts -dict=contrib/fuzz/skf.dict"
