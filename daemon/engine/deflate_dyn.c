@@ -443,14 +443,17 @@ static void put_tokens(struct bits *b, const struct block *bk, const uint16_t *t
         lit[s] = bk->lit_code[s] | (uint32_t)bk->lit_len[s] << 16;
     for (size_t t = 0; t < count; t++) {
         unsigned x = tok[t];
-        if (x < MATCH_BASE) { /* two literals in one put when two come in a row */
+        if (x < MATCH_BASE) { /* a run of literals, as many per put as fit in 56 bits */
             uint32_t e = lit[x];
             uint64_t code = e & 0xffff;
             unsigned len = e >> 16;
-            if (t + 1 < count && tok[t + 1] < MATCH_BASE) {
-                uint32_t e2 = lit[tok[++t]];
+            while (t + 1 < count && tok[t + 1] < MATCH_BASE) {
+                uint32_t e2 = lit[tok[t + 1]];
+                if (len + (e2 >> 16) > 56)
+                    break;
                 code |= (uint64_t)(e2 & 0xffff) << len;
                 len += e2 >> 16;
+                t++;
             }
             bits_put(b, code, len);
             continue;
