@@ -6,9 +6,8 @@
  * third from the second only for physics bones and their descendants (PLAN_PHYS); those sets
  * are fixed per armature (construct_plan), so the later passes revisit only them, and the
  * first pass skips PLAN_IK bones whose first-pass position nothing reads; each pass walks a
- * list of its bones made at load. cos/sin of a world
- * rotation are computed once, where children, vertices or binds read them (PLAN_TRIG). The
- * numbers are the reference's. */
+ * list of its bones made at load. cos/sin of a world rotation are computed once, where
+ * children, vertices or binds read them (PLAN_TRIG). The numbers are the reference's. */
 #include "construct.h"
 
 #include <math.h>
@@ -301,6 +300,19 @@ static int list_passes(struct armature *arm)
     return 0;
 }
 
+/* Every bone's start fields in one array: pose_reset copies them at once. */
+static int list_starts(struct armature *arm)
+{
+    uint32_t n = arm->bone_count;
+    arm->starts = malloc((n ? n : 1) * sizeof *arm->starts);
+    if (!arm->starts)
+        return -1;
+    for (uint32_t b = 0; b < n; b++)
+        arm->starts[b] = arm->bones[b].start;
+    arm->mem_bytes += n * sizeof *arm->starts;
+    return 0;
+}
+
 int construct_plan(struct armature *arm)
 {
     uint32_t n = arm->bone_count;
@@ -319,11 +331,5 @@ int construct_plan(struct armature *arm)
             arm->plan[b] |= PLAN_PHYS;
     }
     mark_descendants(arm, PLAN_PHYS);
-    arm->starts = malloc((n ? n : 1) * sizeof *arm->starts);
-    if (!arm->starts)
-        return -1;
-    for (uint32_t b = 0; b < n; b++)
-        arm->starts[b] = arm->bones[b].start;
-    arm->mem_bytes += n * sizeof *arm->starts;
-    return list_passes(arm) || mesh_plan(arm) ? -1 : 0;
+    return list_passes(arm) || list_starts(arm) || mesh_plan(arm) ? -1 : 0;
 }

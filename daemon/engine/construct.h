@@ -26,7 +26,8 @@ void construct(struct pose *p, const struct construct_opts *opts);
 /* Inheritance of one bone onto its parent's constructed transform (exposed for tests). */
 void construct_inherit(struct bone_out *child, const struct bone_out *parent, double orbit);
 
-/* Computes arm->plan, any_phys and max_chain. Loader only. Returns 0 or -1 (no memory). */
+/* Computes arm->plan, any_phys, max_chain, the passes' bone lists, the start fields' array
+ * and the mesh plan. Loader only. Returns 0 or -1 (no memory). */
 int construct_plan(struct armature *arm);
 
 /* The mesh part of the plan (mesh.c): the bones with vertices, and where path binds lay every

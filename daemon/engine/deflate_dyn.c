@@ -69,7 +69,7 @@ size_t deflate_dyn_bound(size_t n)
 
 /* ---- pass 1: tokens ---------------------------------------------------------------------- */
 
-/* How far in[i..] repeats in[i - d..], at most max bytes (0 if under 3). Most of a picture
+/* How far in[i..] repeats in[i - d..], at most max bytes. Most of a picture
  * is long repeats (empty space), so the bytes are compared 32 at a time where SSE2 is (every
  * x86-64), else 8, and the first difference found from the mask of equal bytes. */
 static size_t repeat_run(const uint8_t *in, size_t i, size_t max, size_t d)
@@ -111,6 +111,7 @@ static size_t repeat_run(const uint8_t *in, size_t i, size_t max, size_t d)
     return l;
 }
 
+/* repeat_run, or 0 for a repeat too short to be a match (under 3). */
 static size_t repeat_len(const uint8_t *in, size_t i, size_t max, size_t d)
 {
     size_t l = repeat_run(in, i, max, d);
@@ -152,8 +153,6 @@ static size_t repeat4_len(const uint8_t *in, size_t i, size_t n, const int32_t *
     size_t l = from - i + repeat_run(in, from, n - from, 4);
     return l >= 3 ? l : 0;
 }
-
-
 
 struct freqs {
     uint32_t lit[LITLEN_SYMS];

@@ -184,11 +184,13 @@ static void solve_family(struct pose *p, int root_id)
     /* The reference runs ten iterations; once one changes nothing, every later one is the
      * same function of the same positions and changes nothing either (a stretched or
      * reached chain settles in two). */
-    if (lf->ik_mode == IK_FABRIK)
-        for (int i = 0; i < 10 && fabrik(p->chain, chain, len, root, target, p->chain_before); i++)
-            ;
-    else
+    if (lf->ik_mode == IK_FABRIK) {
+        for (int i = 0; i < 10; i++)
+            if (!fabrik(p->chain, chain, len, root, target, p->chain_before))
+                break;
+    } else {
         arc(p->chain, chain, len, root, target, p->chain_dist);
+    }
     point_bones(p->chain, chain, len, rot);
     constrain(p->chain, chain, len, lf->ik_constraint, root, target, rot);
     for (uint32_t i = 0; i + 1 < len; i++) {

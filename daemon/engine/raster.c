@@ -155,26 +155,31 @@ static inline __m128i texel_pair(const uint32_t *row, long x0, long x1)
     return _mm_unpacklo_epi32(_mm_cvtsi32_si128((int)row[x0]), _mm_cvtsi32_si128((int)row[x1]));
 }
 
+/* The weights of one lerp as lanes (256 - w) x 4, w x 4, from one scalar in two unpacks. */
+static inline __m128i lerp_weights_sse2(uint32_t w)
+{
+    __m128i v = _mm_cvtsi32_si128((int)((256 - w) | w << 16));
+    v = _mm_unpacklo_epi16(v, v);
+    return _mm_unpacklo_epi32(v, v);
+}
+
+/* Weighted lanes 0-3 plus lanes 4-7, rounded and scaled back by 256: the lerp itself. */
+static inline __m128i lerp_fold_sse2(__m128i v)
+{
+    v = _mm_add_epi16(_mm_add_epi16(v, _mm_srli_si128(v, 8)), _mm_set1_epi16(128));
+    return _mm_srli_epi16(v, 8);
+}
+
 static inline uint32_t bilerp_sse2(const uint32_t *row0, const uint32_t *row1, long x0, long x1,
                                    uint32_t ax, uint32_t ay)
 {
-    const __m128i z = _mm_setzero_si128(), half = _mm_set1_epi16(128);
+    const __m128i z = _mm_setzero_si128(), wx = lerp_weights_sse2(ax);
     __m128i top = _mm_unpacklo_epi8(texel_pair(row0, x0, x1), z);
     __m128i bot = _mm_unpacklo_epi8(texel_pair(row1, x0, x1), z);
-    /* The weights as lanes (256 - w) x 4, w x 4, built from one scalar in two unpacks. */
-    __m128i wx = _mm_cvtsi32_si128((int)((256 - ax) | ax << 16));
-    wx = _mm_unpacklo_epi16(wx, wx);
-    wx = _mm_unpacklo_epi32(wx, wx);
-    __m128i wy = _mm_cvtsi32_si128((int)((256 - ay) | ay << 16));
-    wy = _mm_unpacklo_epi16(wy, wy);
-    wy = _mm_unpacklo_epi32(wy, wy);
-    top = _mm_mullo_epi16(top, wx);
-    bot = _mm_mullo_epi16(bot, wx);
-    top = _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(top, _mm_srli_si128(top, 8)), half), 8);
-    bot = _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(bot, _mm_srli_si128(bot, 8)), half), 8);
-    __m128i tb = _mm_mullo_epi16(_mm_unpacklo_epi64(top, bot), wy);
-    tb = _mm_srli_epi16(_mm_add_epi16(_mm_add_epi16(tb, _mm_srli_si128(tb, 8)), half), 8);
-    return (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(tb, z));
+    top = lerp_fold_sse2(_mm_mullo_epi16(top, wx));
+    bot = lerp_fold_sse2(_mm_mullo_epi16(bot, wx));
+    __m128i tb = _mm_mullo_epi16(_mm_unpacklo_epi64(top, bot), lerp_weights_sse2(ay));
+    return (uint32_t)_mm_cvtsi128_si32(_mm_packus_epi16(lerp_fold_sse2(tb), z));
 }
 
 /* c's channels times tint256 / 256, rounded as the portable loop does (no clamp needed: the
@@ -488,8 +493,8 @@ struct span_uv {
     int64_t x, y, dx, dy;
 };
 
-/* A position in 1/256 texel as 1/65536 texel. Clamped so that any span's positions stay far
- * inside int64 (2^44 texels is off every atlas anyway); NaN, from absurd texture
+/* A position in 1/256 texel as 1/65536 texel, clamped to 2^36 texels either way (off every
+ * atlas anyway) so that a span's positions stay far inside int64; NaN, from absurd texture
  * coordinates, clamps too. */
 static int64_t fixed_pos(double v)
 {
@@ -498,7 +503,8 @@ static int64_t fixed_pos(double v)
     return (int64_t)floor(v);
 }
 
-/* The same for a step per pixel: at most 2^32 pixels a span of 2^16 pixels. */
+/* The same for a step per pixel, clamped to 2^24 texels: a span of even 2^20 pixels then
+ * moves at most 2^60 from a position under 2^52. */
 static int64_t fixed_step(double v)
 {
     v *= 256.0;
@@ -561,6 +567,22 @@ static inline __attribute__((always_inline)) void shade_pixel(struct raster *r, 
 }
 
 #ifdef RASTER_AVX2
+/* lerp_weights_sse2 for two pixels, one in each half. */
+__attribute__((target("avx2"))) static inline __m256i lerp_weights_avx2(uint32_t w0, uint32_t w1)
+{
+    __m256i v = _mm256_set_epi32(0, 0, 0, (int)((256 - w1) | w1 << 16), 0, 0, 0,
+                                 (int)((256 - w0) | w0 << 16));
+    v = _mm256_unpacklo_epi16(v, v);
+    return _mm256_unpacklo_epi32(v, v);
+}
+
+/* lerp_fold_sse2 in each half. */
+__attribute__((target("avx2"))) static inline __m256i lerp_fold_avx2(__m256i v)
+{
+    v = _mm256_add_epi16(_mm256_add_epi16(v, _mm256_srli_si256(v, 8)), _mm256_set1_epi16(128));
+    return _mm256_srli_epi16(v, 8);
+}
+
 /* shade_pixel for n fully covered pixels of a span inside the atlas (4 samples each, from s;
  * texture positions x, y stepped by dx, dy), two pixels at a time in the two halves of AVX2
  * registers: each half does exactly what bilerp_sse2, tint_fixed_sse2 and under4_sse2 do for
@@ -587,14 +609,13 @@ __attribute__((target("avx2"))) static int shade_full_avx2(const struct raster *
         if (_mm256_movemask_epi8(_mm256_cmpeq_epi32(_mm256_srli_epi32(d, 24), a255)) == -1)
             continue; /* nothing shows through */
         __m128i row0[2], row1[2];
-        uint32_t wx[2], wy[2];
+        uint32_t ax[2], ay[2];
         int empty = 0;
         for (int k = 0; k < 2; k++) {
             int64_t ix = (x + k * dx) >> 8, iy = (y + k * dy) >> 8;
-            uint32_t ax = (uint32_t)(ix & 255), ay = (uint32_t)(iy & 255);
             long x0 = (long)(ix >> 8), y0 = (long)(iy >> 8);
-            wx[k] = (256 - ax) | ax << 16;
-            wy[k] = (256 - ay) | ay << 16;
+            ax[k] = (uint32_t)(ix & 255);
+            ay[k] = (uint32_t)(iy & 255);
             if (r->clear && block_clear(r, x0, y0)) {
                 row0[k] = row1[k] = _mm_setzero_si128();
                 empty++;
@@ -608,17 +629,13 @@ __attribute__((target("avx2"))) static int shade_full_avx2(const struct raster *
             continue; /* both colours are 0: the samples stay */
         __m256i top = _mm256_unpacklo_epi8(_mm256_set_m128i(row0[1], row0[0]), z);
         __m256i bot = _mm256_unpacklo_epi8(_mm256_set_m128i(row1[1], row1[0]), z);
-        __m256i wxv = _mm256_set_epi32(0, 0, 0, (int)wx[1], 0, 0, 0, (int)wx[0]);
-        __m256i wyv = _mm256_set_epi32(0, 0, 0, (int)wy[1], 0, 0, 0, (int)wy[0]);
-        wxv = _mm256_unpacklo_epi32(_mm256_unpacklo_epi16(wxv, wxv), _mm256_unpacklo_epi16(wxv, wxv));
-        wyv = _mm256_unpacklo_epi32(_mm256_unpacklo_epi16(wyv, wyv), _mm256_unpacklo_epi16(wyv, wyv));
-        top = _mm256_mullo_epi16(top, wxv);
-        bot = _mm256_mullo_epi16(bot, wxv);
-        top = _mm256_srli_epi16(_mm256_add_epi16(_mm256_add_epi16(top, _mm256_srli_si256(top, 8)), half), 8);
-        bot = _mm256_srli_epi16(_mm256_add_epi16(_mm256_add_epi16(bot, _mm256_srli_si256(bot, 8)), half), 8);
-        __m256i tb = _mm256_mullo_epi16(_mm256_unpacklo_epi64(top, bot), wyv);
-        tb = _mm256_srli_epi16(_mm256_add_epi16(_mm256_add_epi16(tb, _mm256_srli_si256(tb, 8)), half), 8);
-        __m256i c = _mm256_packus_epi16(tb, z); /* each half: its pixel's colour in dword 0 */
+        __m256i wx = lerp_weights_avx2(ax[0], ax[1]);
+        top = lerp_fold_avx2(_mm256_mullo_epi16(top, wx));
+        bot = lerp_fold_avx2(_mm256_mullo_epi16(bot, wx));
+        __m256i tb = _mm256_mullo_epi16(_mm256_unpacklo_epi64(top, bot),
+                                        lerp_weights_avx2(ay[0], ay[1]));
+        /* each half: its pixel's colour in dword 0 */
+        __m256i c = _mm256_packus_epi16(lerp_fold_avx2(tb), z);
         if (r->tinted) {
             __m256i v = _mm256_mullo_epi16(_mm256_unpacklo_epi8(c, z), tint);
             c = _mm256_packus_epi16(_mm256_srli_epi16(_mm256_add_epi16(v, half), 8), z);
