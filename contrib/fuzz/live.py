@@ -273,6 +273,8 @@ class Mutator:
     def load_bytes(self):
         data = bytearray(self.rng.choice(self.skf))
         for _ in range(self.rng.randrange(0, 6)):
+            if not data:  # a cut at offset 0 leaves nothing to flip or cut
+                break
             if self.rng.random() < 0.8:
                 data[self.rng.randrange(len(data))] ^= 1 << self.rng.randrange(8)
             else:
@@ -404,6 +406,22 @@ def run_batch(d, streams, rng, seen):
         sel.close()
 
 
+def read_inputs(a, ids):
+    """The corpus streams with the fuzzer's fixed ids replaced by ids, and the samples' bytes."""
+    seeds = []
+    for name in sorted(os.listdir(a.corpus)):
+        with open(os.path.join(a.corpus, name), "rb") as f:
+            s = f.read()
+        for sample, real in ids.items():
+            s = s.replace(fixed_id(sample), real)
+        seeds.append(s)
+    skf = []
+    for name in SAMPLES:
+        with open(os.path.join(a.samples, name), "rb") as f:
+            skf.append(f.read())
+    return seeds, skf
+
+
 # ---- main -----------------------------------------------------------------------------------
 
 def main():
@@ -432,17 +450,7 @@ def main():
     seen = {}  # replies by status
     try:
         ids = load_samples(d)
-        seeds = []
-        for name in sorted(os.listdir(a.corpus)):
-            with open(os.path.join(a.corpus, name), "rb") as f:
-                s = f.read()
-            for sample, real in ids.items():
-                s = s.replace(fixed_id(sample), real)
-            seeds.append(s)
-        skf = []
-        for name in SAMPLES:
-            with open(os.path.join(a.samples, name), "rb") as f:
-                skf.append(f.read())
+        seeds, skf = read_inputs(a, ids)
         mut = Mutator(rng, seeds, skf, sorted(ids.values()))
         end = time.monotonic() + a.seconds
         while stats["batches"] < a.batches and time.monotonic() < end:
