@@ -4,7 +4,8 @@
  * pixel and the pixel above, checked eight bytes at a time, so empty and flat areas cost
  * almost nothing, and one dynamic Huffman block fitted to the picture's symbols makes the
  * literals of the drawn parts cheaper than fixed codes would. Two passes: tokens and their
- * frequencies, then the codes and the bits. */
+ * frequencies, then the codes and the bits; a run of literals is one token, its bytes read
+ * again from the input in pass 2, and every match token's bits come from one table. */
 #include "deflate_dyn.h"
 
 #include <stdbool.h>
@@ -22,10 +23,12 @@
 #define LITLEN_SYMS 286
 #define DIST_SYMS 30
 #define CL_SYMS 19
-/* A token is a literal (0-255), or MATCH_BASE + length - 3 with ABOVE added for a match to the
- * row above: 16 bits, so the tokens of a picture take half the memory traffic. */
-#define MATCH_BASE 256u
+/* A token is a match, length - 3 with ABOVE added for a match to the row above, or a run of
+ * literals, LITERALS + count - 1, whose bytes pass 2 reads from the input itself: 16 bits,
+ * and one token for a detailed stretch rather than one a byte. */
 #define ABOVE 256u
+#define LITERALS 512u
+#define MAX_LITERALS (65536u - LITERALS)
 
 static const uint16_t len_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
                                       31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
@@ -167,10 +170,24 @@ static size_t long_repeat(uint16_t *tok, size_t t, size_t l, struct freqs *f, un
         size_t take = l > MAX_MATCH + 2 ? MAX_MATCH : (l > MAX_MATCH ? l - 3 : l);
         f->lit[257 + len_code[take]]++;
         f->dist[d4]++;
-        tok[t++] = (uint16_t)(MATCH_BASE + take - 3);
+        tok[t++] = (uint16_t)(take - 3);
         l -= take;
     }
     return t;
+}
+
+/* Counts the k literals at p and adds them to the run token that ends tok[0..t), or starts
+ * one. Returns the new token count. */
+static size_t add_literals(uint16_t *tok, size_t t, const uint8_t *p, unsigned k, struct freqs *f)
+{
+    for (unsigned j = 0; j < k; j++)
+        f->lit[p[j]]++;
+    if (t > 0 && tok[t - 1] >= LITERALS && tok[t - 1] - LITERALS + 1 + k <= MAX_LITERALS) {
+        tok[t - 1] = (uint16_t)(tok[t - 1] + k);
+        return t;
+    }
+    tok[t] = (uint16_t)(LITERALS + k - 1);
+    return t + 1;
 }
 
 /* How many bytes from i on (at most 14) start no repeat of 3 or more at either distance: they
@@ -201,10 +218,8 @@ static size_t tokenize(const uint8_t *in, size_t n, size_t stride, const int32_t
          * (the same tokens as the byte-by-byte checks below would choose). */
         if (stride >= 16 && i >= stride && i + 16 <= n) {
             unsigned lits = literal_run(in, i, stride);
-            for (unsigned k = 0; k < lits; k++) {
-                f->lit[in[i + k]]++;
-                tok[t++] = in[i + k];
-            }
+            if (lits)
+                t = add_literals(tok, t, in + i, lits, f);
             i += lits;
             if (lits == 14)
                 continue;
@@ -221,15 +236,15 @@ static size_t tokenize(const uint8_t *in, size_t n, size_t stride, const int32_t
         if (l4 < MAX_MATCH && stride && i >= stride && in[i] == in[i - stride])
             lu = repeat_len(in, i, max, stride);
         if (l4 == 0 && lu == 0) {
-            f->lit[in[i]]++;
-            tok[t++] = in[i++];
+            t = add_literals(tok, t, in + i, 1, f);
+            i++;
             continue;
         }
         bool up = lu > l4;
         size_t l = up ? lu : l4;
         f->lit[257 + len_code[l]]++;
         f->dist[up ? dup : d4]++;
-        tok[t++] = (uint16_t)(MATCH_BASE + (up ? ABOVE : 0) + l - 3);
+        tok[t++] = (uint16_t)((up ? ABOVE : 0) + l - 3);
         i += l;
     }
     f->lit[256]++; /* end of block */
@@ -417,8 +432,7 @@ static void put_header(struct bits *b, const struct block *bk)
     }
 }
 
-/* One match's bits: its length code and extra bits, then its distance's, precomputed for
- * the two distances. */
+/* A distance's code and extra bits, for the two distances a match can have. */
 struct dist_bits {
     uint32_t bits;
     unsigned len;
@@ -433,36 +447,70 @@ static struct dist_bits dist_bits_of(const struct block *bk, size_t d)
     return db;
 }
 
+/* A literal's code and length for pass 2, apart so that neither needs unpacking. */
+struct lit_codes {
+    uint64_t code[256];
+    uint8_t len[256];
+};
+
+/* count literals from p: four codes (at most 4 x 14 bits) or three (at most 3 x 15) to a
+ * put, with no test of the length in between. */
+static void put_literals(struct bits *b, const struct lit_codes *lc, const uint8_t *p,
+                         size_t count, bool four)
+{
+    if (four)
+        for (; count >= 4; count -= 4, p += 4) {
+            unsigned l0 = lc->len[p[0]], l1 = l0 + lc->len[p[1]], l2 = l1 + lc->len[p[2]];
+            bits_put(b,
+                     lc->code[p[0]] | lc->code[p[1]] << l0 | lc->code[p[2]] << l1 |
+                         lc->code[p[3]] << l2,
+                     l2 + lc->len[p[3]]);
+        }
+    for (; count >= 3; count -= 3, p += 3) {
+        unsigned l0 = lc->len[p[0]], l1 = l0 + lc->len[p[1]];
+        bits_put(b, lc->code[p[0]] | lc->code[p[1]] << l0 | lc->code[p[2]] << l1,
+                 l1 + lc->len[p[2]]);
+    }
+    for (; count > 0; count--, p++)
+        bits_put(b, lc->code[p[0]], lc->len[p[0]]);
+}
+
 static void put_tokens(struct bits *b, const struct block *bk, const uint16_t *tok, size_t count,
-                       size_t stride)
+                       const uint8_t *in, size_t stride)
 {
     struct dist_bits d4 = dist_bits_of(bk, 4), dup = stride ? dist_bits_of(bk, stride) : d4;
-    uint32_t lit[256]; /* a literal's code | its length << 16, one load */
-    for (unsigned s = 0; s < 256; s++)
-        lit[s] = bk->lit_code[s] | (uint32_t)bk->lit_len[s] << 16;
+    /* Every match token's bits whole, length code and extra bits then the distance's (at most
+     * 20 + 28), so a match is one load and one put: 512 entries made against thousands of
+     * matches a picture. */
+    uint64_t match_code[2 * ABOVE];
+    uint8_t match_len[2 * ABOVE];
+    for (unsigned x = 0; x < 2 * ABOVE; x++) {
+        unsigned l = (x & 255u) + 3, k = len_code[l], sym = 257 + k;
+        const struct dist_bits *d = x >= ABOVE ? &dup : &d4;
+        unsigned len_bits = bk->lit_len[sym] + len_extra[k];
+        match_code[x] = bk->lit_code[sym] | (uint64_t)(l - len_base[k]) << bk->lit_len[sym] |
+                        (uint64_t)d->bits << len_bits;
+        match_len[x] = (uint8_t)(len_bits + d->len);
+    }
+    struct lit_codes lc;
+    unsigned longest = 0;
+    for (unsigned s = 0; s < 256; s++) {
+        lc.code[s] = bk->lit_code[s];
+        lc.len[s] = bk->lit_len[s];
+        longest = lc.len[s] > longest ? lc.len[s] : longest;
+    }
+    bool four = longest <= 14;
+    size_t at = 0; /* where the next token's bytes are in the input */
     for (size_t t = 0; t < count; t++) {
         unsigned x = tok[t];
-        if (x < MATCH_BASE) { /* a run of literals, as many per put as fit in 56 bits */
-            uint32_t e = lit[x];
-            uint64_t code = e & 0xffff;
-            unsigned len = e >> 16;
-            while (t + 1 < count && tok[t + 1] < MATCH_BASE) {
-                uint32_t e2 = lit[tok[t + 1]];
-                if (len + (e2 >> 16) > 56)
-                    break;
-                code |= (uint64_t)(e2 & 0xffff) << len;
-                len += e2 >> 16;
-                t++;
-            }
-            bits_put(b, code, len);
+        if (x >= LITERALS) {
+            size_t run = x - LITERALS + 1;
+            put_literals(b, &lc, in + at, run, four);
+            at += run;
             continue;
         }
-        bool above = x >= MATCH_BASE + ABOVE;
-        unsigned l = x - MATCH_BASE - (above ? ABOVE : 0) + 3, k = len_code[l], sym = 257 + k;
-        const struct dist_bits *d = above ? &dup : &d4;
-        unsigned len_bits = bk->lit_len[sym] + len_extra[k]; /* <= 20, and the distance <= 28 */
-        uint64_t code = bk->lit_code[sym] | (uint64_t)(l - len_base[k]) << bk->lit_len[sym];
-        bits_put(b, code | (uint64_t)d->bits << len_bits, len_bits + d->len);
+        bits_put(b, match_code[x], match_len[x]);
+        at += (x & 255u) + 3;
     }
     bits_put(b, bk->lit_code[256], bk->lit_len[256]);
 }
@@ -514,7 +562,7 @@ size_t deflate_dyn(const uint8_t *in, size_t n, size_t stride, const int32_t *li
     } else {
         struct bits b = {out, 0, 0};
         put_header(&b, &bk);
-        put_tokens(&b, &bk, tokens, count, stride);
+        put_tokens(&b, &bk, tokens, count, in, stride);
         out = bits_end(&b);
     }
     for (int k = 3; k >= 0; k--)

@@ -1345,6 +1345,35 @@ START_TEST(png_default_encoder_edges)
             skew[(at++ * 40503u) % n] = (uint8_t)(k * 11 + 1); /* 40503 is odd: a permutation mod 2^k */
     roundtrip(skew, sw, sh, &po, &out, &scratch, "skewed symbol frequencies");
     free(skew);
+
+    /* Literals only, far more than one run token counts (65,024), and compressible (16
+     * values): each scanline byte is drawn again while it would end 3 bytes equal to those 4
+     * back or a scanline back, so the encoder finds no match anywhere. */
+    uint32_t lw = 256, lh = 160, line = lw * 4 + 1;
+    uint8_t *lines = malloc((size_t)line * lh), *lit = malloc((size_t)lw * lh * 4);
+    ck_assert_ptr_nonnull(lines);
+    ck_assert_ptr_nonnull(lit);
+    uint32_t state = 12345;
+    for (size_t i = 0; i < (size_t)line * lh; i++) {
+        if (i % line == 0) {
+            lines[i] = 0; /* the filter byte */
+            continue;
+        }
+        for (;;) {
+            state = state * 1103515245u + 12345u;
+            lines[i] = (uint8_t)(1 + (state >> 16) % 16);
+            bool near = i >= 6 && !memcmp(lines + i - 2, lines + i - 6, 3),
+                 above = i >= line + 2 && !memcmp(lines + i - 2, lines + i - 2 - line, 3);
+            if (!near && !above)
+                break;
+        }
+    }
+    for (uint32_t y = 0; y < lh; y++)
+        memcpy(lit + (size_t)y * lw * 4, lines + (size_t)y * line + 1, lw * 4);
+    roundtrip(lit, lw, lh, &po, &out, &scratch, "literals only");
+    ck_assert_msg(out.len < (size_t)lw * lh * 3, "literals only: %zu bytes, stored?", out.len);
+    free(lines);
+    free(lit);
     free(out.data);
     free(scratch.data);
 }
