@@ -153,7 +153,7 @@ static void reply_content_owned(struct exchange *ex, const char *type, uint8_t *
 /* The tag of an answer: a hash of the content id, the route, the canonical request (its wire
  * encoding) and the output version. */
 static int make_etag(struct exchange *ex, const uint8_t id[32], const struct skp_eval_req *m,
-                     const struct skp_render_req *rm)
+                     const struct skp_render_req *rm, bool matrix)
 {
     uint8_t buf[8192], digest[32];
     struct skp_writer w;
@@ -161,6 +161,8 @@ static int make_etag(struct exchange *ex, const uint8_t id[32], const struct skp
     skp_write_raw(&w, id, 32);
     skp_write_u32(&w, OUTPUT_VERSION);
     skp_write_u8(&w, (uint8_t)ex->route);
+    if (matrix) /* only then: the tags of every other answer stay what they were */
+        skp_write_u8(&w, 1);
     if (m)
         skp_encode_eval_req(&w, m);
     if (rm)
@@ -240,14 +242,17 @@ static void on_eval_done(void *ctx, struct dispatch_result *res)
 }
 
 /* The query as the flags of the route: pose and mesh take the evaluation flags and engine
- * options, render.png and sheet.json the render flags. 0, or -1 after answering 400. */
+ * options (pose also matrix), render.png and sheet.json the render flags. 0, or -1 after
+ * answering 400. */
 static int read_query(struct exchange *ex, struct skp_cli_args *a, struct skp_eval_req *m,
                       struct skp_render_req *rm, struct skp_cli_eval *e, struct skp_cli_render *r)
 {
     bool render = ex->route == R_RENDER || ex->route == R_SHEET;
     char msg[256];
-    uint32_t allowed = (render ? SKP_CLI_RENDER_FLAGS : SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS) &
-                       ~SKP_CLI_BIT(SKP_CLI_HELP) & ~SKP_CLI_BIT(SKP_CLI_OUTPUT);
+    uint32_t allowed = render                    ? SKP_CLI_RENDER_FLAGS
+                       : ex->route == R_POSE ? SKP_CLI_POSE_FLAGS
+                                             : SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS;
+    allowed &= ~SKP_CLI_BIT(SKP_CLI_HELP) & ~SKP_CLI_BIT(SKP_CLI_OUTPUT);
     if (skp_cli_query(ex->query, allowed, a, msg, sizeof msg) ||
         skp_cli_eval_parse(a, !render, e, msg, sizeof msg) ||
         (render && skp_cli_render_parse(a, r, msg, sizeof msg))) {
@@ -278,7 +283,7 @@ static int read_query(struct exchange *ex, struct skp_cli_args *a, struct skp_ev
 static void run_resource(struct exchange *ex, struct cache_entry *e)
 {
     if (ex->route == R_INFO) {
-        if (make_etag(ex, e->id, NULL, NULL))
+        if (make_etag(ex, e->id, NULL, NULL, false))
             return;
         if (not_modified(ex)) {
             char h[256];
@@ -301,7 +306,8 @@ static void run_resource(struct exchange *ex, struct cache_entry *e)
     bool render = ex->route == R_RENDER || ex->route == R_SHEET;
     if (read_query(ex, &a, &m, &rm, &ev, &rv))
         return;
-    if (make_etag(ex, e->id, &m, render ? &rm : NULL))
+    bool matrix = a.value[SKP_CLI_MATRIX] != NULL; /* pose only: read_query saw to it */
+    if (make_etag(ex, e->id, &m, render ? &rm : NULL, matrix))
         return;
     if (not_modified(ex)) {
         char h[256];
@@ -317,7 +323,8 @@ static void run_resource(struct exchange *ex, struct cache_entry *e)
     char why[256];
     uint8_t op = ex->route == R_POSE ? SKP_OP_POSE : ex->route == R_MESH ? SKP_OP_MESH
                                                                          : SKP_OP_RENDER;
-    ex->job = dispatch_eval(ex->api->d, e, op, WORK_OUT_JSON, &m, render ? &rm : NULL,
+    uint8_t output = matrix ? WORK_OUT_JSON_MATRIX : WORK_OUT_JSON;
+    ex->job = dispatch_eval(ex->api->d, e, op, output, &m, render ? &rm : NULL,
                             on_eval_done, ex, &st, why, sizeof why);
     if (!ex->job)
         fail_status(ex, st, why);

@@ -278,7 +278,7 @@ int work_pose_json(const struct pose *p, bool matrix, struct byte_buf *out)
 static void json_body(struct work *r, const struct pose *p)
 {
     struct byte_buf b = {NULL, 0, 0};
-    if (work_pose_json(p, false, &b)) {
+    if (work_pose_json(p, r->output == WORK_OUT_JSON_MATRIX, &b)) {
         free(b.data);
         fail(r, SKP_S_NO_MEMORY, "out of memory");
         return;
@@ -293,7 +293,7 @@ void work_pose(struct job *job, struct worker *w)
     struct pose *p = evaluate(r, w, &r->opts);
     if (!p)
         return;
-    if (r->output == WORK_OUT_JSON) {
+    if (r->output != WORK_OUT_WIRE) {
         json_body(r, p);
         return;
     }

@@ -45,8 +45,9 @@ struct work {
 #define WORK_BIG_PARSE_BYTES (1u << 20)
 
 /* What a POSE or MESH job writes: the binary protocol's reply body, or the JSON that
- * `skeld eval` and `skelctl mesh` print (the HTTP front's). */
-enum work_output { WORK_OUT_WIRE = 0, WORK_OUT_JSON = 1 };
+ * `skeld eval` and `skelctl mesh` print (the HTTP front's), for POSE with each bone's
+ * matrix and tint too as `skeld eval --matrix` prints them. */
+enum work_output { WORK_OUT_WIRE = 0, WORK_OUT_JSON = 1, WORK_OUT_JSON_MATRIX = 2 };
 
 /* Appends `skeld eval`'s JSON of p's constructed bones to out (matrix: each bone's world
  * matrix and tint too, as `skeld eval --matrix`). 0 or -1 (no memory). */

@@ -54,7 +54,7 @@ static const struct {
                        "pack the range into one picture OUT.png and its OUT.json"},
     [SKP_CLI_OUTPUT] = {"output", true, false, "OUT.png",
                         "the picture to write (- for stdout; a %d pattern for a range)"},
-    [SKP_CLI_MATRIX] = {"matrix", false, false, NULL,
+    [SKP_CLI_MATRIX] = {"matrix", false, true, NULL,
                         "each bone's 2x3 world matrix and tint too (keys \"matrix\", \"tint\")"},
     [SKP_CLI_PROMETHEUS] = {"prometheus", false, false, NULL,
                             "the Prometheus text format, with GET /metrics' names"},

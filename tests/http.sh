@@ -555,6 +555,20 @@ for set in "${pose_sets[@]}"; do
             eval 'is "$ST" 200 && same "$TMP/pose.body" "$TMP/want.json"'
     done
 done
+"$BIN" eval "$S/robot.skf" --anim Walk --frame 10 --matrix >"$TMP/want.json"
+get pose "$A/v1/armatures/$ROBOT/pose?anim=Walk&frame=10&matrix"
+check "pose with matrix is skeld eval --matrix's JSON (matrices and tints)" \
+    eval 'is "$ST" 200 && same "$TMP/pose.body" "$TMP/want.json" && grep -q "\"matrix\":\[" "$TMP/pose.body"'
+get pose2 "$A/v1/armatures/$ROBOT/pose?anim=Walk&frame=10&matrix=true"
+check "matrix=true is the same query as matrix (same ETag and body)" \
+    eval 'is "$(hdr pose2 ETag)" "$(hdr pose ETag)" && same "$TMP/pose2.body" "$TMP/pose.body"'
+get pose2 "$A/v1/armatures/$ROBOT/pose?anim=Walk&frame=10"
+check "matrix changes the ETag, and the body has none then" \
+    eval 'not is "$(hdr pose2 ETag)" "$(hdr pose ETag)" && ! grep -q "\"matrix\"" "$TMP/pose2.body"'
+get e "$A/v1/armatures/$ROBOT/mesh?matrix"
+check "400: matrix on mesh, named" errjson e 400 matrix
+get e "$A/v1/armatures/$ROBOT/pose?matrix=2"
+check "400: matrix=2 (a switch), named" errjson e 400 matrix
 "$BIN" eval "$S/lamp-0.7.skf" --anim Stretch --frame 7 --from 0 >"$TMP/want.json"
 get pose "$A/v1/files/lamp-0.7.skf/pose?anim=Stretch&frame=7&from=0"
 check "pose of the 0.7 lamp is skeld eval's JSON" same "$TMP/pose.body" "$TMP/want.json"

@@ -2255,11 +2255,11 @@ START_TEST(sheet_json_path_strips_png)
 }
 END_TEST
 
-/* What only a command line means is no URL parameter. */
+/* What only a command line means is no URL parameter; matrix is one only where it applies. */
 START_TEST(query_refuses_command_line_only_flags)
 {
     const uint32_t all = ~0u;
-    const char *refused[] = {"matrix", "prometheus", "help", "version", "output"};
+    const char *refused[] = {"prometheus", "help", "version", "output"};
     for (size_t i = 0; i < NELEM(refused); i++) {
         struct skp_cli_args a;
         char q[32], msg[128], want[64];
@@ -2272,6 +2272,13 @@ START_TEST(query_refuses_command_line_only_flags)
     char q[] = "anim=Walk&loop", msg[128];
     ck_assert_int_eq(skp_cli_query(q, SKP_CLI_EVAL_FLAGS, &a, msg, sizeof msg), 0);
     ck_assert_str_eq(a.value[SKP_CLI_ANIM], "Walk");
+    /* matrix is a pose's parameter (a switch), and no other resource's */
+    char qm[] = "matrix", qm2[] = "matrix";
+    ck_assert_int_eq(skp_cli_query(qm, SKP_CLI_POSE_FLAGS, &a, msg, sizeof msg), 0);
+    ck_assert_ptr_nonnull(a.value[SKP_CLI_MATRIX]);
+    ck_assert_int_eq(skp_cli_query(qm2, SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS, &a, msg, sizeof msg),
+                     -1);
+    ck_assert_str_eq(msg, "parameter \"matrix\" does not apply to this resource");
 }
 END_TEST
 
