@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "log.h"
+#include "skp_cli.h"
 
 #define IN_SIZE 65536          /* bytes read at a time; a request's body is copied out */
 #define MAX_URL 8192           /* 414 past it */
@@ -442,26 +443,15 @@ void http_respond_owned(struct http_req *r, int status, const char *content_type
 
 void http_error(struct http_req *r, int status, const char *headers, const char *fmt, ...)
 {
-    char msg[512], body[1200];
+    char msg[512], body[3200];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    /* A JSON string of the message: quotes, backslashes and controls escaped. */
-    char esc[1100];
-    size_t k = 0;
-    for (const char *p = msg; *p && k + 7 < sizeof esc; p++) {
-        unsigned char ch = (unsigned char)*p;
-        if (ch == '"' || ch == '\\')
-            k += (size_t)snprintf(esc + k, sizeof esc - k, "\\%c", ch);
-        else if (ch < 0x20)
-            k += (size_t)snprintf(esc + k, sizeof esc - k, "\\u%04x", ch);
-        else
-            esc[k++] = (char)ch;
-    }
-    esc[k] = 0;
-    int n = snprintf(body, sizeof body, "{\"error\":\"%s\",\"message\":\"%s\"}\n",
-                     http_reason(status), esc);
+    char quoted[6 * sizeof msg + 3]; /* room for every byte escaped as \u00XX */
+    skp_json_quote(quoted, sizeof quoted, msg);
+    int n = snprintf(body, sizeof body, "{\"error\":\"%s\",\"message\":%s}\n",
+                     http_reason(status), quoted);
     log_msg(LOG_DEBUG, "http %s: %d %s", r->url ? r->url : "", status, msg);
     http_respond(r, status, "application/json", headers, body, (size_t)n);
 }
