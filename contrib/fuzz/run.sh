@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds a libFuzzer target with clang (ASan + UBSan) and runs it.
 #
-#   contrib/fuzz/run.sh load|json|request|png [SECONDS] [CORPUS-DIR]
+#   contrib/fuzz/run.sh load|json|request|png|encode [SECONDS] [CORPUS-DIR]
 #   contrib/fuzz/run.sh seeds          rewrites contrib/fuzz/corpus/request with make-seeds.c
 #
 # load: arbitrary bytes as a .skf file. json: arbitrary bytes as armature.json inside a
@@ -9,7 +9,8 @@
 # arrays. request: a client's byte stream through the frame parser and dispatch to the
 # workers' evaluation, rendering and PNG encoding, on the project's samples (fuzz-request.c).
 # png: arbitrary bytes through the atlas reader, CRCs mended (fuzz-png.c), seeded with the
-# samples' atlases.
+# samples' atlases. encode: pictures made from arbitrary bytes through skeld's own PNG
+# encoders, decoded again and compared (fuzz-encode.c).
 #
 # New inputs go to CORPUS-DIR (default /tmp/skeld-fuzz-TARGET); the seeds are read from the
 # tree and never written: contrib/fuzz/corpus/TARGET, plus, for load and json, the built
@@ -23,7 +24,7 @@
 # needs autoconfig.h, and loads samples/). Needs clang and its runtime libraries (Debian:
 # clang libclang-rt-dev), plus the project's build dependencies.
 set -eu
-target=${1:?usage: run.sh load|json|request|png|seeds [SECONDS] [CORPUS-DIR]}
+target=${1:?usage: run.sh load|json|request|png|encode|seeds [SECONDS] [CORPUS-DIR]}
 secs=${2:-60}
 corpus=${3:-/tmp/skeld-fuzz-$target}
 out=${FUZZ_BIN:-/tmp/skeld-fuzz-$target.bin}
@@ -45,6 +46,7 @@ engine=$(ls daemon/engine/*.c)
 case $target in
 load) srcs="contrib/fuzz/fuzz-load.c $engine" ;;
 png) srcs="contrib/fuzz/fuzz-png.c daemon/engine/png_read.c" ;;
+encode) srcs="contrib/fuzz/fuzz-encode.c $engine" ;;
 json) srcs="contrib/fuzz/fuzz-json.c contrib/fuzz/fuzz-load.c tests/helpers/testhelp.c $engine"
     cflags="$cflags -DFUZZ_NO_MAIN"
     pkgs="$pkgs check" ;;
@@ -93,6 +95,7 @@ opts="-max_total_time=$secs -rss_limit_mb=4096 -print_final_stats=1"
 case $target in
 load | json | png) opts="$opts -max_len=262144" ;;
 request) opts="$opts -max_len=16384 -timeout=25" ;;
+encode) opts="$opts -max_len=16387" ;; # 64x64 pixels and the 3 bytes that choose
 esac
 [ "$target" = json ] && opts="$opts -dict=contrib/fuzz/skf.dict"
 artifacts=${ARTIFACTS:-$(dirname "$corpus")}
