@@ -28,7 +28,7 @@ if ! command -v "$PY" >/dev/null 2>&1; then
     exit 77
 fi
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/skeld-cli.XXXXXX") || exit 1
-passed=0 failed=0
+. "$(dirname "$0")/tap.sh"
 declare -A PID=() FD=()
 
 cleanup() {
@@ -40,20 +40,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() {
-    passed=$((passed + 1))
-    echo "ok - $*"
-}
-notok() {
-    failed=$((failed + 1))
-    echo "not ok - $*"
-}
-# check DESC CMD...: one check, passed when CMD succeeds.
-check() {
-    local d=$1
-    shift
-    if "$@"; then ok "$d"; else notok "$d"; fi
-}
 is() { [ "$1" = "$2" ]; }
 same() { cmp -s "$1" "$2"; }
 in_dir() { (cd "$1" && shift && exec "$@"); }

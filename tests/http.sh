@@ -22,7 +22,7 @@ PY=${PYTHON:-python3}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/skeld-http.XXXXXX") || exit 1
 START=$(date +%s)
 
-passed=0 failed=0
+. "$(dirname "$0")/tap.sh"
 declare -A PID=() PORT=() READYZ=() # READYZ: the /readyz requests start() sent
 
 cleanup() {
@@ -34,20 +34,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-ok() {
-    passed=$((passed + 1))
-    echo "ok - $*"
-}
-notok() {
-    failed=$((failed + 1))
-    echo "not ok - $*"
-}
-# check DESC CMD...: one check, passed when CMD succeeds.
-check() {
-    local d=$1
-    shift
-    if "$@"; then ok "$d"; else notok "$d"; fi
-}
 not() { ! "$@"; }
 
 # ---- the python side: raw sockets, JSON and the Prometheus text ----------------------------

@@ -22,21 +22,8 @@ done
 T=$(mktemp -d "${TMPDIR:-/tmp}/skeld-install.XXXXXX") || exit 1
 D=$T/dest
 trap 'rm -rf "$T"' EXIT
+. "$(dirname "$0")/tap.sh"
 
-passed=0 failed=0
-ok() {
-    passed=$((passed + 1))
-    echo "ok - $*"
-}
-notok() {
-    failed=$((failed + 1))
-    echo "not ok - $*"
-}
-check() {
-    d=$1
-    shift
-    if "$@"; then ok "$d"; else notok "$d"; fi
-}
 
 # make, alone: not a part of the make check that runs this test (no jobserver of its own).
 mk() {

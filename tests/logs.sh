@@ -17,18 +17,7 @@ SAMPLES=${SKELD_SAMPLES:-$PWD/samples}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/skeld-logs.XXXXXX") || exit 1
 pid=
 trap '[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null; rm -rf "$TMP"' EXIT
-passed=0 failed=0
-check() {
-    local d=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-        echo "ok - $d"
-    else
-        failed=$((failed + 1))
-        echo "not ok - $d"
-    fi
-}
+. "$(dirname "$0")/tap.sh"
 # wait_for CMD...: polls CMD until it succeeds (2 minutes at most)
 wait_for() {
     local i

@@ -31,19 +31,8 @@ cleanup() {
     rm -rf "$T"
 }
 trap cleanup EXIT
+. "$(dirname "$0")/tap.sh"
 
-passed=0 failed=0
-check() {
-    d=$1
-    shift
-    if "$@"; then
-        passed=$((passed + 1))
-        echo "ok - $d"
-    else
-        failed=$((failed + 1))
-        echo "not ok - $d"
-    fi
-}
 mk() {
     env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $MAKE -s -C "$B" "$@"
 }
