@@ -140,7 +140,7 @@ static void put_scanline(uint8_t *line, const uint8_t *px, size_t row, const int
                          uint32_t y, struct line_sum *sum)
 {
     line[0] = 0; /* filter: none */
-    if (!live) {
+    if (!live) { /* then no row has zeros pending: live is the same for every row */
         memcpy(line + 1, px, row);
         sum->adler = libdeflate_adler32(sum->adler, line, row + 1);
         return;
