@@ -298,28 +298,28 @@ void work_pose(struct job *job, struct worker *w)
         return;
     }
     const struct armature *arm = p->arm;
-    size_t cap = 4 + (size_t)arm->bone_count * (13 * 8 + 1 + 4 + 2 + 4 * 8 + 4) +
+    size_t name_max = arm->tex_name_max < SKP_MAX_NAME ? arm->tex_name_max : SKP_MAX_NAME;
+    size_t cap = 4 + (size_t)arm->bone_count * (15 * 8 + 1 + 4 + 2 + name_max + 4) +
                  (size_t)arm->vert_count * 16;
-    for (uint32_t b = 0; b < arm->bone_count; b++)
-        cap += strlen(armature_tex_name(arm, p->out[b].tex));
     struct skp_writer wr;
     if (!begin(r, &wr, cap))
         return;
     skp_write_u32(&wr, arm->bone_count);
     for (uint32_t b = 0; b < arm->bone_count; b++) {
         const struct bone_out *o = &p->out[b];
-        double f[11] = {o->pos.x, o->pos.y, o->rot, o->scale.x, o->scale.y};
-        pose_bone_matrix(p, b, f + 5);
-        skp_write_f64s(&wr, f, 11);
-        skp_write_u8(&wr, o->hidden);
-        skp_write_i32(&wr, o->zindex);
-        put_name(&wr, armature_tex_name(arm, o->tex));
-        skp_write_f64s(&wr, o->tint, 4);
         const struct arm_bone *bone = &arm->bones[b];
-        skp_write_u32(&wr, bone->vert_len);
-        if (bone->vert_len) /* struct vec2 is two doubles: the vertices go out as one run */
-            skp_write_f64s(&wr, (const double *)&p->verts[bone->vert_off],
-                           2 * (size_t)bone->vert_len);
+        const char *tex = armature_tex_name(arm, o->tex);
+        size_t tex_len = strlen(tex);
+        struct skp_pose_bone rec = {{o->pos.x, o->pos.y, o->rot, o->scale.x, o->scale.y},
+                                    o->hidden,
+                                    o->zindex,
+                                    tex,
+                                    tex_len < name_max ? tex_len : name_max,
+                                    o->tint,
+                                    bone->vert_len,
+                                    bone->vert_len ? (const double *)&p->verts[bone->vert_off] : NULL};
+        pose_bone_matrix(p, b, rec.fields + 5);
+        skp_write_pose_bone(&wr, &rec);
     }
     finish(r, &wr);
 }

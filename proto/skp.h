@@ -133,6 +133,20 @@ void skp_write_str(struct skp_writer *w, const char *s, size_t len);
 void skp_write_bytes(struct skp_writer *w, const void *p, size_t len);
 void skp_write_raw(struct skp_writer *w, const void *p, size_t len);
 
+/* One bone of a POSE reply (PROTOCOL.md, "bones"), written by one call with one bounds check:
+ * a reply holds a record for every bone, and a call per field was a third of its cost. */
+struct skp_pose_bone {
+    double fields[11]; /* pos.x, pos.y, rot, scale.x, scale.y, then the matrix a b c d tx ty */
+    uint8_t hidden;
+    int32_t zindex;
+    const char *tex; /* texture name, tex_len bytes (at most SKP_MAX_NAME) */
+    size_t tex_len;
+    const double *tint; /* r g b a */
+    uint32_t vert_count;
+    const double *verts; /* x, y pairs */
+};
+void skp_write_pose_bone(struct skp_writer *w, const struct skp_pose_bone *b);
+
 /* A body being read; a read past the end sets err and yields zeros. */
 struct skp_reader {
     const uint8_t *buf;

@@ -178,13 +178,12 @@ void skp_write_f64(struct skp_writer *w, double v)
         skp_put_u64(p, bits);
 }
 
-void skp_write_f64s(struct skp_writer *w, const double *v, size_t n)
+/* n doubles at p in the wire's order (little-endian): one copy on hosts of that order. */
+static uint8_t *put_f64s(uint8_t *p, const double *v, size_t n)
 {
-    uint8_t *p = n <= SIZE_MAX / 8 ? room(w, n * 8) : room(w, SIZE_MAX);
-    if (!p || !n)
-        return;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(p, v, n * 8);
+    if (n)
+        memcpy(p, v, n * 8);
 #else
     for (size_t i = 0; i < n; i++) {
         uint64_t bits;
@@ -192,6 +191,35 @@ void skp_write_f64s(struct skp_writer *w, const double *v, size_t n)
         skp_put_u64(p + 8 * i, bits);
     }
 #endif
+    return p + n * 8;
+}
+
+void skp_write_f64s(struct skp_writer *w, const double *v, size_t n)
+{
+    uint8_t *p = n <= SIZE_MAX / 8 ? room(w, n * 8) : room(w, SIZE_MAX);
+    if (p)
+        put_f64s(p, v, n);
+}
+
+void skp_write_pose_bone(struct skp_writer *w, const struct skp_pose_bone *b)
+{
+    if (b->tex_len > SKP_MAX_NAME || b->vert_count > SKP_MAX_FRAME / 16) {
+        w->err = w->err ? w->err : SKP_ETOOLONG;
+        return;
+    }
+    uint8_t *p = room(w, 11 * 8 + 1 + 4 + 2 + b->tex_len + 4 * 8 + 4 + (size_t)b->vert_count * 16);
+    if (!p)
+        return;
+    p = put_f64s(p, b->fields, 11);
+    *p++ = b->hidden;
+    skp_put_u32(p, (uint32_t)b->zindex);
+    skp_put_u16(p + 4, (uint16_t)b->tex_len);
+    p += 6;
+    if (b->tex_len)
+        memcpy(p, b->tex, b->tex_len);
+    p = put_f64s(p + b->tex_len, b->tint, 4);
+    skp_put_u32(p, b->vert_count);
+    put_f64s(p + 4, b->verts, 2 * (size_t)b->vert_count);
 }
 
 void skp_write_raw(struct skp_writer *w, const void *src, size_t len)

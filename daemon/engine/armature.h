@@ -182,6 +182,7 @@ struct armature {
     uint32_t ease_count;
     uint32_t tex_name_count;
     char **tex_names; /* distinct texture names used by bones, keyframes and styles */
+    size_t tex_name_max; /* the longest of them, in bytes: replies are sized without strlen */
     uint32_t style_count;
     struct arm_style *styles;
     int default_style; /* the first style named exactly "Default" (the renderer's default), or -1 */

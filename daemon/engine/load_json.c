@@ -230,6 +230,9 @@ static int intern(struct ctx *c, const char *name, int *out)
         return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
     c->slots[h] = c->arm->tex_name_count;
     c->arm->tex_names[c->arm->tex_name_count] = d;
+    size_t len = strlen(d);
+    if (len > c->arm->tex_name_max)
+        c->arm->tex_name_max = len;
     *out = (int)c->arm->tex_name_count++;
     return 0;
 }

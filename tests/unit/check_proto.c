@@ -996,6 +996,59 @@ START_TEST(writer_f64s_matches_single_writes)
 }
 END_TEST
 
+/* A POSE bone record is the same bytes as its fields written one by one (PROTOCOL.md's
+ * order), all or nothing, and refuses a name longer than SKP_MAX_NAME. */
+START_TEST(writer_pose_bone_matches_fields)
+{
+    const double tint[4] = {255, 128.5, 0, 64};
+    const double verts[4] = {1.25, -2.5, 1e-9, 42};
+    struct skp_pose_bone rec = {{1, 2, 0.5, -1, 3, 0.25, 0.5, -0.5, 0.25, 7, -8},
+                                1, -3, "face.png", 8, tint, 2, verts};
+    uint8_t want[256], got[256];
+    struct skp_writer a, b;
+    skp_writer_init(&a, want, sizeof want);
+    skp_write_f64s(&a, rec.fields, 11);
+    skp_write_u8(&a, 1);
+    skp_write_i32(&a, -3);
+    skp_write_str(&a, "face.png", 8);
+    skp_write_f64s(&a, tint, 4);
+    skp_write_u32(&a, 2);
+    skp_write_f64s(&a, verts, 4);
+    skp_writer_init(&b, got, sizeof got);
+    skp_write_pose_bone(&b, &rec);
+    ck_assert_int_eq(a.err, SKP_EOK);
+    ck_assert_int_eq(b.err, SKP_EOK);
+    ck_assert_uint_eq(b.len, a.len);
+    ck_assert_uint_eq(b.len, 88 + 1 + 4 + 2 + 8 + 32 + 4 + 32);
+    ck_assert_mem_eq(want, got, a.len);
+
+    struct skp_pose_bone bare = rec; /* no texture, no vertices */
+    bare.tex = "";
+    bare.tex_len = 0;
+    bare.vert_count = 0;
+    bare.verts = NULL;
+    skp_writer_init(&b, got, sizeof got);
+    skp_write_pose_bone(&b, &bare);
+    ck_assert_int_eq(b.err, SKP_EOK);
+    ck_assert_uint_eq(b.len, 88 + 1 + 4 + 2 + 32 + 4);
+
+    uint8_t small[170];
+    memset(small, 0xCC, sizeof small);
+    skp_writer_init(&b, small, sizeof small);
+    skp_write_pose_bone(&b, &rec); /* needs 171 */
+    ck_assert_int_eq(b.err, SKP_ENOSPACE);
+    ck_assert_uint_eq(b.len, 0);
+    for (size_t k = 0; k < sizeof small; k++)
+        ck_assert_uint_eq(small[k], 0xCC);
+
+    rec.tex_len = SKP_MAX_NAME + 1;
+    skp_writer_init(&b, got, sizeof got);
+    skp_write_pose_bone(&b, &rec);
+    ck_assert_int_eq(b.err, SKP_ETOOLONG);
+    ck_assert_uint_eq(b.len, 0);
+}
+END_TEST
+
 /* After ENOSPACE nothing more is written, even what would fit. */
 START_TEST(writer_stops_after_error)
 {
@@ -2644,6 +2697,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, writer_huge_lengths_no_wrap);
     tcase_add_test(tc, writer_enospace_each_type);
     tcase_add_test(tc, writer_f64s_matches_single_writes);
+    tcase_add_test(tc, writer_pose_bone_matches_fields);
     tcase_add_test(tc, writer_stops_after_error);
     tcase_add_test(tc, writer_first_error_sticks);
     tcase_add_test(tc, writer_zero_capacity);
