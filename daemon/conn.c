@@ -182,31 +182,41 @@ static void free_replies(struct out_reply *r)
     }
 }
 
-static void on_written(uv_write_t *req, int status)
+/* count replies (the list from first) are written, or failed with status: they no longer
+ * hold c. False if c was freed. */
+static bool replies_written(struct conn *c, struct out_reply *first, unsigned count, int status)
 {
-    struct write_req *w = (struct write_req *)req;
-    struct conn *c = w->c;
-    free_replies(w->replies);
-    c->inflight -= (int)w->count; /* each reply held the connection */
-    free(w);
+    free_replies(first);
+    c->inflight -= (int)count; /* each reply held the connection */
     if (c->closed && c->inflight == 0) {
         free_conn(c);
-        return;
+        return false;
     }
     c->last_active = now_ms(c); /* a reply went out: the peer is reading */
     if (status < 0) {
         conn_close(c);
-        return;
+        return true;
     }
     update_reading(c);
     finish_if_done(c);
+    return true;
 }
 
-/* Takes up to WRITE_BATCH replies off the queue into one write. False if c ended meanwhile
- * (it may then be freed). */
+static void on_written(uv_write_t *req, int status)
+{
+    struct write_req *w = (struct write_req *)req;
+    struct conn *c = w->c;
+    struct out_reply *first = w->replies;
+    unsigned count = w->count;
+    free(w);
+    replies_written(c, first, count, status);
+}
+
+/* Takes up to WRITE_BATCH replies off the queue into one write: what the socket takes at
+ * once is written there, the rest queued. False if c ended meanwhile (it may then be
+ * freed). */
 static bool write_batch(struct conn *c)
 {
-    struct write_req *w = c->closing || c->lingering ? NULL : malloc(sizeof *w);
     uv_buf_t bufs[2 * WRITE_BATCH];
     unsigned n = 0, count = 0;
     struct out_reply *first = c->out_head, *last = NULL;
@@ -220,11 +230,17 @@ static bool write_batch(struct conn *c)
     if (!c->out_head)
         c->out_tail = NULL;
     last->next = NULL;
-    if (w) {
-        *w = (struct write_req){.c = c, .replies = first, .count = count};
-        if (uv_write(&w->req, &c->h.stream, bufs, n, on_written) == 0) /* copies bufs */
-            return true;
-        free(w);
+    bool writable = !c->closing && !c->lingering;
+    if (writable && flush_write_now(&c->h.stream, bufs, &n) == 0) {
+        if (n == 0)
+            return replies_written(c, first, count, 0);
+        struct write_req *w = malloc(sizeof *w);
+        if (w) {
+            *w = (struct write_req){.c = c, .replies = first, .count = count};
+            if (uv_write(&w->req, &c->h.stream, bufs, n, on_written) == 0) /* copies bufs */
+                return true;
+            free(w);
+        }
     }
     /* Not written: the connection is ending, or cannot write. */
     free_replies(first);
@@ -233,7 +249,7 @@ static bool write_batch(struct conn *c)
         free_conn(c);
         return false;
     }
-    if (!c->closing && !c->lingering)
+    if (writable)
         conn_close(c); /* c->closed is still false: c stays valid */
     return true;
 }

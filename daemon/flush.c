@@ -1,6 +1,7 @@
 #include "flush.h"
 
 #include <stddef.h>
+#include <string.h>
 
 void flush_cancel(struct flush_set *fs, struct flush_node *n)
 {
@@ -75,4 +76,24 @@ void flush_schedule(struct flush_set *fs, struct flush_node *n)
     fs->ready = n;
     uv_prepare_start(&fs->before_poll, on_before_poll);
     uv_check_start(&fs->after_poll, on_after_poll);
+}
+
+int flush_write_now(uv_stream_t *st, uv_buf_t *bufs, unsigned *n)
+{
+    int rc = uv_try_write(st, bufs, *n); /* UV_EAGAIN also while earlier writes are queued */
+    if (rc == UV_EAGAIN)
+        return 0;
+    if (rc < 0)
+        return rc;
+    size_t done = (size_t)rc;
+    unsigned i = 0;
+    while (i < *n && done >= bufs[i].len)
+        done -= bufs[i++].len;
+    if (i < *n) {
+        bufs[i].base += done;
+        bufs[i].len -= done;
+    }
+    memmove(bufs, bufs + i, (*n - i) * sizeof *bufs);
+    *n -= i;
+    return 0;
 }

@@ -36,4 +36,11 @@ void flush_schedule(struct flush_set *fs, struct flush_node *n);
 /* Takes n off the queue (n is ending). */
 void flush_cancel(struct flush_set *fs, struct flush_node *n);
 
+/* Writes at once what the socket takes of bufs[0..*n), without a write request: an answer
+ * the socket buffer has room for (nearly all of them) then costs no allocation, no callback
+ * and no change to the poll set. What is left is moved to the front of bufs and counted in
+ * *n (0: all written), for the caller to queue with uv_write. 0, or a negative libuv error
+ * other than UV_EAGAIN (the stream then cannot be written). */
+int flush_write_now(uv_stream_t *st, uv_buf_t *bufs, unsigned *n);
+
 #endif

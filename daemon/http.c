@@ -207,13 +207,9 @@ static void finish_if_done(struct http_conn *c)
 
 static void update_reading(struct http_conn *c);
 
-static void on_written(uv_write_t *req, int status)
+/* A write of c's ended with status: it no longer holds c. */
+static void written(struct http_conn *c, int status)
 {
-    struct write_req *w = (struct write_req *)req;
-    struct http_conn *c = w->c;
-    for (unsigned i = 0; i < w->count; i++)
-        free(w->data[i]);
-    free(w);
     c->inflight--;
     if (c->closed && c->inflight == 0) {
         free_conn(c);
@@ -228,39 +224,56 @@ static void on_written(uv_write_t *req, int status)
     finish_if_done(c);
 }
 
-/* Writes count buffers (taking them) to c in one write. */
+static void on_written(uv_write_t *req, int status)
+{
+    struct write_req *w = (struct write_req *)req;
+    struct http_conn *c = w->c;
+    for (unsigned i = 0; i < w->count; i++)
+        free(w->data[i]);
+    free(w);
+    written(c, status);
+}
+
+static void free_all(uint8_t **data, unsigned count)
+{
+    for (unsigned i = 0; i < count; i++)
+        free(data[i]);
+}
+
+/* Writes count buffers (taking them) to c in one write: what the socket takes at once is
+ * written there, the rest queued. Either way it may be called while a request is being parsed
+ * (100 Continue): whatever follows a write that ends at once is left to the caller. */
 static void write_owned_v(struct http_conn *c, uint8_t **data, const size_t *len, unsigned count)
 {
-    struct write_req *w = c->closing || c->lingering
-                              ? NULL
-                              : malloc(sizeof *w + count * sizeof w->data[0]);
     uv_buf_t small[16], *bufs = count <= 16 ? small : malloc(count * sizeof *bufs);
-    if (!w || !bufs) {
-        for (unsigned i = 0; i < count; i++)
-            free(data[i]);
-        free(w);
-        if (bufs != small)
-            free(bufs);
-        if (!c->closing && !c->lingering)
-            http_close(c);
-        return;
-    }
-    w->c = c;
-    w->count = count;
-    for (unsigned i = 0; i < count; i++) {
-        w->data[i] = data[i];
+    bool writable = !c->closing && !c->lingering;
+    unsigned n = count;
+    for (unsigned i = 0; bufs && i < count; i++)
         bufs[i] = uv_buf_init((char *)data[i], (unsigned)len[i]);
+    int rc = writable && bufs ? flush_write_now(&c->h.stream, bufs, &n) : UV_ENOMEM;
+    struct write_req *w = NULL;
+    if (rc == 0 && n == 0) { /* the callers see to reading and ending (flush_answers) */
+        free_all(data, count);
+        c->last_active = now_ms(c);
+    } else if (rc == 0 && (w = malloc(sizeof *w + count * sizeof w->data[0]))) {
+        w->c = c;
+        w->count = count;
+        memcpy(w->data, data, count * sizeof *data);
+        c->inflight++;
+        rc = uv_write(&w->req, &c->h.stream, bufs, n, on_written); /* copies bufs */
+        if (rc < 0) {
+            c->inflight--;
+            free(w);
+        }
+    } else {
+        rc = rc ? rc : UV_ENOMEM;
     }
-    c->inflight++;
-    int rc = uv_write(&w->req, &c->h.stream, bufs, count, on_written); /* copies bufs */
     if (bufs != small)
         free(bufs);
     if (rc < 0) {
-        c->inflight--;
-        for (unsigned i = 0; i < count; i++)
-            free(data[i]);
-        free(w);
-        http_close(c);
+        free_all(data, count);
+        if (writable)
+            http_close(c);
     }
 }
 
