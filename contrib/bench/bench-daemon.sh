@@ -1,7 +1,8 @@
 #!/bin/sh
 # The daemon's figures in one run, each against a baseline measured by this same script:
 #   1. POSE pipelined (4 connections x 64 in flight), 2 workers
-#   2. POSE paced at half the rate measured in 1: latency p50/p99/p99.9
+#   2. POSE paced at half the rate measured in 1: latency p50/p99/p99.9, next to a bare
+#      thread-to-thread round trip at the same rate (contrib/bench/bench-wake)
 #   3. RENDER 512x512 PNG with 1 worker, then with 2: renders/s and the ratio
 #   4. the daemon's RSS with FILE and the project's two samples cached (three armatures)
 #   5. HTTP (wrk, keep-alive, 2 workers): the same POSE as 1, one request in flight per
@@ -23,7 +24,7 @@ runs=${2:-5}
 secs=${3:-3}
 bin=./daemon/skeld
 load=./contrib/bench/bench-load
-[ -x "$bin" ] && [ -x "$load" ] || { echo "bench-daemon: run make first" >&2; exit 1; }
+[ -x "$bin" ] && [ -x "$load" ] && [ -x ./contrib/bench/bench-wake ] || { echo "bench-daemon: run make first" >&2; exit 1; }
 
 dir=$(mktemp -d)
 pid=
@@ -70,6 +71,9 @@ echo "POSE pipelined, 2 workers: $pose req/s (median of $runs)"
 half=$(awk -v r="$pose" 'BEGIN {printf "%d", r / 2}')
 echo "POSE paced at $half/s:"
 bench --conns 4 --depth 64 --mix pose=1 --rate "$half" | sed 's/^/  /'
+# The baseline of that latency: what the machine takes to hand a byte from one thread to
+# another and back at the same rate, with no skeld code (a POSE makes at least that trip).
+echo "  the machine's floor, in the same run: $(./contrib/bench/bench-wake --seconds "$secs" --rate "$half")"
 render2=$(okps --conns 4 --depth 4 --mix pose=0,mesh=0,render=1 --size 512)
 echo "RENDER 512x512, 2 workers: $render2 PNG/s"
 echo "RSS with three armatures cached, after the runs:"
