@@ -231,17 +231,18 @@ static bool write_batch(struct conn *c)
         c->out_tail = NULL;
     last->next = NULL;
     bool writable = !c->closing && !c->lingering;
-    if (writable && flush_write_now(&c->h.stream, bufs, &n) == 0) {
-        if (n == 0)
-            return replies_written(c, first, count, 0);
-        struct write_req *w = malloc(sizeof *w);
-        if (w) {
-            *w = (struct write_req){.c = c, .replies = first, .count = count};
-            if (uv_write(&w->req, &c->h.stream, bufs, n, on_written) == 0) /* copies bufs */
-                return true;
+    /* The request is had first: once part of a reply is out, the rest must follow. */
+    struct write_req *w = writable ? malloc(sizeof *w) : NULL;
+    if (w && flush_write_now(&c->h.stream, bufs, &n) == 0) {
+        if (n == 0) {
             free(w);
+            return replies_written(c, first, count, 0);
         }
+        *w = (struct write_req){.c = c, .replies = first, .count = count};
+        if (uv_write(&w->req, &c->h.stream, bufs, n, on_written) == 0) /* copies bufs */
+            return true;
     }
+    free(w);
     /* Not written: the connection is ending, or cannot write. */
     free_replies(first);
     c->inflight -= (int)count;

@@ -250,12 +250,14 @@ static void write_owned_v(struct http_conn *c, uint8_t **data, const size_t *len
     unsigned n = count;
     for (unsigned i = 0; bufs && i < count; i++)
         bufs[i] = uv_buf_init((char *)data[i], (unsigned)len[i]);
-    int rc = writable && bufs ? flush_write_now(&c->h.stream, bufs, &n) : UV_ENOMEM;
-    struct write_req *w = NULL;
+    /* The request is had first: once part of an answer is out, the rest must follow. */
+    struct write_req *w = writable && bufs ? malloc(sizeof *w + count * sizeof w->data[0]) : NULL;
+    int rc = w ? flush_write_now(&c->h.stream, bufs, &n) : UV_ENOMEM;
     if (rc == 0 && n == 0) { /* the callers see to reading and ending (flush_answers) */
         free_all(data, count);
+        free(w);
         c->last_active = now_ms(c);
-    } else if (rc == 0 && (w = malloc(sizeof *w + count * sizeof w->data[0]))) {
+    } else if (rc == 0) {
         w->c = c;
         w->count = count;
         memcpy(w->data, data, count * sizeof *data);
@@ -266,7 +268,7 @@ static void write_owned_v(struct http_conn *c, uint8_t **data, const size_t *len
             free(w);
         }
     } else {
-        rc = rc ? rc : UV_ENOMEM;
+        free(w);
     }
     if (bufs != small)
         free(bufs);

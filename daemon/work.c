@@ -314,7 +314,7 @@ void work_pose(struct job *job, struct worker *w)
                                     o->hidden,
                                     o->zindex,
                                     tex,
-                                    tex_len < name_max ? tex_len : name_max,
+                                    tex_len < SKP_MAX_NAME ? tex_len : SKP_MAX_NAME,
                                     o->tint,
                                     bone->vert_len,
                                     bone->vert_len ? (const double *)&p->verts[bone->vert_off] : NULL};
