@@ -11,6 +11,7 @@
 #include "engine/png.h"
 #include "engine/pose.h"
 #include "engine/render.h"
+#include "engine/request.h"
 
 struct pool;
 struct worker;
@@ -34,6 +35,7 @@ struct worker {
     struct pose *scratch_pose;
     struct image image;
     struct byte_buf png_scratch;
+    struct frame_memo framing; /* the last fit camera's bounds (request_frame_memo) */
 };
 
 /* The worker's scratch pose for arm, reset (made anew only when the armature changes; serial

@@ -503,8 +503,9 @@ static int frame_picture(struct work *r, struct worker *w, struct pose *p, struc
         fail(r, SKP_S_NO_MEMORY, "out of memory");
         return -1;
     }
-    request_frame(p->arm, scratch, &r->eval, &r->picture, b);
-    if (!r->pose)
+    bool played = request_frame_memo(&w->framing, r->arm_serial, p->arm, scratch, &r->eval,
+                                     &r->picture, b);
+    if (played && !r->pose)
         pose_reset(p);
     return 0;
 }

@@ -242,6 +242,41 @@ void request_frame(const struct armature *arm, struct pose *scratch, const struc
         render_fit(b, pr->fraction, &pr->opts);
 }
 
+static void frame_key_of(const struct eval_request *e, const struct picture_request *pr,
+                         struct frame_key *k)
+{
+    memset(k, 0, sizeof *k); /* padding and unused slots too: keys are compared whole */
+    k->warmup = e->warmup;
+    k->count = e->count;
+    for (unsigned i = 0; i < e->count && i < EVAL_MAX_ANIMS; i++) {
+        k->anims[i] = e->anims[i];
+        k->smooth[i] = e->smooth[i];
+    }
+    k->style_count = pr->opts.style_count;
+    for (uint32_t i = 0; i < pr->opts.style_count && i < RENDER_MAX_STYLES; i++)
+        k->styles[i] = pr->opts.styles[i];
+}
+
+bool request_frame_memo(struct frame_memo *memo, uint64_t arm_id, const struct armature *arm,
+                        struct pose *scratch, const struct eval_request *e,
+                        struct picture_request *pr, struct bounds *b)
+{
+    struct frame_key k;
+    frame_key_of(e, pr, &k);
+    if (memo->valid && memo->arm_id == arm_id && !memcmp(&memo->key, &k, sizeof k)) {
+        *b = memo->bounds;
+        if (pr->fit)
+            render_fit(b, pr->fraction, &pr->opts);
+        return false;
+    }
+    request_frame(arm, scratch, e, pr, b);
+    memo->valid = true;
+    memo->arm_id = arm_id;
+    memcpy(&memo->key, &k, sizeof k); /* padding included, unlike an assignment */
+    memo->bounds = *b;
+    return true;
+}
+
 int request_play(struct pose *p, const struct eval_request *e, const struct construct_opts *o,
                  const struct picture_request *pr, request_frame_fn fn, void *ctx)
 {

@@ -67,6 +67,35 @@ bool request_needs_bounds(const struct picture_request *pr);
 void request_frame(const struct armature *arm, struct pose *scratch, const struct eval_request *e,
                    struct picture_request *pr, struct bounds *b);
 
+/* What request_frame's bounds depend on besides the armature, packed so that equal keys
+ * frame alike: the warm-up, the animations and their smoothing, and the styles (which
+ * textures are drawn). Not the frame: the bounds cover every frame of the first animation. */
+struct frame_key {
+    long warmup;
+    unsigned count;
+    int anims[EVAL_MAX_ANIMS];
+    double smooth[EVAL_MAX_ANIMS];
+    uint32_t style_count;
+    int styles[RENDER_MAX_STYLES];
+};
+
+/* The last bounds request_frame_memo computed, for one caller (a worker): a daemon asked for
+ * the frames of one animation one request at a time plays the whole animation once, not once
+ * a frame. Zero it to start; it owns nothing. */
+struct frame_memo {
+    bool valid;
+    uint64_t arm_id; /* the caller's name for the armature (one never reused for another) */
+    struct frame_key key;
+    struct bounds bounds;
+};
+
+/* request_frame, unless memo holds the bounds of an equal request on the armature the caller
+ * names arm_id: then they are reused and scratch is not touched. Returns whether scratch was
+ * played on (the caller resets it if it is to be used again). */
+bool request_frame_memo(struct frame_memo *memo, uint64_t arm_id, const struct armature *arm,
+                        struct pose *scratch, const struct eval_request *e,
+                        struct picture_request *pr, struct bounds *b);
+
 /* Called for each frame the request outputs: frame is the first animation's frame number
  * (0 when it would be negative), index its place in the range (0 for a single frame). A
  * nonzero return stops the play and is returned. */

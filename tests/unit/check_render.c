@@ -1736,6 +1736,111 @@ START_TEST(fit_conformance_armature)
 }
 END_TEST
 
+/* request_frame through the memo: the first request plays, an equal one (another frame,
+ * another canvas) reuses the bounds without touching the scratch pose and gets the camera
+ * request_frame gives, and a change to anything the bounds depend on plays again. */
+static struct picture_request fit_request(uint32_t size)
+{
+    struct picture_request pr = {0};
+    render_opts_default(&pr.opts);
+    pr.opts.width = pr.opts.height = size;
+    pr.fit = true;
+    pr.fraction = 0.9;
+    return pr;
+}
+
+static void assert_same_bounds(const struct bounds *a, const struct bounds *b)
+{
+    ck_assert(a->empty == b->empty);
+    ck_assert(a->min_x == b->min_x && a->max_x == b->max_x); /* exactly: the same play */
+    ck_assert(a->min_y == b->min_y && a->max_y == b->max_y);
+}
+
+static void assert_same_camera(const struct render_opts *a, const struct render_opts *b)
+{
+    ck_assert(a->scale.x == b->scale.x && a->scale.y == b->scale.y);
+    ck_assert(a->position.x == b->position.x && a->position.y == b->position.y);
+}
+
+/* The camera request_frame itself gives for e and pr, on a fresh pose. */
+static struct picture_request framed_directly(const struct armature *arm,
+                                              const struct eval_request *e,
+                                              struct picture_request pr, struct bounds *b)
+{
+    struct pose *p = pose_new(arm);
+    ck_assert_ptr_nonnull(p);
+    request_frame(arm, p, e, &pr, b);
+    pose_free(p);
+    return pr;
+}
+
+START_TEST(frame_memo_reuses_only_equal_requests)
+{
+    const char *samples = th_samples_dir();
+    ck_assert_msg(samples != NULL, "SKELD_SAMPLES is not a directory (build the samples)");
+    struct armature *arm = th_load_path(samples, "robot.skf");
+    ck_assert_uint_ge(arm->anim_count, 2);
+    ck_assert_uint_ge(arm->style_count, 2);
+    struct pose *scratch = pose_new(arm);
+    ck_assert_ptr_nonnull(scratch);
+    struct frame_memo memo = {0};
+    struct eval_request e;
+    eval_request_init(&e);
+    e.anims[0] = 1;
+    e.frames[0] = 3;
+    e.count = 1;
+    e.warmup = 5;
+    struct bounds direct, got;
+    struct picture_request want = framed_directly(arm, &e, fit_request(512), &direct);
+    struct picture_request pr = fit_request(512);
+    ck_assert(request_frame_memo(&memo, 7, arm, scratch, &e, &pr, &got));
+    assert_same_bounds(&got, &direct);
+    assert_same_camera(&pr.opts, &want.opts);
+
+    /* Another frame on another canvas: the same bounds, the canvas's own camera. */
+    size_t out_bytes = arm->bone_count * sizeof *scratch->out;
+    struct bone_out *before = malloc(out_bytes);
+    ck_assert_ptr_nonnull(before);
+    memcpy(before, scratch->out, out_bytes);
+    e.frames[0] = 9;
+    want = framed_directly(arm, &e, fit_request(256), &direct);
+    pr = fit_request(256);
+    ck_assert(!request_frame_memo(&memo, 7, arm, scratch, &e, &pr, &got));
+    assert_same_bounds(&got, &direct);
+    assert_same_camera(&pr.opts, &want.opts);
+    ck_assert_mem_eq(scratch->out, before, out_bytes); /* not played on */
+    free(before);
+
+    /* Each input the bounds depend on, changed alone, plays again with request_frame's
+     * answer; changed back, plays again too (the memo holds one request). */
+    for (int change = 0; change < 5; change++) {
+        struct eval_request c = e;
+        struct picture_request cp = fit_request(512);
+        uint64_t id = 7;
+        if (change == 0)
+            c.warmup = 6;
+        else if (change == 1)
+            c.anims[0] = 2;
+        else if (change == 2)
+            c.smooth[0] = 2;
+        else if (change == 3) {
+            cp.opts.styles[0] = 1;
+            cp.opts.style_count = 1;
+        } else
+            id = 8; /* another armature at the same address */
+        want = framed_directly(arm, &c, cp, &direct);
+        ck_assert_msg(request_frame_memo(&memo, id, arm, scratch, &c, &cp, &got),
+                      "change %d reused the bounds", change);
+        assert_same_bounds(&got, &direct);
+        assert_same_camera(&cp.opts, &want.opts);
+        pr = fit_request(512);
+        ck_assert(request_frame_memo(&memo, 7, arm, scratch, &e, &pr, &got));
+    }
+    pose_free(scratch);
+    armature_free(arm);
+}
+END_TEST
+
 /* ====================================================================================== */
 /* The reference render                                                                    */
 
@@ -2628,6 +2733,7 @@ static Suite *render_suite(void)
     tcase_add_test(tc, fit_known_bounds);
     tcase_add_test(tc, bounds_then_fit_centres_the_picture);
     tcase_add_test(tc, fit_conformance_armature);
+    tcase_add_test(tc, frame_memo_reuses_only_equal_requests);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("reference");
