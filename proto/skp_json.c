@@ -43,6 +43,11 @@ static const uint64_t pow10_u64[] = {1u,
                                      100000000000000u,
                                      1000000000000000u};
 
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                     "25262728293031323334353637383940414243444546474849"
+                                     "50515253545556575859606162636465666768697071727374"
+                                     "75767778798081828384858687888990919293949596979899";
+
 /* Writes u (< 10^9) in decimal; returns the length. */
 static size_t fmt_u32(char *buf, uint32_t u)
 {
@@ -63,9 +68,12 @@ static size_t fmt_u32(char *buf, uint32_t u)
  * divided by a shift); for x > 8, q = mant / (2^sh * 10^(x-8)) (both under 2^64). */
 static uint32_t g9_digits(double a, int *xout)
 {
-    int e2;
-    double m = frexp(a, &e2); /* a = m 2^e2, m in [0.5, 1), -16 <= e2 <= 50 here */
-    uint64_t mant = (uint64_t)ldexp(m, 53);
+    /* a = mant 2^(e2 - 53), mant the 53-bit significand: read from the bits (a is normal
+     * here), which frexp and ldexp took as long as the rest */
+    uint64_t bits;
+    memcpy(&bits, &a, sizeof bits);
+    int e2 = (int)(bits >> 52 & 0x7ff) - 1022; /* -16 <= e2 <= 50 here */
+    uint64_t mant = (bits & ((UINT64_C(1) << 52) - 1)) | UINT64_C(1) << 52;
     int sh = 53 - e2; /* 3 <= sh <= 69 */
     /* floor(log10(a)) is floor((e2 - 1) log10(2)) or one more; 78913 / 2^18 ~ log10(2), and
      * the offset keeps the shifted value non-negative */
@@ -123,9 +131,13 @@ size_t skp_fmt_g9(char *buf, double v)
     }
     int x;
     uint32_t q = g9_digits(a, &x);
-    char dig[9];
-    for (int i = 8; i >= 0; i--, q /= 10)
-        dig[i] = (char)('0' + q % 10);
+    char dig[9]; /* the first digit, then four pairs from a table: five divisions, not nine */
+    uint32_t hi = q % 100000000u / 10000u, lo = q % 10000u;
+    dig[0] = (char)('0' + q / 100000000u);
+    memcpy(dig + 1, digit_pairs + 2 * (hi / 100u), 2);
+    memcpy(dig + 3, digit_pairs + 2 * (hi % 100u), 2);
+    memcpy(dig + 5, digit_pairs + 2 * (lo / 100u), 2);
+    memcpy(dig + 7, digit_pairs + 2 * (lo % 100u), 2);
     int nd = 9;
     while (nd > 1 && dig[nd - 1] == '0')
         nd--; /* %g drops trailing zeros */
@@ -170,6 +182,13 @@ static void num(struct out *o, double v)
         raw(o, "0", 1); /* no "-0" */
         return;
     }
+    if (o->len < o->cap && o->cap - o->len >= sizeof b) { /* straight into the output */
+        size_t n = skp_fmt_g9(o->buf + o->len, v);
+        if (n) {
+            o->len += n;
+            return;
+        }
+    }
     size_t n = skp_fmt_g9(b, v);
     if (n)
         raw(o, b, n);
@@ -183,12 +202,15 @@ static void string(struct out *o, const char *s)
     o->len += skp_json_quote(room ? o->buf + o->len : NULL, room, s);
 }
 
-/* Appends n bytes; past cap only the length grows (the caller sizes and calls again). */
+/* Appends n bytes; past cap only the length grows (the caller sizes and calls again). A
+ * whole copy of a literal's constant n compiles to a few moves, not a call. */
 static void raw(struct out *o, const char *s, size_t n)
 {
     size_t room = o->len < o->cap ? o->cap - o->len : 0;
-    if (room)
-        memcpy(o->buf + o->len, s, room >= n ? n : room);
+    if (room >= n)
+        memcpy(o->buf + o->len, s, n);
+    else if (room)
+        memcpy(o->buf + o->len, s, room);
     o->len += n;
 }
 
