@@ -8,7 +8,10 @@
  *
  * Without --rate each connection keeps D requests in flight (throughput); with --rate the
  * requests go out at R per second in total (latency at a given load), still at most D in
- * flight per connection.
+ * flight per connection. Paced requests leave in small bursts: whatever is due each time the
+ * client wakes, which is at least once a millisecond and whenever replies arrive. Sleeping
+ * to the microsecond instead was tried: on a 2-core virtual machine the client's wake-ups
+ * then took a core from the daemon it measures, and every figure got worse.
  * The file is uploaded (LOAD_BYTES). Requests are stateless; the frame advances per request.
  * Bounded in time and in count; it talks only to the address it is given. */
 #define _DEFAULT_SOURCE
