@@ -317,7 +317,8 @@ void work_pose(struct job *job, struct worker *w)
                                     tex_len < SKP_MAX_NAME ? tex_len : SKP_MAX_NAME,
                                     o->tint,
                                     bone->vert_len,
-                                    bone->vert_len ? (const double *)&p->verts[bone->vert_off] : NULL};
+                                    bone->vert_len ? (const double *)&p->verts[bone->vert_off]
+                                                   : NULL};
         pose_bone_matrix(p, b, rec.fields + 5);
         skp_write_pose_bone(&wr, &rec);
     }
