@@ -131,13 +131,17 @@ size_t skp_fmt_g9(char *buf, double v)
     }
     int x;
     uint32_t q = g9_digits(a, &x);
-    char dig[9]; /* the first digit, then four pairs from a table: five divisions, not nine */
+    /* The first digit, then four pairs from a table (five divisions, not nine), then zeros:
+     * every copy below is of a fixed size, whole moves rather than calls, and o advances by
+     * what counts (at most 19 bytes are written, in a buffer of at least 24). */
+    char dig[17];
     uint32_t hi = q % 100000000u / 10000u, lo = q % 10000u;
     dig[0] = (char)('0' + q / 100000000u);
     memcpy(dig + 1, digit_pairs + 2 * (hi / 100u), 2);
     memcpy(dig + 3, digit_pairs + 2 * (hi % 100u), 2);
     memcpy(dig + 5, digit_pairs + 2 * (lo / 100u), 2);
     memcpy(dig + 7, digit_pairs + 2 * (lo % 100u), 2);
+    memcpy(dig + 9, "00000000", 8);
     int nd = 9;
     while (nd > 1 && dig[nd - 1] == '0')
         nd--; /* %g drops trailing zeros */
@@ -145,7 +149,7 @@ size_t skp_fmt_g9(char *buf, double v)
         *o++ = dig[0];
         if (nd > 1) {
             *o++ = '.';
-            memcpy(o, dig + 1, (size_t)nd - 1);
+            memcpy(o, dig + 1, 8);
             o += nd - 1;
         }
         *o++ = 'e';
@@ -153,20 +157,18 @@ size_t skp_fmt_g9(char *buf, double v)
         int ax = x < 0 ? -x : x;
         *o++ = (char)('0' + ax / 10);
         *o++ = (char)('0' + ax % 10);
-    } else if (x >= 0) { /* ddd.ddd */
-        for (int i = 0; i <= x; i++)
-            *o++ = i < nd ? dig[i] : '0';
+    } else if (x >= 0) { /* ddd.ddd: dig holds the zeros a short number needs */
+        memcpy(o, dig, 9);
+        o += x + 1;
         if (nd > x + 1) {
             *o++ = '.';
-            memcpy(o, dig + x + 1, (size_t)(nd - x - 1));
+            memcpy(o, dig + x + 1, 8);
             o += nd - x - 1;
         }
-    } else { /* 0.000ddd */
-        *o++ = '0';
-        *o++ = '.';
-        for (int i = 0; i < -x - 1; i++)
-            *o++ = '0';
-        memcpy(o, dig, (size_t)nd);
+    } else { /* 0.000ddd, at most four zeros after the point (x >= -5) */
+        memcpy(o, "0.0000", 6);
+        o += 2 + (-x - 1);
+        memcpy(o, dig, 9);
         o += nd;
     }
     *o = 0;
