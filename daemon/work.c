@@ -353,8 +353,8 @@ static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, i
             skp_write_f64s(wr, f, 4);
         }
         skp_write_u32(wr, bone->index_len);
-        for (uint32_t i = 0; i < bone->index_len; i++)
-            skp_write_u32(wr, arm->indices[bone->index_off + i]);
+        if (bone->index_len)
+            skp_write_u32s(wr, &arm->indices[bone->index_off], bone->index_len);
         return;
     }
     struct vec2 c[4];
@@ -367,8 +367,7 @@ static void mesh_item(struct skp_writer *wr, const struct pose *p, uint32_t b, i
         skp_write_f64s(wr, f, 4);
     }
     skp_write_u32(wr, 6);
-    for (int i = 0; i < 6; i++)
-        skp_write_u32(wr, render_quad_indices[i]);
+    skp_write_u32s(wr, render_quad_indices, 6);
 }
 
 /* The binary draw list in r->body becomes its JSON. */

@@ -129,6 +129,8 @@ void skp_write_f64(struct skp_writer *w, double v);
 /* n doubles in a row: one bounds check, and one copy on little-endian hosts (the wire's
  * order), for the long runs of POSE and MESH replies. */
 void skp_write_f64s(struct skp_writer *w, const double *v, size_t n);
+/* n u32s in a row, likewise (MESH's triangle indices). */
+void skp_write_u32s(struct skp_writer *w, const uint32_t *v, size_t n);
 void skp_write_str(struct skp_writer *w, const char *s, size_t len);
 void skp_write_bytes(struct skp_writer *w, const void *p, size_t len);
 void skp_write_raw(struct skp_writer *w, const void *p, size_t len);

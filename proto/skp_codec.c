@@ -201,6 +201,19 @@ void skp_write_f64s(struct skp_writer *w, const double *v, size_t n)
         put_f64s(p, v, n);
 }
 
+void skp_write_u32s(struct skp_writer *w, const uint32_t *v, size_t n)
+{
+    uint8_t *p = n <= SIZE_MAX / 4 ? room(w, n * 4) : room(w, SIZE_MAX);
+    if (!p || !n)
+        return;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, v, n * 4);
+#else
+    for (size_t i = 0; i < n; i++)
+        skp_put_u32(p + 4 * i, v[i]);
+#endif
+}
+
 void skp_write_pose_bone(struct skp_writer *w, const struct skp_pose_bone *b)
 {
     if (b->tex_len > SKP_MAX_NAME || b->vert_count > SKP_MAX_FRAME / 16) {

@@ -996,6 +996,39 @@ START_TEST(writer_f64s_matches_single_writes)
 }
 END_TEST
 
+/* A run of u32s is the same bytes as one skp_write_u32 each, and all-or-nothing. */
+START_TEST(writer_u32s_matches_single_writes)
+{
+    const uint32_t v[5] = {0, 1, 0xdeadbeefu, 0xffffffffu, 258};
+    uint8_t one[20], run[20];
+    struct skp_writer a, b;
+    skp_writer_init(&a, one, sizeof one);
+    skp_writer_init(&b, run, sizeof run);
+    for (int i = 0; i < 5; i++)
+        skp_write_u32(&a, v[i]);
+    skp_write_u32s(&b, v, 5);
+    ck_assert_int_eq(b.err, SKP_EOK);
+    ck_assert_uint_eq(b.len, 20);
+    ck_assert_mem_eq(one, run, 20);
+    ck_assert_uint_eq(run[8], 0xef); /* little-endian */
+    ck_assert_uint_eq(run[11], 0xde);
+    skp_write_u32s(&b, v, 0);
+    ck_assert_int_eq(b.err, SKP_EOK);
+
+    uint8_t small[19];
+    memset(small, 0xCC, sizeof small);
+    skp_writer_init(&b, small, sizeof small);
+    skp_write_u32s(&b, v, 5);
+    ck_assert_int_eq(b.err, SKP_ENOSPACE);
+    ck_assert_uint_eq(b.len, 0);
+    for (size_t k = 0; k < sizeof small; k++)
+        ck_assert_uint_eq(small[k], 0xCC);
+    skp_writer_init(&b, small, sizeof small);
+    skp_write_u32s(&b, v, SIZE_MAX / 2); /* n * 4 would wrap */
+    ck_assert_int_eq(b.err, SKP_ENOSPACE);
+}
+END_TEST
+
 /* A POSE bone record is the same bytes as its fields written one by one (PROTOCOL.md's
  * order), all or nothing, and refuses a name longer than SKP_MAX_NAME. */
 START_TEST(writer_pose_bone_matches_fields)
@@ -2698,6 +2731,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, writer_enospace_each_type);
     tcase_add_test(tc, writer_f64s_matches_single_writes);
     tcase_add_test(tc, writer_pose_bone_matches_fields);
+    tcase_add_test(tc, writer_u32s_matches_single_writes);
     tcase_add_test(tc, writer_stops_after_error);
     tcase_add_test(tc, writer_first_error_sticks);
     tcase_add_test(tc, writer_zero_capacity);
