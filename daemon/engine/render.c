@@ -62,22 +62,42 @@ int render_bone_texture(const struct armature *arm, const struct render_opts *op
     return armature_resolve_texture(arm, tex_name, styles, count);
 }
 
-/* Hidden bones hide their descendants (by bone id, not draw position). */
-static void mark_hidden(const struct armature *arm, const struct pose *p, uint8_t *skip)
+/* Each bone's answer is kept as it is found (skip: 0 not yet known, 1 hidden, 2 shown), so a
+ * walk up the parents stops at the first bone already answered and every bone is walked
+ * through once. */
+void render_hidden_bones(const struct armature *arm, const struct pose *p, uint8_t *skip,
+                         uint32_t *path)
 {
+    memset(skip, 0, arm->bone_count);
     for (uint32_t b = 0; b < arm->bone_count; b++) {
+        uint32_t n = 0;
         int a = (int)b;
-        uint32_t depth = 0;
-        while (a >= 0 && !p->out[a].hidden && depth++ <= arm->bone_count)
+        /* n < bone_count: a parent loop (which the loader refuses) ends the walk too */
+        while (a >= 0 && !skip[a] && !p->out[a].hidden && n < arm->bone_count) {
+            path[n++] = (uint32_t)a;
             a = arm->bones[a].parent;
-        skip[b] = a >= 0;
+        }
+        uint8_t answer = a < 0 ? 2 : n == arm->bone_count ? 1 : skip[a] ? skip[a] : 1;
+        if (a >= 0 && !skip[a])
+            skip[a] = answer; /* a is hidden itself */
+        while (n)
+            skip[path[--n]] = answer;
     }
+    for (uint32_t b = 0; b < arm->bone_count; b++)
+        skip[b] = skip[b] == 1;
 }
 
-static int cmp_key(const void *pa, const void *pb)
+/* Sorts n distinct keys ascending: a few dozen, mostly in order already (zindex seldom
+ * reorders bones), where an insertion sort beats qsort's calls to a comparator. */
+static void sort_keys(uint64_t *keys, uint32_t n)
 {
-    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-    return a < b ? -1 : a > b;
+    for (uint32_t i = 1; i < n; i++) {
+        uint64_t k = keys[i];
+        uint32_t j = i;
+        for (; j > 0 && keys[j - 1] > k; j--)
+            keys[j] = keys[j - 1];
+        keys[j] = k;
+    }
 }
 
 uint32_t render_draw_order(const struct armature *arm, const struct pose *p,
@@ -87,7 +107,7 @@ uint32_t render_draw_order(const struct armature *arm, const struct pose *p,
     uint32_t count;
     int one;
     const int *styles = active_styles(arm, opts, &count, &one);
-    mark_hidden(arm, p, skip);
+    render_hidden_bones(arm, p, skip, out); /* out is free until the order is written */
     /* Sort keys: zindex ascending (biased to unsigned), then bone id: descending for 0.5 (the
      * web player's order), ascending for 0.6/0.7 (the editor's). */
     uint32_t flip = arm->layout == ARM_LAYOUT_ARRAYS ? 0 : UINT32_MAX;
@@ -98,7 +118,7 @@ uint32_t render_draw_order(const struct armature *arm, const struct pose *p,
         uint64_t z = (uint64_t)((int64_t)p->out[b].zindex + 2147483648LL);
         keys[n++] = z << 32 | (uint64_t)(flip ^ b);
     }
-    qsort(keys, n, sizeof *keys, cmp_key);
+    sort_keys(keys, n);
     for (uint32_t i = 0; i < n; i++)
         out[i] = flip ^ (uint32_t)(keys[i] & UINT32_MAX);
     return n;

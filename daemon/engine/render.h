@@ -91,6 +91,11 @@ void render_atlas_rect(const struct armature *arm, const struct arm_texture *t,
 /* A textured bone without a mesh is drawn as two triangles over render_quad_corners(). */
 extern const uint32_t render_quad_indices[6];
 
+/* skip[b] = 1 for every bone b that is hidden or under a hidden bone (by bone id, not draw
+ * position), else 0. path is scratch with room for bone_count ids. */
+void render_hidden_bones(const struct armature *arm, const struct pose *p, uint8_t *skip,
+                         uint32_t *path);
+
 /* Resolves a bone's texture through opts' styles: index into arm->textures or -1. */
 int render_bone_texture(const struct armature *arm, const struct render_opts *opts, int tex_name);
 

@@ -794,6 +794,51 @@ START_TEST(hidden_parent_hides_descendants)
 }
 END_TEST
 
+/* render_hidden_bones against the plain walk up each bone's parents, on random forests whose
+ * parents come before or after their children, with random bones hidden. */
+START_TEST(hidden_bones_match_the_plain_walk)
+{
+    enum { MAX = 80 };
+    uint64_t s = 0x2545f4914f6cdd1du;
+    for (int round = 0; round < 3000; round++) {
+        struct arm_bone bones[MAX];
+        struct bone_out out[MAX];
+        uint32_t n = 1 + (uint32_t)(round % MAX), path[MAX];
+        memset(bones, 0, sizeof bones);
+        memset(out, 0, sizeof out);
+        uint32_t perm[MAX]; /* a random order: parents are earlier in it, not by id */
+        for (uint32_t i = 0; i < n; i++)
+            perm[i] = i;
+        for (uint32_t i = n; i-- > 1;) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            uint32_t j = (uint32_t)(s % (i + 1)), t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        for (uint32_t i = 0; i < n; i++) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            bones[perm[i]].parent = i == 0 || s % 5 == 0 ? -1 : (int)perm[(s >> 8) % i];
+            out[perm[i]].hidden = (s >> 20) % 7 == 0;
+        }
+        struct armature arm = {0};
+        arm.bone_count = n;
+        arm.bones = bones;
+        struct pose p = {0};
+        p.arm = &arm;
+        p.out = out;
+        uint8_t skip[MAX];
+        render_hidden_bones(&arm, &p, skip, path);
+        for (uint32_t b = 0; b < n; b++) {
+            bool hidden = false;
+            for (int a = (int)b; a >= 0; a = bones[a].parent)
+                hidden |= out[a].hidden;
+            ck_assert_msg(skip[b] == hidden, "round %d, bone %u of %u: %d, want %d", round, b, n,
+                          skip[b], hidden);
+        }
+    }
+}
+END_TEST
+
 START_TEST(hidden_keyframe_hides_descendants)
 {
     /* Animation 0 hides bone 0 from frame 0 and shows it again at frame 10. */
@@ -2701,6 +2746,7 @@ static Suite *render_suite(void)
 
     tc = tcase_create("hidden");
     tcase_add_test(tc, hidden_parent_hides_descendants);
+    tcase_add_test(tc, hidden_bones_match_the_plain_walk);
     tcase_add_test(tc, hidden_keyframe_hides_descendants);
     suite_add_tcase(s, tc);
 
