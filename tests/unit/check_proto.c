@@ -961,6 +961,37 @@ START_TEST(writer_enospace_each_type)
 }
 END_TEST
 
+/* The run writers through one signature, for assert_run_all_or_nothing. */
+typedef void (*run_writer)(struct skp_writer *w, const void *v, size_t n);
+static void write_f64s(struct skp_writer *w, const void *v, size_t n)
+{
+    skp_write_f64s(w, v, n);
+}
+static void write_u32s(struct skp_writer *w, const void *v, size_t n)
+{
+    skp_write_u32s(w, v, n);
+}
+
+/* A run of n (bytes long) into one byte less room: ENOSPACE, nothing written or counted; and
+ * a count whose byte size wraps (wrap_n): ENOSPACE too. */
+static void assert_run_all_or_nothing(run_writer write, const void *v, size_t n, size_t bytes,
+                                      size_t wrap_n)
+{
+    uint8_t small[64];
+    ck_assert_uint_le(bytes, sizeof small);
+    memset(small, 0xCC, sizeof small);
+    struct skp_writer w;
+    skp_writer_init(&w, small, bytes - 1);
+    write(&w, v, n);
+    ck_assert_int_eq(w.err, SKP_ENOSPACE);
+    ck_assert_uint_eq(w.len, 0);
+    for (size_t k = 0; k < sizeof small; k++)
+        ck_assert_uint_eq(small[k], 0xCC);
+    skp_writer_init(&w, small, bytes - 1);
+    write(&w, v, wrap_n);
+    ck_assert_int_eq(w.err, SKP_ENOSPACE);
+}
+
 /* A run of doubles is the same bytes as one skp_write_f64 each, and all-or-nothing. */
 START_TEST(writer_f64s_matches_single_writes)
 {
@@ -981,18 +1012,7 @@ START_TEST(writer_f64s_matches_single_writes)
     ck_assert_uint_eq(run[6], 0xF8);
     skp_write_f64s(&b, v, 0); /* nothing, no error */
     ck_assert_int_eq(b.err, SKP_EOK);
-
-    uint8_t small[39];
-    memset(small, 0xCC, sizeof small);
-    skp_writer_init(&b, small, sizeof small);
-    skp_write_f64s(&b, v, 5);
-    ck_assert_int_eq(b.err, SKP_ENOSPACE);
-    ck_assert_uint_eq(b.len, 0);
-    for (size_t k = 0; k < sizeof small; k++)
-        ck_assert_uint_eq(small[k], 0xCC);
-    skp_writer_init(&b, small, sizeof small);
-    skp_write_f64s(&b, v, SIZE_MAX / 4); /* n * 8 would wrap */
-    ck_assert_int_eq(b.err, SKP_ENOSPACE);
+    assert_run_all_or_nothing(write_f64s, v, 5, 40, SIZE_MAX / 4); /* n * 8 would wrap */
 }
 END_TEST
 
@@ -1014,18 +1034,7 @@ START_TEST(writer_u32s_matches_single_writes)
     ck_assert_uint_eq(run[11], 0xde);
     skp_write_u32s(&b, v, 0);
     ck_assert_int_eq(b.err, SKP_EOK);
-
-    uint8_t small[19];
-    memset(small, 0xCC, sizeof small);
-    skp_writer_init(&b, small, sizeof small);
-    skp_write_u32s(&b, v, 5);
-    ck_assert_int_eq(b.err, SKP_ENOSPACE);
-    ck_assert_uint_eq(b.len, 0);
-    for (size_t k = 0; k < sizeof small; k++)
-        ck_assert_uint_eq(small[k], 0xCC);
-    skp_writer_init(&b, small, sizeof small);
-    skp_write_u32s(&b, v, SIZE_MAX / 2); /* n * 4 would wrap */
-    ck_assert_int_eq(b.err, SKP_ENOSPACE);
+    assert_run_all_or_nothing(write_u32s, v, 5, 20, SIZE_MAX / 2); /* n * 4 would wrap */
 }
 END_TEST
 
