@@ -1646,6 +1646,46 @@ START_TEST(instance_pipelined_in_order)
 }
 END_TEST
 
+/* A client that sends many requests before it reads a reply: the replies outgrow the socket
+ * buffers, so the daemon writes part of them at once, queues the rest and stops reading until
+ * they drain. Every reply still arrives whole, in order, and equal to the same POSE asked
+ * alone (the path of writes that end part way, flush.c's flush_write_now). */
+START_TEST(late_reader_gets_every_reply_whole)
+{
+    enum { N = 400 }; /* about 4 KiB a robot POSE: far more than a socket buffer holds */
+    struct daemon *d = daemon_up(g_samples, FLAGS("--threads", "2"));
+    skc_client *c = client_open(d->unix_uri, NULL);
+    unsigned char id[SKC_ID_SIZE];
+    load_path(c, "robot.skf", id);
+    uint32_t ids[N];
+    skc_eval ev;
+    for (int k = 0; k < N; k++) {
+        eval_one(&ev, id, "Walk", k % 37, 0);
+        ck_assert_int_eq(skc_send_pose(c, &ev, &ids[k]), 0);
+    }
+    skc_reply *alone[37];
+    skc_client *ref = client_open(d->tcp_uri, NULL);
+    for (int f = 0; f < 37; f++) {
+        eval_one(&ev, id, "Walk", f, 0);
+        alone[f] = pose_ok(ref, &ev);
+    }
+    for (int k = 0; k < N; k++) {
+        skc_reply *got = NULL;
+        ck_assert_msg(skc_recv(c, ids[k], &got) == 0, "POSE %d: %s", k, skc_errmsg(c));
+        char what[64];
+        snprintf(what, sizeof what, "reply %d of %d read late", k, N);
+        assert_same_pose(got, alone[k % 37], what);
+        skc_reply_free(got);
+    }
+    for (int f = 0; f < 37; f++)
+        skc_reply_free(alone[f]);
+    ck_assert_msg(skc_ping(c, "after", 5) == 0, "PING: %s", skc_errmsg(c));
+    skc_free(ref);
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 /* ======================================================================================== */
 /* 4. Malformed input                                                                       */
 /* ======================================================================================== */
@@ -2544,6 +2584,7 @@ static Suite *roundtrip_suite(void)
     tc = tcase(s, "instances");
     tcase_add_test(tc, instance_steps_equal_from);
     tcase_add_test(tc, instance_pipelined_in_order);
+    tcase_add_test(tc, late_reader_gets_every_reply_whole);
     tc = tcase(s, "malformed");
     tcase_add_test(tc, framing_errors_close);
     tcase_add_test(tc, bad_requests_keep_connection);
