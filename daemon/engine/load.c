@@ -132,26 +132,6 @@ static void alphas4(const uint8_t *px, uint64_t *lo, uint64_t *hi)
     *hi &= mask;
 }
 
-/* The renderer samples premultiplied texels, as GL does with premultiplied uploads. Atlases
- * are mostly empty or opaque, so four pixels that are all one or the other go at once. */
-static void premultiply(uint8_t *px, size_t n)
-{
-    const uint64_t opaque = ALPHA_BYTES;
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4, px += 16) {
-        uint64_t lo, hi;
-        alphas4(px, &lo, &hi);
-        if (lo == opaque && hi == opaque)
-            continue;
-        if (!lo && !hi) {
-            memset(px, 0, 16); /* alpha 0: premultiplied, all of it is 0 */
-            continue;
-        }
-        premultiply_slow(px, 4);
-    }
-    premultiply_slow(px, n - i);
-}
-
 /* A bilinear footprint whose top-left texel lies in a block reaches one texel into the
  * blocks to its right and below: keep a block's mark only where those (and the one
  * diagonally) are empty too, so that one look at the footprint's first texel answers for all
@@ -171,35 +151,50 @@ static void widen_clear_blocks(struct arm_atlas *at, uint32_t bh)
     }
 }
 
-/* Marks the 4x4 blocks whose bilinear footprints are all fully transparent (see struct
- * arm_atlas). */
-static int mark_clear_blocks(struct arm_atlas *at)
+/* Every 4x4 block (and the padding past the last) marked clear, for finish_atlas_row to
+ * take the marks off (see struct arm_atlas). */
+static int start_clear_blocks(struct arm_atlas *at)
 {
     uint32_t bw = (at->width + 3) / 4, bh = (at->height + 3) / 4;
     at->clear_stride = (bw + 7) / 8;
     at->clear = malloc((size_t)at->clear_stride * bh + 1);
     if (!at->clear)
         return ENG_ENOMEM;
-    /* Every block (and the padding past the last) starts clear; one pass over the rows takes
-     * the mark off any block with a pixel of some alpha, four pixels (one block's width) per
-     * look. */
     memset(at->clear, 0xff, (size_t)at->clear_stride * bh + 1);
-    for (uint32_t y = 0; y < at->height; y++) {
-        const uint8_t *row = at->rgba + (size_t)y * at->width * 4;
-        uint8_t *marks = at->clear + (size_t)(y / 4) * at->clear_stride;
-        uint32_t x = 0;
-        for (; x + 4 <= at->width; x += 4) {
-            uint64_t lo, hi;
-            alphas4(row + (size_t)x * 4, &lo, &hi);
-            if (lo | hi)
-                marks[x / 32] &= (uint8_t)~(1u << ((x / 4) % 8));
-        }
-        for (; x < at->width; x++)
-            if (row[(size_t)x * 4 + 3])
-                marks[x / 32] &= (uint8_t)~(1u << ((x / 4) % 8));
-    }
-    widen_clear_blocks(at, bh);
     return 0;
+}
+
+/* Row y of the atlas: premultiplied, because the renderer samples premultiplied texels as GL
+ * does with premultiplied uploads, and the clear mark taken off every block with a pixel of
+ * some alpha in it. Atlases are mostly empty or opaque, so four pixels (one block's width)
+ * that are all one or the other go at once. */
+static void finish_atlas_row(struct arm_atlas *at, uint8_t *px, uint32_t y)
+{
+    const uint64_t opaque = ALPHA_BYTES;
+    uint8_t *marks = at->clear + (size_t)(y / 4) * at->clear_stride;
+    uint32_t x = 0;
+    for (; x + 4 <= at->width; x += 4, px += 16) {
+        uint64_t lo, hi;
+        alphas4(px, &lo, &hi);
+        if (!(lo | hi)) {
+            memset(px, 0, 16); /* alpha 0: premultiplied, all of it is 0 */
+            continue;
+        }
+        marks[x / 32] &= (uint8_t)~(1u << ((x / 4) % 8));
+        if (lo != opaque || hi != opaque)
+            premultiply_slow(px, 4);
+    }
+    for (; x < at->width; x++, px += 4) {
+        if (px[3])
+            marks[x / 32] &= (uint8_t)~(1u << ((x / 4) % 8));
+        premultiply_slow(px, 1);
+    }
+}
+
+/* png_read_rgba8_rows' callback: each row as it is decoded, while it is in cache. */
+static void atlas_row_done(void *ctx, uint8_t *row, uint32_t y)
+{
+    finish_atlas_row(ctx, row, y);
 }
 
 static int too_big(const char *name, uint32_t w, uint32_t h, const struct load_limits *lim,
@@ -209,12 +204,14 @@ static int too_big(const char *name, uint32_t w, uint32_t h, const struct load_l
                       (unsigned long long)lim->max_atlas_pixels);
 }
 
-/* The pixels are in at->rgba: premultiplied, and the empty blocks marked. */
+/* libpng's straight pixels in at->rgba, premultiplied, and the empty blocks marked. */
 static int finish_atlas(struct arm_atlas *at, struct eng_error *err)
 {
-    premultiply(at->rgba, (size_t)at->width * at->height);
-    if (mark_clear_blocks(at))
+    if (start_clear_blocks(at))
         return eng_seterr(err, ENG_ENOMEM, "out of memory");
+    for (uint32_t y = 0; y < at->height; y++)
+        finish_atlas_row(at, at->rgba + (size_t)y * at->width * 4, y);
+    widen_clear_blocks(at, (at->height + 3) / 4);
     return 0;
 }
 
@@ -235,12 +232,22 @@ static int decode_rgba8(const char *name, const uint8_t *png, size_t len,
     at->rgba = alloc_pixels((size_t)w * h * 4 + h); /* + h: the scanlines' filter bytes */
     if (!at->rgba)
         return eng_seterr(err, ENG_ENOMEM, "out of memory");
-    if (!png_read_rgba8(png, len, w, h, at->rgba)) {
+    if (start_clear_blocks(at)) {
         free(at->rgba);
         at->rgba = NULL;
+        return eng_seterr(err, ENG_ENOMEM, "out of memory");
+    }
+    /* Each row is premultiplied and its blocks' marks taken off as soon as it is decoded,
+     * while it is in cache, not in a pass over the whole atlas afterwards. */
+    if (!png_read_rgba8_rows(png, len, w, h, at->rgba, atlas_row_done, at)) {
+        free(at->rgba);
+        free(at->clear);
+        at->rgba = NULL;
+        at->clear = NULL;
         return 1;
     }
-    return finish_atlas(at, err);
+    widen_clear_blocks(at, (h + 3) / 4);
+    return 0;
 }
 
 static int decode_png(const char *name, const char *bytes, size_t len,

@@ -141,19 +141,36 @@ static __m128i paeth_sse2(__m128i a, __m128i b, __m128i c)
 }
 #endif
 
-/* One Paeth row of w pixels: out[i] = raw[i] + paeth(left, up, upleft). */
+/* One Paeth row of w pixels: out[i] = raw[i] + paeth(left, up, upleft). Atlases are mostly
+ * empty space, where left, up and up-left are all zero, so the prediction is zero and a pixel
+ * is its raw bytes: four pixels whose raw and up bytes are all zero are four zero pixels, with
+ * left and up-left still zero after them. (Two in five of the Paeth pixels of the
+ * skellington's atlas go four at a time this way.) */
 static void unpaeth(uint8_t *out, const uint8_t *raw, const uint8_t *up, uint32_t w)
 {
 #ifdef __SSE2__
     const __m128i z = _mm_setzero_si128();
     __m128i a = z, c = z;
-    for (uint32_t x = 0; x < w; x++) {
-        __m128i b = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)load4(up + 4 * x)), z);
+    uint32_t left = 0, up_left = 0;
+    for (uint32_t x = 0; x < w;) {
+        if (!(left | up_left) && x + 4 <= w) {
+            __m128i r = _mm_loadu_si128((const __m128i *)(const void *)(raw + 4 * x));
+            __m128i u = _mm_loadu_si128((const __m128i *)(const void *)(up + 4 * x));
+            if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_or_si128(r, u), z)) == 0xffff) {
+                /* raw's 16 bytes are read before out's, which may overlap them, are written */
+                _mm_storeu_si128((__m128i *)(void *)(out + 4 * x), z);
+                x += 4;
+                continue;
+            }
+        }
+        up_left = load4(up + 4 * x);
+        __m128i b = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)up_left), z);
         __m128i pred = _mm_packus_epi16(paeth_sse2(a, b, c), z);
-        uint32_t v = add_bytes(load4(raw + 4 * x), (uint32_t)_mm_cvtsi128_si32(pred));
-        store4(out + 4 * x, v);
-        a = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)v), z);
+        left = add_bytes(load4(raw + 4 * x), (uint32_t)_mm_cvtsi128_si32(pred));
+        store4(out + 4 * x, left);
+        a = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)left), z);
         c = b;
+        x++;
     }
 #else
     for (uint32_t i = 0; i < 4 * w; i++) {
@@ -197,6 +214,12 @@ static bool unfilter(uint8_t *out, const uint8_t *raw, const uint8_t *up, uint32
 
 bool png_read_rgba8(const uint8_t *png, size_t len, uint32_t w, uint32_t h, uint8_t *out)
 {
+    return png_read_rgba8_rows(png, len, w, h, out, NULL, NULL);
+}
+
+bool png_read_rgba8_rows(const uint8_t *png, size_t len, uint32_t w, uint32_t h, uint8_t *out,
+                         void (*row_done)(void *ctx, uint8_t *row, uint32_t y), void *ctx)
+{
     size_t row = (size_t)w * 4, raw_len = (row + 1) * h, got = 0;
     if (raw_len / (row + 1) != h)
         return false;
@@ -213,7 +236,11 @@ bool png_read_rgba8(const uint8_t *png, size_t len, uint32_t w, uint32_t h, uint
         const uint8_t *line = out + (size_t)y * (row + 1);
         ok = unfilter(out + (size_t)y * row, line + 1, y ? out + (size_t)(y - 1) * row : zero, w,
                       line[0]);
+        if (ok && y && row_done) /* row y - 1 was row y's "up": it is final only now */
+            row_done(ctx, out + (size_t)(y - 1) * row, y - 1);
     }
+    if (ok && row_done)
+        row_done(ctx, out + (size_t)(h - 1) * row, h - 1);
     libdeflate_free_decompressor(z);
     free(zero);
     free(d.buf);

@@ -17,4 +17,11 @@ bool png_read_probe(const uint8_t *png, size_t len, uint32_t *width, uint32_t *h
  * filter), and the caller asks libpng, whose verdict then stands. Pure: any thread. */
 bool png_read_rgba8(const uint8_t *png, size_t len, uint32_t w, uint32_t h, uint8_t *out);
 
+/* png_read_rgba8, calling row_done(ctx, row, y) on each row in order once its pixels are
+ * final (row y waits for row y + 1, which reads it unfiltered), to work on the pixels while
+ * they are in cache. A row handed over may be changed: it is not read again. On false, some
+ * rows may have been handed over already. */
+bool png_read_rgba8_rows(const uint8_t *png, size_t len, uint32_t w, uint32_t h, uint8_t *out,
+                         void (*row_done)(void *ctx, uint8_t *row, uint32_t y), void *ctx);
+
 #endif

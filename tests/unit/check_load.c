@@ -359,10 +359,28 @@ START_TEST(atlas_other_size_premultiplied)
 }
 END_TEST
 
+static void chunk(uint8_t *png, size_t *at, const char *type, const uint8_t *data, size_t n);
+
+/* The PNG again with a private ancillary chunk after IHDR: libpng skips it and skeld's own
+ * reader declines it, so libpng decodes the atlas. */
+static void *with_private_chunk(const void *png, size_t len, size_t *out_len)
+{
+    static const uint8_t note[3] = {1, 2, 3};
+    uint8_t *out = malloc(len + 12 + sizeof note);
+    ck_assert_ptr_nonnull(out);
+    size_t at = 8 + 25; /* the signature and IHDR */
+    memcpy(out, png, at);
+    chunk(out, &at, "skLd", note, sizeof note);
+    memcpy(out + at, (const uint8_t *)png + 8 + 25, len - 8 - 25);
+    *out_len = at + len - 8 - 25;
+    return out;
+}
+
 /* An atlas of every kind of pixel (transparent, opaque, translucent) in runs that straddle
- * the loader's groups of four, on a width that is no multiple of 4: every pixel is
- * premultiplied as c' = (c * a + 127) / 255, and a 4x4 block is marked clear exactly when all
- * the pixels of it and of its right, lower and lower-right neighbours have alpha 0. */
+ * the loader's groups of four, on a width that is no multiple of 4, decoded by skeld's reader
+ * (each row as it is decoded) and by libpng (the whole picture, then each row): every pixel
+ * is premultiplied as c' = (c * a + 127) / 255, and a 4x4 block is marked clear exactly when
+ * all the pixels of it and of its right, lower and lower-right neighbours have alpha 0. */
 START_TEST(atlas_premultiply_and_clear_blocks)
 {
     enum { W = 27, H = 13 };
@@ -382,44 +400,55 @@ START_TEST(atlas_premultiply_and_clear_blocks)
             px[((size_t)y * W + x) * 4 + 3] = x == 21 && y == 6 ? 9 : 0;
     void *png, *skf;
     size_t plen, slen;
+    uint32_t pw, ph;
     ck_assert_int_eq(th_png_rgba(W, H, px, &png, &plen), 0);
-    zip_with("{'atlases':[{'filename':'a.png'}],'styles':[{'textures':[{'name':'t',"
-             "'offset':{'x':0,'y':0},'size':{'x':27,'y':13}}]}]}",
-             "a.png", png, plen, &skf, &slen);
-    struct armature *arm;
-    struct eng_error err;
-    int rc = load_bytes(skf, slen, NULL, &arm, &err);
-    ck_assert_msg(rc == 0, "%s", err.msg);
-    const struct arm_atlas *at = &arm->atlases[0];
-    for (size_t i = 0; i < W * H; i++) {
-        unsigned a = px[i * 4 + 3];
-        for (int c = 0; c < 4; c++) {
-            unsigned want = c == 3 ? a : (px[i * 4 + c] * a + 127) / 255;
-            ck_assert_msg(at->rgba[i * 4 + c] == want, "pixel %zu channel %d: %u, want %u", i,
-                          c, at->rgba[i * 4 + c], want);
+    ck_assert(png_read_probe(png, plen, &pw, &ph));
+    for (int by_libpng = 0; by_libpng < 2; by_libpng++) {
+        if (by_libpng) {
+            void *other = with_private_chunk(png, plen, &plen);
+            free(png);
+            png = other;
+            ck_assert(!png_read_probe(png, plen, &pw, &ph));
         }
+        zip_with("{'atlases':[{'filename':'a.png'}],'styles':[{'textures':[{'name':'t',"
+                 "'offset':{'x':0,'y':0},'size':{'x':27,'y':13}}]}]}",
+                 "a.png", png, plen, &skf, &slen);
+        struct armature *arm;
+        struct eng_error err;
+        int rc = load_bytes(skf, slen, NULL, &arm, &err);
+        ck_assert_msg(rc == 0, "%s", err.msg);
+        const struct arm_atlas *at = &arm->atlases[0];
+        for (size_t i = 0; i < W * H; i++) {
+            unsigned a = px[i * 4 + 3];
+            for (int c = 0; c < 4; c++) {
+                unsigned want = c == 3 ? a : (px[i * 4 + c] * a + 127) / 255;
+                ck_assert_msg(at->rgba[i * 4 + c] == want,
+                              "libpng %d: pixel %zu channel %d: %u, want %u", by_libpng, i, c,
+                              at->rgba[i * 4 + c], want);
+            }
+        }
+        /* A block is marked when it and its right, lower and lower-right neighbours (those
+         * in the atlas: 8x8 texels at most) are all transparent. */
+        unsigned clear_blocks = 0;
+        for (uint32_t by = 0; by < (H + 3) / 4; by++)
+            for (uint32_t bx = 0; bx < (W + 3) / 4; bx++) {
+                bool empty = true;
+                for (uint32_t y = by * 4; y < by * 4 + 8 && y < H; y++)
+                    for (uint32_t x = bx * 4; x < bx * 4 + 8 && x < W; x++)
+                        empty &= px[((size_t)y * W + x) * 4 + 3] == 0;
+                bool marked = at->clear[by * at->clear_stride + bx / 8] >> (bx % 8) & 1;
+                ck_assert_msg(marked == empty, "libpng %d: block %u,%u marked %d, empty %d",
+                              by_libpng, bx, by, marked, empty);
+                clear_blocks += empty;
+            }
+        /* The upper empty row of blocks but the two that reach the pixel at x = 21 (the last
+         * block, at the atlas's right edge, among them), and the last block above it, whose
+         * pixels are a kind-0 column; the lower empty row reaches row 12. */
+        ck_assert_uint_eq(clear_blocks, 6);
+        armature_free(arm);
+        free(skf);
     }
-    /* A block is marked when it and its right, lower and lower-right neighbours (those in
-     * the atlas: 8x8 texels at most) are all transparent. */
-    unsigned clear_blocks = 0;
-    for (uint32_t by = 0; by < (H + 3) / 4; by++)
-        for (uint32_t bx = 0; bx < (W + 3) / 4; bx++) {
-            bool empty = true;
-            for (uint32_t y = by * 4; y < by * 4 + 8 && y < H; y++)
-                for (uint32_t x = bx * 4; x < bx * 4 + 8 && x < W; x++)
-                    empty &= px[((size_t)y * W + x) * 4 + 3] == 0;
-            bool marked = at->clear[by * at->clear_stride + bx / 8] >> (bx % 8) & 1;
-            ck_assert_msg(marked == empty, "block %u,%u marked %d, empty %d", bx, by, marked,
-                          empty);
-            clear_blocks += empty;
-        }
-    /* The upper empty row of blocks but the two that reach the pixel at x = 21 (the last
-     * block, at the atlas's right edge, among them), and the last block above it, whose
-     * pixels are a kind-0 column; the lower empty row reaches row 12. */
-    ck_assert_uint_eq(clear_blocks, 6);
-    armature_free(arm);
     free(png);
-    free(skf);
     free(px);
 }
 END_TEST
@@ -510,6 +539,31 @@ static uint8_t *test_pixels(uint32_t w, uint32_t h)
     return px;
 }
 
+/* Mostly empty pixels, as atlases are: all zero but for a few rectangles of test_pixels and
+ * single pixels, some with colour but zero alpha, at every offset from a 4-pixel group's
+ * start, so that the readers' runs of empty space start and stop everywhere; every fourth
+ * row repeats the one above. */
+static uint8_t *sparse_pixels(uint32_t w, uint32_t h)
+{
+    uint8_t *px = test_pixels(w, h);
+    uint32_t s = 88172645u;
+    for (uint32_t y = 0; y < h; y++)
+        for (uint32_t x = 0; x < w; x++) {
+            s ^= s << 13;
+            s ^= s >> 17;
+            s ^= s << 5;
+            bool in_rect = (x / 5 + y / 3) % 4 == 1 && (x + y) % 11 < 6, lone = s % 37 == 0;
+            uint8_t *p = px + ((size_t)y * w + x) * 4;
+            if (!in_rect && !lone)
+                memset(p, 0, 4);
+            else if (lone && s % 3 == 0)
+                p[3] = 0; /* colour with no alpha: decoded as it is, as libpng does */
+        }
+    for (uint32_t y = 3; y < h; y += 4) /* rows as the one above: Paeth's zeros over colour */
+        memcpy(px + (size_t)y * w * 4, px + (size_t)(y - 1) * w * 4, (size_t)w * 4);
+    return px;
+}
+
 /* Both readers give the pixels back; the fast one without libpng. */
 static void assert_reads_back(const uint8_t *png, size_t len, const uint8_t *px, uint32_t w,
                               uint32_t h, const char *what)
@@ -532,15 +586,17 @@ static void assert_reads_back(const uint8_t *png, size_t len, const uint8_t *px,
 
 START_TEST(atlas_reader_matches_libpng)
 {
-    static const uint32_t sizes[][2] = {{1, 1}, {1, 7}, {3, 5}, {17, 9}, {64, 33}, {257, 4}};
+    static const uint32_t sizes[][2] = {{1, 1},   {1, 7},   {3, 5},   {17, 9},
+                                        {64, 33}, {257, 4}, {130, 41}};
     static const uint8_t orders[][5] = {{0, 1, 2, 3, 4}, {4, 4, 4, 4, 4}, {3, 1, 4, 2, 0},
                                         {2, 2, 2, 2, 2}, {1, 3, 1, 3, 1}};
-    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
-        uint32_t w = sizes[k][0], h = sizes[k][1];
-        uint8_t *px = test_pixels(w, h);
+    for (size_t k = 0; k < 2 * sizeof sizes / sizeof sizes[0]; k++) {
+        bool sparse = k % 2;
+        uint32_t w = sizes[k / 2][0], h = sizes[k / 2][1];
+        uint8_t *px = sparse ? sparse_pixels(w, h) : test_pixels(w, h);
         for (size_t f = 0; f < sizeof orders / sizeof orders[0]; f++) {
             char what[64];
-            snprintf(what, sizeof what, "%ux%u, filters %zu", w, h, f);
+            snprintf(what, sizeof what, "%ux%u%s, filters %zu", w, h, sparse ? " sparse" : "", f);
             uint8_t *png;
             size_t len = make_png(px, w, h, orders[f], f == 2 ? 7 : 1 << 20, NULL, &png);
             assert_reads_back(png, len, px, w, h, what);
