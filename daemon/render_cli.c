@@ -1,8 +1,10 @@
 /* skeld render: PNG pictures of an armature on the CPU, one frame, a frame range (one
  * instance stepping through the frames in order) or a spritesheet. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,30 +83,46 @@ struct render_run {
     struct eval_request req;
     const char *output;
     long total, done; /* frames to write, for the progress bar */
+    bool tty;         /* whether standard error is a terminal, for the progress bar */
     struct image img;
     struct sheet sheet;
     struct byte_buf buf, scratch;
 };
 
+/* The whole of b into path ("-": standard output). Plain descriptors, not stdio: a file a
+ * frame is then 3 system calls (open, write, close) where fopen's buffering made 6. */
 static int write_file(const char *path, const struct byte_buf *b)
 {
-    FILE *f = strcmp(path, "-") ? fopen(path, "wb") : stdout;
-    if (!f) {
+    bool to_stdout = !strcmp(path, "-");
+    int fd = to_stdout ? STDOUT_FILENO
+                       : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    if (fd < 0) {
         fprintf(stderr, "skeld render: %s: %s\n", path, strerror(errno));
         return 1;
     }
-    size_t put = fwrite(b->data, 1, b->len, f);
-    int bad_close = f != stdout ? fclose(f) : fflush(f);
-    if (put != b->len || bad_close) {
-        fprintf(stderr, "skeld render: %s: write failed\n", path);
+    size_t put = 0;
+    while (put < b->len) {
+        ssize_t n = write(fd, b->data + put, b->len - put);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        put += (size_t)n;
+    }
+    int saved = put < b->len ? errno : 0;
+    if (!to_stdout && close(fd) && !saved)
+        saved = errno ? errno : EIO;
+    if (put < b->len || saved) {
+        fprintf(stderr, "skeld render: %s: write failed: %s\n", path,
+                strerror(saved ? saved : EIO));
         return 1;
     }
     return 0;
 }
 
-static void progress(long done, long total)
+static void progress(bool tty, long done, long total)
 {
-    if (total < 2 || !isatty(STDERR_FILENO))
+    if (total < 2 || !tty)
         return;
     char line[128];
     skp_cli_progress(line, sizeof line, done, total);
@@ -130,7 +148,7 @@ static int emit(void *ctx, const struct pose *p, uint32_t frame, uint32_t index)
         fprintf(stderr, "skeld render: out of memory\n");
         return 1;
     }
-    progress(++j->done, j->total);
+    progress(j->tty, ++j->done, j->total);
     if (j->pr.cols) {
         sheet_put(&j->sheet, &j->img, index);
         return 0;
@@ -182,6 +200,7 @@ static int resolve(const struct skp_cli_render *r, const struct skp_cli_eval *f,
     png_opts_for_level(&j->png, j->pr.png_level);
     j->pr.opts.straight_alpha = true; /* PNG files hold straight alpha */
     j->total = j->pr.range ? (long)j->pr.last - j->pr.first + 1 : 1;
+    j->tty = isatty(STDERR_FILENO);
     return 0;
 }
 

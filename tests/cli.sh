@@ -199,6 +199,14 @@ run i-help "$BIN" info --help
 check "skeld info --help loads nothing" eval '[ $RC = 0 ] && ! said i-help "No such file"'
 run e-args "$BIN" eval
 status e-args 2 "skeld eval without a file is a usage error"
+run w-dir "$BIN" render "$S/robot.skf" -o "$TMP/nosuch/x.png"
+status w-dir 1 "skeld render into a missing directory fails"
+check "it names the file and why" said w-dir "$TMP/nosuch/x.png: No such file or directory"
+if [ -w /dev/full ]; then
+    run w-full "$BIN" render "$S/robot.skf" -o /dev/full
+    status w-full 1 "skeld render onto a full device fails"
+    check "it says the write failed, and why" said w-full "/dev/full: write failed: No space left"
+fi
 run e-val "$BIN" render "$S/robot.skf" --samples 3 -o "$TMP/x.png"
 status e-val 2 "skeld render --samples 3 (a value no armature takes) is a usage error"
 
