@@ -640,11 +640,11 @@ static void metrics(struct exchange *ex)
     dispatch_counters(a->d, &k);
     for (size_t i = 0; i < k.n; i++) { /* STATS counts the binary protocol's connections */
         if (!strcmp(k.k[i].name, "connections"))
-            k.k[i].value += a->http->count;
+            k.k[i].value += a->http->list.count;
         else if (!strcmp(k.k[i].name, "connections.total"))
-            k.k[i].value += a->http->total;
+            k.k[i].value += a->http->list.total;
         else if (!strcmp(k.k[i].name, "connections.refused"))
-            k.k[i].value += a->http->refused;
+            k.k[i].value += a->http->list.refused;
     }
     size_t len = skp_prom_text(NULL, 0, k.k, k.n);
     struct byte_buf b = {NULL, 0, 0};

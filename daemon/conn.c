@@ -35,19 +35,18 @@ static uint64_t now_ms(const struct conn *c)
     return uv_now(c->set->loop);
 }
 
+static struct conn *conn_of(struct conn_link *k)
+{
+    return (struct conn *)(void *)((char *)k - offsetof(struct conn, link));
+}
+
 /* ---- connection lifetime ----------------------------------------------------------------- */
 
 static void free_conn(struct conn *c)
 {
     struct conn_set *set = c->set;
     flush_cancel(&set->flush, &c->ready); /* nothing is queued by now: replies hold c */
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        set->head = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    set->count--;
+    conn_list_remove(&set->list, &c->link);
     set->in_bytes -= c->in_cap;
     free(c->in);
     free(c);
@@ -540,24 +539,50 @@ uint32_t conn_fd_room(void)
     return rl.rlim_cur > FD_RESERVE ? (uint32_t)(rl.rlim_cur - FD_RESERVE) : 0;
 }
 
-/* Why a new connection is refused, or NULL. Logs the descriptor limit once a second. */
-static const char *refusal(struct conn_set *set)
+void conn_list_add(struct conn_list *l, struct conn_link *k)
 {
-    uint32_t all = set->count + (set->also ? *set->also : 0);
-    if (set->stopping)
-        return "shutting down";
-    if (all > (uint32_t)set->cfg->max_connections)
-        return "too many connections (--max-connections)";
-    uint32_t room = conn_fd_room();
-    if (all <= room)
+    k->prev = NULL;
+    k->next = l->head;
+    if (l->head)
+        l->head->prev = k;
+    l->head = k;
+    l->count++;
+    l->total++;
+}
+
+void conn_list_remove(struct conn_list *l, struct conn_link *k)
+{
+    if (k->prev)
+        k->prev->next = k->next;
+    else
+        l->head = k->next;
+    if (k->next)
+        k->next->prev = k->prev;
+    l->count--;
+}
+
+static const char *refused(struct conn_list *l, const char *why)
+{
+    l->refused++;
+    return why;
+}
+
+const char *conn_list_refusal(struct conn_list *l, const struct config *cfg, bool stopping,
+                              uint64_t now)
+{
+    uint32_t all = l->count + (l->other ? l->other->count : 0);
+    if (stopping)
+        return refused(l, "shutting down");
+    if (all > (uint32_t)cfg->max_connections)
+        return refused(l, "too many connections (--max-connections)");
+    if (all <= conn_fd_room())
         return NULL;
-    uint64_t now = uv_now(set->loop);
-    if (!set->fd_logged_ms || now - set->fd_logged_ms >= 1000) {
+    if (!l->fd_logged_ms || now - l->fd_logged_ms >= 1000) {
         log_msg(LOG_WARN, "%u connections reach the file-descriptor limit (ulimit -n): refusing",
                 all - 1);
-        set->fd_logged_ms = now ? now : 1;
+        l->fd_logged_ms = now ? now : 1;
     }
-    return "too many connections for the daemon's file-descriptor limit";
+    return refused(l, "too many connections for the daemon's file-descriptor limit");
 }
 
 void conn_accept(struct conn_set *set, uv_stream_t *listener)
@@ -575,21 +600,15 @@ void conn_accept(struct conn_set *set, uv_stream_t *listener)
     c->set = set;
     c->max_frame = (uint32_t)set->cfg->max_frame;
     c->last_active = uv_now(set->loop);
-    c->next = set->head;
-    if (set->head)
-        set->head->prev = c;
-    set->head = c;
-    set->count++;
-    set->total++;
+    conn_list_add(&set->list, &c->link);
     if (uv_accept(listener, &c->h.stream) || set->hooks->on_open(set->owner, c)) {
         conn_close(c);
         return;
     }
     conn_peer_name(&c->h.stream, c->peer, sizeof c->peer);
     /* Refused, but told why (and read to its end, so no reset destroys the reply). */
-    const char *why = refusal(set);
+    const char *why = conn_list_refusal(&set->list, set->cfg, set->stopping, uv_now(set->loop));
     if (why) {
-        set->refused++;
         end_with(c, set->stopping ? SKP_S_SHUTDOWN : SKP_S_BUSY, why);
         return;
     }
@@ -601,9 +620,9 @@ void conn_accept(struct conn_set *set, uv_stream_t *listener)
 void conn_set_drain(struct conn_set *set)
 {
     set->stop_deadline = uv_now(set->loop) + SHUTDOWN_MS;
-    for (struct conn *c = set->head, *n; c; c = n) {
-        n = c->next;
-        finish_if_done(c);
+    for (struct conn_link *k = set->list.head, *n; k; k = n) {
+        n = k->next;
+        finish_if_done(conn_of(k));
     }
 }
 
@@ -611,8 +630,9 @@ void conn_set_sweep(struct conn_set *set, uint64_t now)
 {
     uint64_t idle_ms = (uint64_t)set->cfg->idle_timeout * 1000;
     uint64_t frame_ms = (uint64_t)set->cfg->frame_timeout * 1000;
-    for (struct conn *c = set->head, *n; c; c = n) {
-        n = c->next;
+    for (struct conn_link *k = set->list.head, *n; k; k = n) {
+        n = k->next;
+        struct conn *c = conn_of(k);
         if (c->closing)
             continue;
         if (c->frame_since && !c->close_after_write && !c->lingering &&
@@ -638,6 +658,6 @@ void conn_set_sweep(struct conn_set *set, uint64_t now)
 
 void conn_set_close_all(struct conn_set *set)
 {
-    for (struct conn *c = set->head; c; c = c->next)
-        conn_close(c);
+    for (struct conn_link *k = set->list.head; k; k = k->next)
+        conn_close(conn_of(k));
 }

@@ -26,6 +26,31 @@ union conn_stream {
     uv_pipe_t pipe;
 };
 
+/* A front's open connections, linked through each one's struct conn_link, and what it has
+ * accepted and refused. The binary and HTTP fronts keep theirs alike (conn_list_add,
+ * conn_list_remove, conn_list_refusal), and --max-connections counts both. */
+struct conn_link {
+    struct conn_link *prev, *next;
+};
+
+struct conn_list {
+    struct conn_link *head;
+    uint32_t count;
+    uint64_t total;                /* accepted since start */
+    uint64_t refused;              /* over --max-connections or the descriptor limit, or stopping */
+    const struct conn_list *other; /* the other front's, counted in the limits */
+    uint64_t fd_logged_ms;         /* when the file-descriptor limit was last logged */
+};
+
+void conn_list_add(struct conn_list *l, struct conn_link *k);
+void conn_list_remove(struct conn_list *l, struct conn_link *k);
+
+/* Why a connection just added to l must be refused (stopping, or over --max-connections or
+ * the descriptor limit with the other front's counted in), counting the refusal; NULL if it
+ * may stay. Reaching the descriptor limit is logged at most once a second (now: ms). */
+const char *conn_list_refusal(struct conn_list *l, const struct config *cfg, bool stopping,
+                              uint64_t now);
+
 /* What the owner of the connections is told. Every hook runs on the loop thread. */
 struct conn_hooks {
     /* A new connection: set c->session. Nonzero refuses it (it is closed). */
@@ -43,14 +68,9 @@ struct conn_set {
     const struct config *cfg; /* max_frame, max_inflight, water marks, max_connections */
     const struct conn_hooks *hooks;
     void *owner;
-    struct conn *head;
-    uint32_t count;
-    uint64_t total;         /* accepted since start */
+    struct conn_list list;
     uint64_t error_replies; /* replies sent with a status other than OK */
-    uint64_t refused;       /* connections refused: over --max-connections, or shutting down */
     size_t in_bytes;        /* input buffers held over all connections (--max-input-mb) */
-    const uint32_t *also;   /* the other front's open connections, counted in the limits */
-    uint64_t fd_logged_ms;  /* when the file-descriptor limit was last logged */
     bool stopping;          /* shutdown: every connection ends once its work is done */
     uint64_t stop_deadline; /* ms: at shutdown, connections with no job left are closed then */
     struct flush_set flush; /* connections with replies queued: written once per iteration */
@@ -67,7 +87,7 @@ struct conn {
     uint64_t note_started_us;
     uint8_t note_id[32];
     bool note_has_id;
-    struct conn *prev, *next;
+    struct conn_link link; /* in set->list */
     uint8_t *in;
     size_t in_len, in_cap;
     uint32_t max_frame;   /* the largest frame this connection may send (conn_set_max_frame) */

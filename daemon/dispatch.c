@@ -950,9 +950,9 @@ void dispatch_counters(const struct dispatch *s, struct dispatch_counters *out)
         {"cache.bytes", s->cache->bytes},
         {"cache.entries", s->cache->count},
         {"queue.depth", pool_depth(s->pool)},
-        {"connections", s->conns->count},
-        {"connections.total", s->conns->total},
-        {"connections.refused", s->conns->refused},
+        {"connections", s->conns->list.count},
+        {"connections.total", s->conns->list.total},
+        {"connections.refused", s->conns->list.refused},
         {"input.bytes", s->conns->in_bytes},
         {"uptime.ms", uv_now(s->loop) - s->started_ms},
     };

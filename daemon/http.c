@@ -25,7 +25,7 @@
 struct http_conn {
     union conn_stream h;
     struct http_set *set;
-    struct http_conn *prev, *next;
+    struct conn_link link; /* in set->list */
     struct flush_node ready; /* in set->flush: answers to write */
     char peer[64];           /* for the access log: conn_peer_name */
     http_parser parser;
@@ -106,13 +106,7 @@ static void free_conn(struct http_conn *c)
 {
     struct http_set *set = c->set;
     flush_cancel(&set->flush, &c->ready);
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        set->head = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    set->count--;
+    conn_list_remove(&set->list, &c->link);
     free(c->in);
     free(c);
 }
@@ -860,10 +854,9 @@ void http_set_close(struct http_set *set)
     flush_set_close(&set->flush);
 }
 
-static bool over_limits(const struct http_set *set)
+static struct http_conn *http_conn_of(struct conn_link *k)
 {
-    uint32_t all = set->count + (set->peer ? set->peer->count : 0);
-    return all > (uint32_t)set->cfg->max_connections || all > conn_fd_room();
+    return (struct http_conn *)(void *)((char *)k - offsetof(struct http_conn, link));
 }
 
 void http_accept(struct http_set *set, uv_stream_t *listener)
@@ -883,12 +876,7 @@ void http_accept(struct http_set *set, uv_stream_t *listener)
     http_parser_init(&c->parser, HTTP_REQUEST);
     c->parser.data = c;
     c->last_active = uv_now(set->loop);
-    c->next = set->head;
-    if (set->head)
-        set->head->prev = c;
-    set->head = c;
-    set->count++;
-    set->total++;
+    conn_list_add(&set->list, &c->link);
     if (!c->in || uv_accept(listener, &c->h.stream)) {
         http_close(c);
         return;
@@ -896,9 +884,9 @@ void http_accept(struct http_set *set, uv_stream_t *listener)
     conn_peer_name(&c->h.stream, c->peer, sizeof c->peer);
     if (tcp)
         uv_tcp_nodelay(&c->h.tcp, 1);
-    if (set->stopping || over_limits(set)) {
-        set->refused++;
-        reject(c, 503, NULL);
+    const char *why = conn_list_refusal(&set->list, set->cfg, set->stopping, uv_now(set->loop));
+    if (why) {
+        reject(c, 503, why);
         return;
     }
     c->reading = uv_read_start(&c->h.stream, on_alloc, on_read) == 0;
@@ -907,9 +895,9 @@ void http_accept(struct http_set *set, uv_stream_t *listener)
 void http_set_drain(struct http_set *set)
 {
     set->stop_deadline = uv_now(set->loop) + SHUTDOWN_MS;
-    for (struct http_conn *c = set->head, *n; c; c = n) {
-        n = c->next;
-        finish_if_done(c);
+    for (struct conn_link *k = set->list.head, *n; k; k = n) {
+        n = k->next;
+        finish_if_done(http_conn_of(k));
     }
 }
 
@@ -917,8 +905,9 @@ void http_set_sweep(struct http_set *set, uint64_t now)
 {
     uint64_t idle_ms = (uint64_t)set->cfg->idle_timeout * 1000;
     uint64_t frame_ms = (uint64_t)set->cfg->frame_timeout * 1000;
-    for (struct http_conn *c = set->head, *n; c; c = n) {
-        n = c->next;
+    for (struct conn_link *k = set->list.head, *n; k; k = n) {
+        n = k->next;
+        struct http_conn *c = http_conn_of(k);
         if (c->closing)
             continue;
         if ((c->lingering && now > c->linger_until) ||
@@ -934,6 +923,6 @@ void http_set_sweep(struct http_set *set, uint64_t now)
 
 void http_set_close_all(struct http_set *set)
 {
-    for (struct http_conn *c = set->head; c; c = c->next)
-        http_close(c);
+    for (struct conn_link *k = set->list.head; k; k = k->next)
+        http_close(http_conn_of(k));
 }

@@ -68,11 +68,9 @@ struct http_set {
     const struct config *cfg;
     const struct http_hooks *hooks;
     void *owner;
-    struct conn_set *peer; /* its count and input-buffer bytes are shared */
-    struct http_conn *head;
+    struct conn_set *peer; /* its input-buffer bytes are shared */
+    struct conn_list list;
     struct flush_set flush; /* connections with answers to write this loop iteration */
-    uint32_t count;
-    uint64_t total, refused;
     bool stopping;
     uint64_t stop_deadline;
     char node_header[96]; /* "X-Skeld-Node: NAME\r\n": which node answered, behind a balancer */

@@ -221,7 +221,7 @@ static void begin_shutdown(struct server *s)
     s->http.stopping = true;
     conn_set_drain(&s->conns);
     http_set_drain(&s->http);
-    if ((!s->conns.head && !s->http.head) || !uv_is_active((uv_handle_t *)&s->sweep)) {
+    if ((!s->conns.list.head && !s->http.list.head) || !uv_is_active((uv_handle_t *)&s->sweep)) {
         conn_set_close_all(&s->conns);
         http_set_close_all(&s->http);
         finish_shutdown(s);
@@ -290,7 +290,7 @@ static void on_sweep(uv_timer_t *t)
     struct server *s = t->data;
     conn_set_sweep(&s->conns, uv_now(s->loop));
     http_set_sweep(&s->http, uv_now(s->loop));
-    if (s->stopping && !s->conns.head && !s->http.head)
+    if (s->stopping && !s->conns.list.head && !s->http.list.head)
         finish_shutdown(s);
 }
 
@@ -365,7 +365,8 @@ int server_run(struct config *cfg, const struct config_source *src)
         return 1;
     conn_set_init(&s.conns, s.loop, cfg, &dispatch_conn_hooks, &s.dispatch);
     http_set_init(&s.http, s.loop, cfg, &api_http_hooks, &s.api, &s.conns);
-    s.conns.also = &s.http.count; /* --max-connections counts both fronts */
+    s.conns.list.other = &s.http.list; /* --max-connections counts both fronts */
+    s.http.list.other = &s.conns.list;
     api_init(&s.api, &s.dispatch, cfg, &s.http);
     if (dispatch_init(&s.dispatch, s.loop, cfg, &s.cache, &s.pool, &s.conns)) {
         cache_close(&s.cache);

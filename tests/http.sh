@@ -152,6 +152,36 @@ elif cmd == "limit":
     open(body, "wb").write(a[3] if a else b"")
     print(a[0] if a else "none")
 
+elif cmd == "maxconn":
+    # maxconn PORT SOCKET: with --max-connections 2, a binary connection (answered a PING, so
+    # accepted) and a keep-alive HTTP one fill the limit; a third, HTTP, is answered 503 with
+    # Retry-After and a message naming --max-connections, then ended. Prints what it saw.
+    u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    u.settimeout(20)
+    u.connect(args[1])
+    u.sendall(b"SKLD" + bytes([1, 2]) + b"\0" * 6 + (7).to_bytes(4, "little") +
+              (4).to_bytes(4, "little") + (0).to_bytes(4, "little"))
+    got = b""
+    while len(got) < 24:
+        d = u.recv(64)
+        if not d:
+            sys.exit("the binary connection ended before its PING was answered")
+        got += d
+    h = connect(int(args[0]))
+    h.sendall(request("GET", "/healthz"))
+    a = read_answer(h, bytearray())
+    print("held", a[0] if a else "none")
+    s = connect(int(args[0]))
+    s.sendall(request("GET", "/healthz"))
+    buf = bytearray()
+    a = read_answer(s, buf)
+    if a:
+        names = b"--max-connections" in a[3]
+        print("third", a[0], a[2].get("retry-after"), "names" if names else "unnamed",
+              "end" if at_end(s, buf) else "open")
+    else:
+        print("third none")
+
 elif cmd == "slowloris":
     # slowloris PORT BODYFILE: headers trickled, a field every 100 ms, never finished; prints
     # the status and the seconds until the answer (bounded at 8 s).
@@ -971,6 +1001,24 @@ get fp "$F/v1/files/robot.skf/pose?anim=Walk&frame=3"
 check "F: ... while the rest is served as before (a pose: 200)" is "$ST" 200
 check "F: the log says when the drain begins" grep -q 'draining in 3600 s (--drain-grace)' "$TMP/F.err"
 stop F
+
+# =============================================================================================
+# Daemon G: --max-connections counts both fronts' connections, and HTTP is told why it is refused.
+start G --root "$S" --max-connections 2 --listen "unix:$TMP/g.sock" || exit 1
+py maxconn "${PORT[G]}" "$TMP/g.sock" >"$TMP/maxconn.out" 2>&1
+sed 's/^/# /' "$TMP/maxconn.out"
+check "G: a binary and an HTTP connection are held under --max-connections 2" \
+    grep -qx 'held 200' "$TMP/maxconn.out"
+check "G: a third, HTTP, gets 503, Retry-After: 1, a message naming --max-connections, the end" \
+    grep -qx 'third 503 1 names end' "$TMP/maxconn.out"
+for i in $(seq 2400); do # until the daemon has seen both end: the limit held /metrics too
+    get gm "http://127.0.0.1:${PORT[G]}/metrics"
+    [ "$ST" = 200 ] && break
+    sleep 0.05
+done
+check "G: /metrics counts the refusal (skeld_connections_refused_total)" \
+    grep -qE '^skeld_connections_refused_total [1-9]' "$TMP/gm.body"
+stop G
 
 echo "http: $passed passed, $failed failed in $(($(date +%s) - START)) s"
 [ $failed -eq 0 ]
