@@ -48,7 +48,7 @@ static const char digit_pairs[201] = "000102030405060708091011121314151617181920
                                      "50515253545556575859606162636465666768697071727374"
                                      "75767778798081828384858687888990919293949596979899";
 
-/* Writes u (< 10^9) in decimal; returns the length. */
+/* Writes u in decimal (at most 10 digits); returns the length. */
 static size_t fmt_u32(char *buf, uint32_t u)
 {
     char tmp[10];
@@ -221,13 +221,8 @@ static void raw(struct out *o, const char *s, size_t n)
 
 static void uint_(struct out *o, uint32_t u)
 {
-    char b[12];
-    int n = 0;
-    do {
-        b[11 - n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    raw(o, b + 12 - n, (size_t)n);
+    char b[10];
+    raw(o, b, fmt_u32(b, u));
 }
 
 /* key then n numbers as a JSON array. */
