@@ -190,62 +190,90 @@ static size_t add_literals(uint16_t *tok, size_t t, const uint8_t *p, unsigned k
     return t + 1;
 }
 
-/* How many bytes from i on (at most 14) start no repeat of 3 or more at either distance: they
- * can only be literals. Sixteen bytes are compared with each distance at once, and a repeat
- * starts at j when bytes j, j + 1 and j + 2 all match. Needs i >= stride >= 4, i + 16 <= n. */
-#ifdef __SSE2__
-static unsigned literal_run(const uint8_t *in, size_t i, size_t stride)
+/* The greedy choice at i, once the repeats at distance 4 (l4) and one row up (lu) are known
+ * (0: under 3): the longer, distance 4 on a tie, else a literal. A repeat of the previous
+ * pixel longer than one match can say is followed as far as it goes. Returns the new token
+ * count; *i moves past what was taken. */
+static inline __attribute__((always_inline)) size_t
+take(const uint8_t *in, size_t *i, size_t l4, size_t lu, uint16_t *tok, size_t t, struct freqs *f,
+     unsigned d4, unsigned dup)
 {
-    __m128i cur = _mm_loadu_si128((const __m128i *)(const void *)(in + i));
+    if (l4 > MAX_MATCH) {
+        *i += l4;
+        return long_repeat(tok, t, l4, f, d4);
+    }
+    if (l4 == 0 && lu == 0) {
+        t = add_literals(tok, t, in + *i, 1, f);
+        *i += 1;
+        return t;
+    }
+    bool up = lu > l4;
+    size_t l = up ? lu : l4;
+    f->lit[257 + len_code[l]]++;
+    f->dist[up ? dup : d4]++;
+    tok[t++] = (uint16_t)((up ? ABOVE : 0) + l - 3);
+    *i += l;
+    return t;
+}
+
+#ifdef __SSE2__
+/* The first k bits of m that are set, counted from bit 0 (k when all of them are). */
+static unsigned ones_from_0(unsigned m, unsigned k)
+{
+    return (unsigned)__builtin_ctz(~m | 1u << k);
+}
+
+/* Sixteen bytes from i compared with those 4 back and a row back at once: the bytes from i
+ * on that start no repeat of 3 or more at either distance (at most 14) are literals; where a
+ * repeat starts, the same masks say how long each one is when it ends within them, so only
+ * a longer one is measured again. The tokens are those the byte-by-byte checks would choose.
+ * Needs i >= stride >= 16 and i + 16 <= n. */
+static size_t tokenize16(const uint8_t *in, size_t *i, size_t n, size_t stride,
+                         const int32_t *live, uint16_t *tok, size_t t, struct freqs *f,
+                         unsigned d4, unsigned dup)
+{
+    __m128i cur = _mm_loadu_si128((const __m128i *)(const void *)(in + *i));
     unsigned m4 = (unsigned)_mm_movemask_epi8(
-        _mm_cmpeq_epi8(cur, _mm_loadu_si128((const __m128i *)(const void *)(in + i - 4))));
+        _mm_cmpeq_epi8(cur, _mm_loadu_si128((const __m128i *)(const void *)(in + *i - 4))));
     unsigned mu = (unsigned)_mm_movemask_epi8(
-        _mm_cmpeq_epi8(cur, _mm_loadu_si128((const __m128i *)(const void *)(in + i - stride))));
+        _mm_cmpeq_epi8(cur, _mm_loadu_si128((const __m128i *)(const void *)(in + *i - stride))));
     unsigned starts = ((m4 & m4 >> 1 & m4 >> 2) | (mu & mu >> 1 & mu >> 2)) & 0x3fff;
-    return starts ? (unsigned)__builtin_ctz(starts) : 14;
+    unsigned lits = starts ? (unsigned)__builtin_ctz(starts) : 14;
+    if (lits)
+        t = add_literals(tok, t, in + *i, lits, f);
+    *i += lits;
+    if (lits == 14)
+        return t;
+    unsigned known = 16 - lits, r4 = ones_from_0(m4 >> lits, known),
+             ru = ones_from_0(mu >> lits, known);
+    size_t l4 = r4 < known ? (r4 >= 3 ? r4 : 0) : repeat4_len(in, *i, n, live, stride), lu = 0;
+    if (l4 < MAX_MATCH) {
+        size_t max = n - *i < MAX_MATCH ? n - *i : MAX_MATCH;
+        lu = ru < known ? (ru >= 3 ? ru : 0) : repeat_len(in, *i, max, stride);
+    }
+    return take(in, i, l4, lu, tok, t, f, d4, dup);
 }
 #endif
 
-/* Greedy: at each byte the longer of the two repeats, else a literal. A repeat of the
- * previous pixel is followed as far as it goes. */
+/* Greedy: at each byte the longer of the two repeats, else a literal (take). */
 static size_t tokenize(const uint8_t *in, size_t n, size_t stride, const int32_t *live,
                        uint16_t *tok, struct freqs *f, unsigned d4, unsigned dup)
 {
     size_t t = 0;
     for (size_t i = 0; i < n;) {
 #ifdef __SSE2__
-        /* Detailed areas are mostly literals: skip to the next repeat sixteen bytes at a time
-         * (the same tokens as the byte-by-byte checks below would choose). */
+        /* Detailed areas are mostly literals and short repeats: sixteen bytes at a time. */
         if (stride >= 16 && i >= stride && i + 16 <= n) {
-            unsigned lits = literal_run(in, i, stride);
-            if (lits)
-                t = add_literals(tok, t, in + i, lits, f);
-            i += lits;
-            if (lits == 14)
-                continue;
+            t = tokenize16(in, &i, n, stride, live, tok, t, f, d4, dup);
+            continue;
         }
 #endif
         size_t l4 = i >= 4 && in[i] == in[i - 4] ? repeat4_len(in, i, n, live, stride) : 0,
                lu = 0;
-        if (l4 > MAX_MATCH) {
-            t = long_repeat(tok, t, l4, f, d4);
-            i += l4;
-            continue;
-        }
         size_t max = n - i < MAX_MATCH ? n - i : MAX_MATCH;
         if (l4 < MAX_MATCH && stride && i >= stride && in[i] == in[i - stride])
             lu = repeat_len(in, i, max, stride);
-        if (l4 == 0 && lu == 0) {
-            t = add_literals(tok, t, in + i, 1, f);
-            i++;
-            continue;
-        }
-        bool up = lu > l4;
-        size_t l = up ? lu : l4;
-        f->lit[257 + len_code[l]]++;
-        f->dist[up ? dup : d4]++;
-        tok[t++] = (uint16_t)((up ? ABOVE : 0) + l - 3);
-        i += l;
+        t = take(in, &i, l4, lu, tok, t, f, d4, dup);
     }
     f->lit[256]++; /* end of block */
     return t;
