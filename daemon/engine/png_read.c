@@ -141,30 +141,33 @@ static __m128i paeth_sse2(__m128i a, __m128i b, __m128i c)
 }
 #endif
 
-/* One Paeth row of w pixels: out[i] = raw[i] + paeth(left, up, upleft). Atlases are mostly
- * empty space, where left, up and up-left are all zero, so the prediction is zero and a pixel
- * is its raw bytes: four pixels whose raw and up bytes are all zero are four zero pixels, with
- * left and up-left still zero after them. (Two in five of the Paeth pixels of the
- * skellington's atlas go four at a time this way.) */
+/* One Paeth row of w pixels: out[i] = raw[i] + paeth(left, up, upleft). Where up equals left
+ * the predictor is left whatever up-left is (p - left and p - up are both left - upleft, and
+ * p - upleft is twice that). Atlases are mostly empty space and flat colour, so four pixels
+ * whose raw bytes are zero and whose up pixels all equal left are four more of left, and
+ * left and up-left are then that colour. (93% of the Paeth pixels of the skellington's
+ * atlas go four at a time this way.) */
 static void unpaeth(uint8_t *out, const uint8_t *raw, const uint8_t *up, uint32_t w)
 {
 #ifdef __SSE2__
     const __m128i z = _mm_setzero_si128();
     __m128i a = z, c = z;
-    uint32_t left = 0, up_left = 0;
+    uint32_t left = 0;
     for (uint32_t x = 0; x < w;) {
-        if (!(left | up_left) && x + 4 <= w) {
+        if (x + 4 <= w) {
+            __m128i same = _mm_set1_epi32((int)left);
             __m128i r = _mm_loadu_si128((const __m128i *)(const void *)(raw + 4 * x));
             __m128i u = _mm_loadu_si128((const __m128i *)(const void *)(up + 4 * x));
-            if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_or_si128(r, u), z)) == 0xffff) {
+            __m128i flat = _mm_and_si128(_mm_cmpeq_epi8(r, z), _mm_cmpeq_epi8(u, same));
+            if (_mm_movemask_epi8(flat) == 0xffff) {
                 /* raw's 16 bytes are read before out's, which may overlap them, are written */
-                _mm_storeu_si128((__m128i *)(void *)(out + 4 * x), z);
+                _mm_storeu_si128((__m128i *)(void *)(out + 4 * x), same);
+                c = a;
                 x += 4;
                 continue;
             }
         }
-        up_left = load4(up + 4 * x);
-        __m128i b = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)up_left), z);
+        __m128i b = _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)load4(up + 4 * x)), z);
         __m128i pred = _mm_packus_epi16(paeth_sse2(a, b, c), z);
         left = add_bytes(load4(raw + 4 * x), (uint32_t)_mm_cvtsi128_si32(pred));
         store4(out + 4 * x, left);

@@ -539,10 +539,10 @@ static uint8_t *test_pixels(uint32_t w, uint32_t h)
     return px;
 }
 
-/* Mostly empty pixels, as atlases are: all zero but for a few rectangles of test_pixels and
- * single pixels, some with colour but zero alpha, at every offset from a 4-pixel group's
- * start, so that the readers' runs of empty space start and stop everywhere; every fourth
- * row repeats the one above. */
+/* Pixels like an atlas's: mostly empty or flat colour (blocks of 9x4 of one colour each),
+ * with a few rectangles of test_pixels and single pixels, some with colour but zero alpha, at
+ * every offset from a 4-pixel group's start, so that the readers' runs of empty space and
+ * flat colour start and stop everywhere; every fourth row repeats the one above. */
 static uint8_t *sparse_pixels(uint32_t w, uint32_t h)
 {
     uint8_t *px = test_pixels(w, h);
@@ -553,9 +553,14 @@ static uint8_t *sparse_pixels(uint32_t w, uint32_t h)
             s ^= s >> 17;
             s ^= s << 5;
             bool in_rect = (x / 5 + y / 3) % 4 == 1 && (x + y) % 11 < 6, lone = s % 37 == 0;
+            bool in_flat = (x / 9 + y / 4) % 3 == 2; /* flat colour, one per block of 9x4 */
             uint8_t *p = px + ((size_t)y * w + x) * 4;
-            if (!in_rect && !lone)
+            if (in_flat && !in_rect && !lone) {
+                uint32_t c = (x / 9 * 2654435761u) ^ (y / 4 * 40503u);
+                memcpy(p, &c, 4);
+            } else if (!in_rect && !lone) {
                 memset(p, 0, 4);
+            }
             else if (lone && s % 3 == 0)
                 p[3] = 0; /* colour with no alpha: decoded as it is, as libpng does */
         }
