@@ -12,6 +12,9 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 #include <unistd.h>
 #include <zip.h>
 
@@ -168,11 +171,60 @@ static int start_clear_blocks(struct arm_atlas *at)
  * does with premultiplied uploads, and the clear mark taken off every block with a pixel of
  * some alpha in it. Atlases are mostly empty or opaque, so four pixels (one block's width)
  * that are all one or the other go at once. */
+#ifdef __SSE2__
+/* finish_atlas_row's look at one register of four pixels, those neither transparent nor
+ * opaque left out: transparent ones are zeroed with a mask, translucent ones premultiplied one
+ * by one. Whether the block has some alpha. */
+static bool finish_4(uint8_t *p, __m128i v, __m128i a)
+{
+    const __m128i alpha = _mm_set1_epi32((int)0xff000000u);
+    __m128i clear = _mm_cmpeq_epi32(a, _mm_setzero_si128());
+    unsigned none = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(clear));
+    unsigned full = (unsigned)_mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(a, alpha)));
+    if (none) /* alpha 0: premultiplied, all of it is 0 */
+        _mm_storeu_si128((__m128i *)(void *)p, _mm_andnot_si128(clear, v));
+    for (unsigned part = ~(none | full) & 15; part; part &= part - 1)
+        premultiply_slow(p + 4 * (unsigned)__builtin_ctz(part), 1);
+    return none != 15;
+}
+
+/* finish_atlas_row for the 16 pixels at px, x a multiple of 16 (four blocks: a nibble of
+ * marks). Sixteen pixels all transparent (empty space) or all opaque go at once. */
+static void finish_16(uint8_t *px, uint32_t x, uint8_t *marks)
+{
+    const __m128i alpha = _mm_set1_epi32((int)0xff000000u), z = _mm_setzero_si128();
+    __m128i v[4], a[4];
+    for (int k = 0; k < 4; k++) {
+        v[k] = _mm_loadu_si128((const __m128i *)(const void *)(px + 16 * k));
+        a[k] = _mm_and_si128(v[k], alpha);
+    }
+    __m128i any = _mm_or_si128(_mm_or_si128(a[0], a[1]), _mm_or_si128(a[2], a[3]));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi8(any, z)) == 0xffff) {
+        __m128i colour = _mm_or_si128(_mm_or_si128(v[0], v[1]), _mm_or_si128(v[2], v[3]));
+        if (_mm_movemask_epi8(_mm_cmpeq_epi8(colour, z)) != 0xffff)
+            memset(px, 0, 64); /* alpha 0: premultiplied, all of it is 0 */
+        return;
+    }
+    unsigned shown = 15;
+    __m128i all = _mm_and_si128(_mm_and_si128(a[0], a[1]), _mm_and_si128(a[2], a[3]));
+    if (_mm_movemask_epi8(_mm_cmpeq_epi32(all, alpha)) != 0xffff) {
+        shown = 0;
+        for (int k = 0; k < 4; k++)
+            shown |= (unsigned)finish_4(px + 16 * k, v[k], a[k]) << k;
+    }
+    marks[x / 32] &= (uint8_t)~(shown << ((x / 4) % 8));
+}
+#endif
+
 static void finish_atlas_row(struct arm_atlas *at, uint8_t *px, uint32_t y)
 {
     const uint64_t opaque = ALPHA_BYTES;
     uint8_t *marks = at->clear + (size_t)(y / 4) * at->clear_stride;
     uint32_t x = 0;
+#ifdef __SSE2__
+    for (; x + 16 <= at->width; x += 16, px += 64)
+        finish_16(px, x, marks);
+#endif
     for (; x + 4 <= at->width; x += 4, px += 16) {
         uint64_t lo, hi;
         alphas4(px, &lo, &hi);

@@ -376,11 +376,76 @@ static void *with_private_chunk(const void *png, size_t len, size_t *out_len)
     return out;
 }
 
+/* The loaded atlas at holds px (w x h, straight) premultiplied as c' = (c * a + 127) / 255,
+ * and a 4x4 block is marked clear exactly when it and its right, lower and lower-right
+ * neighbours (those in the atlas: 8x8 texels at most) are all transparent. Returns how many
+ * blocks are marked. */
+static unsigned assert_premultiplied_and_marked(const uint8_t *px, uint32_t w, uint32_t h,
+                                                const struct arm_atlas *at, int by_libpng)
+{
+    for (size_t i = 0; i < (size_t)w * h; i++) {
+        unsigned a = px[i * 4 + 3];
+        for (int c = 0; c < 4; c++) {
+            unsigned want = c == 3 ? a : (px[i * 4 + c] * a + 127) / 255;
+            ck_assert_msg(at->rgba[i * 4 + c] == want,
+                          "libpng %d: pixel %zu channel %d: %u, want %u", by_libpng, i, c,
+                          at->rgba[i * 4 + c], want);
+        }
+    }
+    unsigned clear_blocks = 0;
+    for (uint32_t by = 0; by < (h + 3) / 4; by++)
+        for (uint32_t bx = 0; bx < (w + 3) / 4; bx++) {
+            bool empty = true;
+            for (uint32_t y = by * 4; y < by * 4 + 8 && y < h; y++)
+                for (uint32_t x = bx * 4; x < bx * 4 + 8 && x < w; x++)
+                    empty &= px[((size_t)y * w + x) * 4 + 3] == 0;
+            bool marked = at->clear[by * at->clear_stride + bx / 8] >> (bx % 8) & 1;
+            ck_assert_msg(marked == empty, "libpng %d: block %u,%u marked %d, empty %d",
+                          by_libpng, bx, by, marked, empty);
+            clear_blocks += empty;
+        }
+    return clear_blocks;
+}
+
+/* px (w x h) as an atlas loaded by skeld's reader (each row as it is decoded) and by libpng
+ * (the whole picture, then each row), checked by assert_premultiplied_and_marked both times:
+ * how many blocks are marked clear. */
+static unsigned load_and_check_atlas(const uint8_t *px, uint32_t w, uint32_t h)
+{
+    void *png, *skf;
+    size_t plen, slen;
+    uint32_t pw, ph;
+    unsigned clear[2];
+    ck_assert_int_eq(th_png_rgba(w, h, px, &png, &plen), 0);
+    ck_assert(png_read_probe(png, plen, &pw, &ph));
+    char json[256];
+    snprintf(json, sizeof json,
+             "{'atlases':[{'filename':'a.png'}],'styles':[{'textures':[{'name':'t',"
+             "'offset':{'x':0,'y':0},'size':{'x':%u,'y':%u}}]}]}",
+             w, h);
+    for (int by_libpng = 0; by_libpng < 2; by_libpng++) {
+        if (by_libpng) {
+            void *other = with_private_chunk(png, plen, &plen);
+            free(png);
+            png = other;
+            ck_assert(!png_read_probe(png, plen, &pw, &ph));
+        }
+        zip_with(json, "a.png", png, plen, &skf, &slen);
+        struct armature *arm;
+        struct eng_error err;
+        int rc = load_bytes(skf, slen, NULL, &arm, &err);
+        ck_assert_msg(rc == 0, "%s", err.msg);
+        clear[by_libpng] = assert_premultiplied_and_marked(px, w, h, &arm->atlases[0], by_libpng);
+        armature_free(arm);
+        free(skf);
+    }
+    free(png);
+    ck_assert_uint_eq(clear[0], clear[1]);
+    return clear[0];
+}
+
 /* An atlas of every kind of pixel (transparent, opaque, translucent) in runs that straddle
- * the loader's groups of four, on a width that is no multiple of 4, decoded by skeld's reader
- * (each row as it is decoded) and by libpng (the whole picture, then each row): every pixel
- * is premultiplied as c' = (c * a + 127) / 255, and a 4x4 block is marked clear exactly when
- * all the pixels of it and of its right, lower and lower-right neighbours have alpha 0. */
+ * the loader's groups of four, on a width that is no multiple of 4 (load_and_check_atlas). */
 START_TEST(atlas_premultiply_and_clear_blocks)
 {
     enum { W = 27, H = 13 };
@@ -398,57 +463,37 @@ START_TEST(atlas_premultiply_and_clear_blocks)
     for (uint32_t y = 4; y < 12; y++) /* two whole block rows empty but for one pixel */
         for (uint32_t x = 0; x < W; x++)
             px[((size_t)y * W + x) * 4 + 3] = x == 21 && y == 6 ? 9 : 0;
-    void *png, *skf;
-    size_t plen, slen;
-    uint32_t pw, ph;
-    ck_assert_int_eq(th_png_rgba(W, H, px, &png, &plen), 0);
-    ck_assert(png_read_probe(png, plen, &pw, &ph));
-    for (int by_libpng = 0; by_libpng < 2; by_libpng++) {
-        if (by_libpng) {
-            void *other = with_private_chunk(png, plen, &plen);
-            free(png);
-            png = other;
-            ck_assert(!png_read_probe(png, plen, &pw, &ph));
+    /* The upper empty row of blocks but the two that reach the pixel at x = 21 (the last
+     * block, at the atlas's right edge, among them), and the last block above it, whose
+     * pixels are a kind-0 column; the lower empty row reaches row 12. */
+    ck_assert_uint_eq(load_and_check_atlas(px, W, H), 6);
+    free(px);
+}
+END_TEST
+
+/* Runs of 16 pixels, the loader's widest group, each all transparent (with colour), all
+ * opaque, all translucent or mixed through a whole row of blocks, then a tail of 5
+ * (load_and_check_atlas). */
+START_TEST(atlas_premultiply_sixteen_at_once)
+{
+    enum { W = 16 * 4 + 5, H = 10 };
+    uint8_t *px = malloc(W * H * 4);
+    ck_assert_ptr_nonnull(px);
+    for (uint32_t y = 0; y < H; y++)
+        for (uint32_t x = 0; x < W; x++) {
+            uint8_t *p = px + ((size_t)y * W + x) * 4;
+            unsigned kind = (x / 16 + y / 4) % 4, v = (x * 53 + y * 29) & 255;
+            p[0] = (uint8_t)v;
+            p[1] = (uint8_t)(255 - v);
+            p[2] = (uint8_t)(v * 5);
+            p[3] = kind == 0   ? 0
+                   : kind == 1 ? 255
+                   : kind == 2 ? (uint8_t)(1 + v % 254)
+                               : (uint8_t)(x % 3 == 0 ? 0 : x % 3 == 1 ? 255 : 128);
         }
-        zip_with("{'atlases':[{'filename':'a.png'}],'styles':[{'textures':[{'name':'t',"
-                 "'offset':{'x':0,'y':0},'size':{'x':27,'y':13}}]}]}",
-                 "a.png", png, plen, &skf, &slen);
-        struct armature *arm;
-        struct eng_error err;
-        int rc = load_bytes(skf, slen, NULL, &arm, &err);
-        ck_assert_msg(rc == 0, "%s", err.msg);
-        const struct arm_atlas *at = &arm->atlases[0];
-        for (size_t i = 0; i < W * H; i++) {
-            unsigned a = px[i * 4 + 3];
-            for (int c = 0; c < 4; c++) {
-                unsigned want = c == 3 ? a : (px[i * 4 + c] * a + 127) / 255;
-                ck_assert_msg(at->rgba[i * 4 + c] == want,
-                              "libpng %d: pixel %zu channel %d: %u, want %u", by_libpng, i, c,
-                              at->rgba[i * 4 + c], want);
-            }
-        }
-        /* A block is marked when it and its right, lower and lower-right neighbours (those
-         * in the atlas: 8x8 texels at most) are all transparent. */
-        unsigned clear_blocks = 0;
-        for (uint32_t by = 0; by < (H + 3) / 4; by++)
-            for (uint32_t bx = 0; bx < (W + 3) / 4; bx++) {
-                bool empty = true;
-                for (uint32_t y = by * 4; y < by * 4 + 8 && y < H; y++)
-                    for (uint32_t x = bx * 4; x < bx * 4 + 8 && x < W; x++)
-                        empty &= px[((size_t)y * W + x) * 4 + 3] == 0;
-                bool marked = at->clear[by * at->clear_stride + bx / 8] >> (bx % 8) & 1;
-                ck_assert_msg(marked == empty, "libpng %d: block %u,%u marked %d, empty %d",
-                              by_libpng, bx, by, marked, empty);
-                clear_blocks += empty;
-            }
-        /* The upper empty row of blocks but the two that reach the pixel at x = 21 (the last
-         * block, at the atlas's right edge, among them), and the last block above it, whose
-         * pixels are a kind-0 column; the lower empty row reaches row 12. */
-        ck_assert_uint_eq(clear_blocks, 6);
-        armature_free(arm);
-        free(skf);
-    }
-    free(png);
+    for (uint32_t x = 0; x < W; x++) /* rows 8 and 9 empty: their blocks may be marked */
+        px[((size_t)8 * W + x) * 4 + 3] = px[((size_t)9 * W + x) * 4 + 3] = 0;
+    ck_assert_uint_gt(load_and_check_atlas(px, W, H), 0);
     free(px);
 }
 END_TEST
@@ -2264,6 +2309,7 @@ static Suite *load_suite(void)
     tcase_add_test(tc, atlas_decoded_rgba);
     tcase_add_test(tc, atlas_other_size_premultiplied);
     tcase_add_test(tc, atlas_premultiply_and_clear_blocks);
+    tcase_add_test(tc, atlas_premultiply_sixteen_at_once);
     tcase_add_test(tc, atlas_reader_matches_libpng);
     tcase_add_test(tc, atlas_reader_declines);
     tcase_add_test(tc, atlas_reader_on_real_atlases);
