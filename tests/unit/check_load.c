@@ -444,6 +444,15 @@ static unsigned load_and_check_atlas(const uint8_t *px, uint32_t w, uint32_t h)
     return clear[0];
 }
 
+/* A pixel of some colour (from v) with the given alpha. */
+static void put_pixel(uint8_t *p, unsigned v, uint8_t alpha)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(255 - v);
+    p[2] = (uint8_t)(v * 7);
+    p[3] = alpha;
+}
+
 /* An atlas of every kind of pixel (transparent, opaque, translucent) in runs that straddle
  * the loader's groups of four, on a width that is no multiple of 4 (load_and_check_atlas). */
 START_TEST(atlas_premultiply_and_clear_blocks)
@@ -453,12 +462,9 @@ START_TEST(atlas_premultiply_and_clear_blocks)
     ck_assert_ptr_nonnull(px);
     for (uint32_t y = 0; y < H; y++)
         for (uint32_t x = 0; x < W; x++) {
-            uint8_t *p = px + ((size_t)y * W + x) * 4;
             unsigned kind = (x / 3 + y / 5) % 4, v = (x * 37 + y * 91) & 255;
-            p[0] = (uint8_t)v;
-            p[1] = (uint8_t)(255 - v);
-            p[2] = (uint8_t)(v * 7);
-            p[3] = kind == 0 ? 0 : kind == 1 ? 255 : (uint8_t)(1 + v % 254);
+            put_pixel(px + ((size_t)y * W + x) * 4, v,
+                      kind == 0 ? 0 : kind == 1 ? 255 : (uint8_t)(1 + v % 254));
         }
     for (uint32_t y = 4; y < 12; y++) /* two whole block rows empty but for one pixel */
         for (uint32_t x = 0; x < W; x++)
@@ -481,15 +487,12 @@ START_TEST(atlas_premultiply_sixteen_at_once)
     ck_assert_ptr_nonnull(px);
     for (uint32_t y = 0; y < H; y++)
         for (uint32_t x = 0; x < W; x++) {
-            uint8_t *p = px + ((size_t)y * W + x) * 4;
             unsigned kind = (x / 16 + y / 4) % 4, v = (x * 53 + y * 29) & 255;
-            p[0] = (uint8_t)v;
-            p[1] = (uint8_t)(255 - v);
-            p[2] = (uint8_t)(v * 5);
-            p[3] = kind == 0   ? 0
-                   : kind == 1 ? 255
-                   : kind == 2 ? (uint8_t)(1 + v % 254)
-                               : (uint8_t)(x % 3 == 0 ? 0 : x % 3 == 1 ? 255 : 128);
+            put_pixel(px + ((size_t)y * W + x) * 4, v,
+                      kind == 0   ? 0
+                      : kind == 1 ? 255
+                      : kind == 2 ? (uint8_t)(1 + v % 254)
+                                  : (uint8_t)(x % 3 == 0 ? 0 : x % 3 == 1 ? 255 : 128));
         }
     for (uint32_t x = 0; x < W; x++) /* rows 8 and 9 empty: their blocks may be marked */
         px[((size_t)8 * W + x) * 4 + 3] = px[((size_t)9 * W + x) * 4 + 3] = 0;
