@@ -631,21 +631,12 @@ void api_init(struct api *a, struct dispatch *d, const struct config *cfg, struc
 /* ---- operations ------------------------------------------------------------------------------ */
 
 /* The Prometheus text format: the STATS counters under proto/skp_prom's names (the ones
- * `skelctl stats --prometheus` prints), the HTTP front's connections counted in, then HTTP
- * answers by route and status. */
+ * `skelctl stats --prometheus` prints), then HTTP answers by route and status. */
 static void metrics(struct exchange *ex)
 {
     struct api *a = ex->api;
     struct dispatch_counters k;
     dispatch_counters(a->d, &k);
-    for (size_t i = 0; i < k.n; i++) { /* STATS counts the binary protocol's connections */
-        if (!strcmp(k.k[i].name, "connections"))
-            k.k[i].value += a->http->list.count;
-        else if (!strcmp(k.k[i].name, "connections.total"))
-            k.k[i].value += a->http->list.total;
-        else if (!strcmp(k.k[i].name, "connections.refused"))
-            k.k[i].value += a->http->list.refused;
-    }
     size_t len = skp_prom_text(NULL, 0, k.k, k.n);
     struct byte_buf b = {NULL, 0, 0};
     bool bad = byte_buf_reserve(&b, len + 1) != 0;

@@ -933,6 +933,9 @@ void dispatch_counters(const struct dispatch *s, struct dispatch_counters *out)
         snprintf(out->names[names], sizeof out->names[names], "requests.%s", skp_opcode_name(op));
         out->k[n++] = (struct skp_counter){out->names[names++], s->requests[op]};
     }
+    /* Connections of both fronts: the HTTP front's list is the binary one's other. */
+    const struct conn_list *list = &s->conns->list, *other = list->other;
+    uint64_t open_conns = list->count + (other ? other->count : 0);
     const struct skp_counter plain[] = {
         {"errors", s->conns->error_replies},
         {"busy", s->busy},
@@ -950,9 +953,9 @@ void dispatch_counters(const struct dispatch *s, struct dispatch_counters *out)
         {"cache.bytes", s->cache->bytes},
         {"cache.entries", s->cache->count},
         {"queue.depth", pool_depth(s->pool)},
-        {"connections", s->conns->list.count},
-        {"connections.total", s->conns->list.total},
-        {"connections.refused", s->conns->list.refused},
+        {"connections", open_conns},
+        {"connections.total", list->total + (other ? other->total : 0)},
+        {"connections.refused", list->refused + (other ? other->refused : 0)},
         {"input.bytes", s->conns->in_bytes},
         {"uptime.ms", uv_now(s->loop) - s->started_ms},
     };

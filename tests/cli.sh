@@ -382,6 +382,13 @@ else
 fi
 run n-stats "$CTL" "${N[@]}" stats
 check "skelctl stats: name value lines (cache.entries $NSKF)" eval '[ $RC = 0 ] && grep -qx "cache.entries $NSKF" "$TMP/n-stats.out"'
+if [ -s "$TMP/metrics.txt" ]; then
+    # Nothing connected between GET /metrics and STATS but STATS' own connection.
+    m=$(sed -n 's/^skeld_connections_accepted_total \([0-9]*\)$/\1/p' "$TMP/metrics.txt")
+    st=$(sed -n 's/^connections\.total \([0-9]*\)$/\1/p' "$TMP/n-stats.out")
+    check "STATS counts both fronts' connections, as GET /metrics does ($st = $m + 1)" \
+        eval '[ -n "$m" ] && [ -n "$st" ] && [ "$st" -eq $((m + 1)) ]'
+fi
 stop N
 
 # Under --enable-sanitizers a report may come with the very exit status a check expects (1).

@@ -1018,6 +1018,9 @@ for i in $(seq 2400); do # until the daemon has seen both end: the limit held /m
 done
 check "G: /metrics counts the refusal (skeld_connections_refused_total)" \
     grep -qE '^skeld_connections_refused_total [1-9]' "$TMP/gm.body"
+"$CTL" --uri "unix:$TMP/g.sock" stats >"$TMP/gs.out" 2>&1
+check "G: so does STATS over the binary protocol (connections.refused)" \
+    grep -qE '^connections\.refused [1-9]' "$TMP/gs.out"
 stop G
 
 echo "http: $passed passed, $failed failed in $(($(date +%s) - START)) s"
