@@ -101,20 +101,18 @@ static int write_file(const char *path, const struct byte_buf *b)
         return 1;
     }
     size_t put = 0;
-    while (put < b->len) {
+    int failed = 0; /* an errno */
+    while (put < b->len && !failed) {
         ssize_t n = write(fd, b->data + put, b->len - put);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        put += (size_t)n;
+        if (n > 0)
+            put += (size_t)n;
+        else if (n == 0 || errno != EINTR)
+            failed = n == 0 ? EIO : errno;
     }
-    int saved = put < b->len ? errno : 0;
-    if (!to_stdout && close(fd) && !saved)
-        saved = errno ? errno : EIO;
-    if (put < b->len || saved) {
-        fprintf(stderr, "skeld render: %s: write failed: %s\n", path,
-                strerror(saved ? saved : EIO));
+    if (!to_stdout && close(fd) && !failed)
+        failed = errno;
+    if (failed) {
+        fprintf(stderr, "skeld render: %s: write failed: %s\n", path, strerror(failed));
         return 1;
     }
     return 0;

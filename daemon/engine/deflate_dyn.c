@@ -217,7 +217,7 @@ take(const uint8_t *in, size_t *i, size_t l4, size_t lu, uint16_t *tok, size_t t
 }
 
 #ifdef __SSE2__
-/* The first k bits of m that are set, counted from bit 0 (k when all of them are). */
+/* How many of m's bits are set in a row from bit 0, at most k. */
 static unsigned ones_from_0(unsigned m, unsigned k)
 {
     return (unsigned)__builtin_ctz(~m | 1u << k);

@@ -167,14 +167,10 @@ static int start_clear_blocks(struct arm_atlas *at)
     return 0;
 }
 
-/* Row y of the atlas: premultiplied, because the renderer samples premultiplied texels as GL
- * does with premultiplied uploads, and the clear mark taken off every block with a pixel of
- * some alpha in it. Atlases are mostly empty or opaque, so four pixels (one block's width)
- * that are all one or the other go at once. */
 #ifdef __SSE2__
-/* finish_atlas_row's look at one register of four pixels, those neither transparent nor
- * opaque left out: transparent ones are zeroed with a mask, translucent ones premultiplied one
- * by one. Whether the block has some alpha. */
+/* One register of four pixels (a block's row) for finish_16: transparent ones are zeroed with
+ * a mask, translucent ones premultiplied one by one, opaque ones left. Returns whether any has
+ * some alpha. */
 static bool finish_4(uint8_t *p, __m128i v, __m128i a)
 {
     const __m128i alpha = _mm_set1_epi32((int)0xff000000u);
@@ -216,6 +212,10 @@ static void finish_16(uint8_t *px, uint32_t x, uint8_t *marks)
 }
 #endif
 
+/* Row y of the atlas: premultiplied, because the renderer samples premultiplied texels as GL
+ * does with premultiplied uploads, and the clear mark taken off every block with a pixel of
+ * some alpha in it. Atlases are mostly empty or opaque, so sixteen pixels (SSE2), or four
+ * (one block's width), that are all one or the other go at once. */
 static void finish_atlas_row(struct arm_atlas *at, uint8_t *px, uint32_t y)
 {
     const uint64_t opaque = ALPHA_BYTES;
