@@ -40,12 +40,7 @@ node() {
     $bin serve --node-name "$1" --listen "http://127.0.0.1:$2" --root "$dir/root" --threads "$3" \
         --result-cache-mb 0 --log-level warn >"$dir/$1.out" 2>&1 &
     pids="$pids $!"
-    i=0
-    until grep -q '^ready' "$dir/$1.out" 2>/dev/null; do
-        i=$((i + 1))
-        [ $i -lt 2400 ] || { echo "bench-cluster: $1 did not start" >&2; cat "$dir/$1.out" >&2; exit 1; }
-        sleep 0.05
-    done
+    wait_for "bench-cluster: $1 did not start" "$dir/$1.out" grep -qs '^ready' "$dir/$1.out"
 }
 
 alone=$(port) n1=$(port) n2=$(port) front=$(port) stats=$(port)
@@ -61,12 +56,8 @@ SKELD_NODE2_HTTP=127.0.0.1:$n2 SKELD_NODE2_BIN=127.0.0.1:$(port) SKELD_NODE2_HTT
 SKELD_NODE3_HTTP=127.0.0.1:$(port) SKELD_NODE3_BIN=127.0.0.1:$(port) SKELD_NODE3_HTTP_PORT=1 \
     haproxy -db -f "$cfg" >"$dir/haproxy.log" 2>&1 &
 pids="$pids $!"
-i=0
-until [ "$(curl -s "http://127.0.0.1:$stats/stats;csv" | grep -c '^skeld_nodes,node[12],.*,UP,')" = 2 ]; do
-    i=$((i + 1))
-    [ $i -lt 2400 ] || { echo "bench-cluster: HAProxy never saw both nodes up" >&2; cat "$dir/haproxy.log" >&2; exit 1; }
-    sleep 0.05
-done
+both_up() { [ "$(curl -s "http://127.0.0.1:$stats/stats;csv" | grep -c '^skeld_nodes,node[12],.*,UP,')" = 2 ]; }
+wait_for "bench-cluster: HAProxy never saw both nodes up" "$dir/haproxy.log" both_up
 
 # rps PORT: requests/s of one render run
 rps() {

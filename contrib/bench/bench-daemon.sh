@@ -42,12 +42,7 @@ start() {
         --preload samples --threads "$1" --result-cache-mb "${2:-0}" --log-level warn \
         >"$dir/out" 2>&1 &
     pid=$!
-    i=0
-    until grep -q '^listening' "$dir/out" 2>/dev/null; do
-        i=$((i + 1))
-        [ $i -lt 100 ] || { echo "bench-daemon: skeld did not start" >&2; cat "$dir/out" >&2; exit 1; }
-        sleep 0.05
-    done
+    wait_for "bench-daemon: skeld did not start" "$dir/out" grep -qs '^listening' "$dir/out"
 }
 
 
