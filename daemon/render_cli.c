@@ -94,8 +94,7 @@ struct render_run {
 static int write_file(const char *path, const struct byte_buf *b)
 {
     bool to_stdout = !strcmp(path, "-");
-    int fd = to_stdout ? STDOUT_FILENO
-                       : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int fd = to_stdout ? STDOUT_FILENO : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     if (fd < 0) {
         fprintf(stderr, "skeld render: %s: %s\n", path, strerror(errno));
         return 1;
