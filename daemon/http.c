@@ -218,20 +218,19 @@ static void written(struct http_conn *c, int status)
     finish_if_done(c);
 }
 
-static void on_written(uv_write_t *req, int status)
-{
-    struct write_req *w = (struct write_req *)req;
-    struct http_conn *c = w->c;
-    for (unsigned i = 0; i < w->count; i++)
-        free(w->data[i]);
-    free(w);
-    written(c, status);
-}
-
 static void free_all(uint8_t **data, unsigned count)
 {
     for (unsigned i = 0; i < count; i++)
         free(data[i]);
+}
+
+static void on_written(uv_write_t *req, int status)
+{
+    struct write_req *w = (struct write_req *)req;
+    struct http_conn *c = w->c;
+    free_all(w->data, w->count);
+    free(w);
+    written(c, status);
 }
 
 /* Writes count buffers (taking them) to c in one write: what the socket takes at once is

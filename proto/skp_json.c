@@ -184,18 +184,15 @@ static void num(struct out *o, double v)
         raw(o, "0", 1); /* no "-0" */
         return;
     }
-    if (o->len < o->cap && o->cap - o->len >= sizeof b) { /* straight into the output */
-        size_t n = skp_fmt_g9(o->buf + o->len, v);
-        if (n) {
-            o->len += n;
-            return;
-        }
-    }
-    size_t n = skp_fmt_g9(b, v);
-    if (n)
+    /* Straight into the output where it has room, else through b (raw counts what is cut). */
+    bool direct = o->len < o->cap && o->cap - o->len >= sizeof b;
+    size_t n = skp_fmt_g9(direct ? o->buf + o->len : b, v);
+    if (n && direct)
+        o->len += n;
+    else if (n)
         raw(o, b, n);
     else
-        put(o, "%.9g", v);
+        put(o, "%.9g", v); /* what skp_fmt_g9 leaves to printf */
 }
 
 static void string(struct out *o, const char *s)
