@@ -61,11 +61,11 @@ extern "C" {
 SKC_API const char *skc_version(void);
 SKC_API int skc_version_number(void);
 
-#define SKC_ID_SIZE 32    /* an armature id: SHA-256 of the .skf bytes */
-#define SKC_MAX_ANIMS 16  /* animations per evaluation request */
-#define SKC_MAX_NAME 1024 /* bytes per string on the wire */
-#define SKC_MAX_PING 1024 /* bytes of PING payload */
-#define SKC_MAX_STYLES 64 /* styles per render request (PROTOCOL.md limits) */
+#define SKC_ID_SIZE 32      /* an armature id: SHA-256 of the .skf bytes */
+#define SKC_MAX_ANIMS 16    /* animations per evaluation request */
+#define SKC_MAX_NAME 1024   /* bytes per string on the wire */
+#define SKC_MAX_PING 1024   /* bytes of PING payload */
+#define SKC_MAX_STYLES 64   /* styles per render request (PROTOCOL.md limits) */
 #define SKC_PNG_DEFAULT 255 /* skc_render_opts.png_level: the daemon's default encoder */
 #define SKC_PNG_FAST 254    /* its faster one (larger files); else a zlib level 0-9 */
 
@@ -415,8 +415,7 @@ SKC_API int skc_load_bytes(skc_client *c, const void *skf, size_t len,
  * locally and talks to daemons that may restart or evict (or to a cluster, where the node
  * serving an id may change): call it before using id after any NOT_FOUND for the armature,
  * and the bytes travel only when needed. id receives the armature id. */
-SKC_API int skc_ensure(skc_client *c, const void *skf, size_t len,
-                       unsigned char id[SKC_ID_SIZE]);
+SKC_API int skc_ensure(skc_client *c, const void *skf, size_t len, unsigned char id[SKC_ID_SIZE]);
 
 SKC_API int skc_unload(skc_client *c, const unsigned char id[SKC_ID_SIZE]);
 

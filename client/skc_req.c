@@ -175,8 +175,8 @@ static int check_render(skc_client *c, const skc_render_opts *ro)
         return skc__fail(c, SKC_EINVAL, "no render options");
     if ((ro->camera != SKC_CAMERA_FIT && ro->camera != SKC_CAMERA_EXPLICIT) ||
         (ro->format != SKC_FORMAT_PNG && ro->format != SKC_FORMAT_RGBA) || ro->samples > 255 ||
-        (ro->png_level > 9 && ro->png_level != SKC_PNG_FAST && ro->png_level != SKC_PNG_DEFAULT) || ro->sheet_cols > 65535 ||
-        ro->sheet_rows > 65535)
+        (ro->png_level > 9 && ro->png_level != SKC_PNG_FAST && ro->png_level != SKC_PNG_DEFAULT) ||
+        ro->sheet_cols > 65535 || ro->sheet_rows > 65535)
         return skc__fail(c, SKC_EINVAL,
                          "render options out of range (camera, format, samples, png_level, sheet)");
     if (ro->style_count > SKC_MAX_STYLES || (ro->style_count && !ro->styles))

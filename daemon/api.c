@@ -20,10 +20,10 @@
 
 /* Bumped whenever the bytes of an answer for the same content and query change, so that
  * caches holding the old ones (ETag, result cache, CDNs) stop matching. */
-#define OUTPUT_VERSION 4 /* 2: info's JSON begins with the armature's "id"; 3: PNGs from the
-                          * fitted-Huffman encoder by default; 4: texture positions stepped in
-                          * fixed point, integer tints (pixels may differ by 1 in 255), POSE
-                          * matrices from construct's cos/sin (last bits) */
+/* 2: info's JSON begins with the armature's "id"; 3: PNGs from the fitted-Huffman encoder by
+ * default; 4: texture positions stepped in fixed point, integer tints (pixels may differ by 1
+ * in 255), POSE matrices from construct's cos/sin (last bits) */
+#define OUTPUT_VERSION 4
 
 enum route { R_OTHER, R_LIST, R_UPLOAD, R_INFO, R_POSE, R_MESH, R_RENDER, R_SHEET, R_OPS };
 static const char *const route_names[API_ROUTES] = {"other", "list",   "upload", "info", "pose",
@@ -185,7 +185,7 @@ static bool not_modified(const struct exchange *ex)
     return inm && (strstr(inm, ex->etag) || !strcmp(inm, "*"));
 }
 
-/* ---- evaluation -------------------------------------------------------------------------------- */
+/* ---- evaluation ------------------------------------------------------------------------------ */
 
 static const char *content_of(enum route r)
 {
@@ -249,7 +249,7 @@ static int read_query(struct exchange *ex, struct skp_cli_args *a, struct skp_ev
 {
     bool render = ex->route == R_RENDER || ex->route == R_SHEET;
     char msg[256];
-    uint32_t allowed = render                    ? SKP_CLI_RENDER_FLAGS
+    uint32_t allowed = render                ? SKP_CLI_RENDER_FLAGS
                        : ex->route == R_POSE ? SKP_CLI_POSE_FLAGS
                                              : SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS;
     allowed &= ~SKP_CLI_BIT(SKP_CLI_HELP) & ~SKP_CLI_BIT(SKP_CLI_OUTPUT);
@@ -321,16 +321,17 @@ static void run_resource(struct exchange *ex, struct cache_entry *e)
     }
     uint16_t st;
     char why[256];
-    uint8_t op = ex->route == R_POSE ? SKP_OP_POSE : ex->route == R_MESH ? SKP_OP_MESH
-                                                                         : SKP_OP_RENDER;
+    uint8_t op = ex->route == R_POSE   ? SKP_OP_POSE
+                 : ex->route == R_MESH ? SKP_OP_MESH
+                                       : SKP_OP_RENDER;
     uint8_t output = matrix ? WORK_OUT_JSON_MATRIX : WORK_OUT_JSON;
-    ex->job = dispatch_eval(ex->api->d, e, op, output, &m, render ? &rm : NULL,
-                            on_eval_done, ex, &st, why, sizeof why);
+    ex->job = dispatch_eval(ex->api->d, e, op, output, &m, render ? &rm : NULL, on_eval_done, ex,
+                            &st, why, sizeof why);
     if (!ex->job)
         fail_status(ex, st, why);
 }
 
-/* ---- armatures --------------------------------------------------------------------------------- */
+/* ---- armatures ------------------------------------------------------------------------------- */
 
 static void on_file_loaded(void *ctx, struct dispatch_result *res)
 {
@@ -422,7 +423,7 @@ static void list(struct exchange *ex)
     free(b.data);
 }
 
-/* ---- routing ------------------------------------------------------------------------------------ */
+/* ---- routing --------------------------------------------------------------------------------- */
 
 static enum route resource_of(const char *s)
 {
@@ -644,10 +645,10 @@ static void metrics(struct exchange *ex)
         b.len = skp_prom_text((char *)b.data, len + 1, k.k, k.n);
     char info[256]; /* which node this is, for dashboards over a cluster (--node-name) */
     int in = snprintf(info, sizeof info,
-                     "# HELP skeld_node_info This node: its --node-name and version.\n"
-                     "# TYPE skeld_node_info gauge\n"
-                     "skeld_node_info{node=\"%s\",version=\"%s\"} 1\n",
-                     a->cfg->node_name ? a->cfg->node_name : "", PACKAGE_VERSION);
+                      "# HELP skeld_node_info This node: its --node-name and version.\n"
+                      "# TYPE skeld_node_info gauge\n"
+                      "skeld_node_info{node=\"%s\",version=\"%s\"} 1\n",
+                      a->cfg->node_name ? a->cfg->node_name : "", PACKAGE_VERSION);
     bad = bad || in < 0 || (size_t)in >= sizeof info || byte_buf_append(&b, info, (size_t)in);
     static const char head[] = "# HELP skeld_http_requests_total HTTP answers by route and "
                                "status.\n# TYPE skeld_http_requests_total counter\n";

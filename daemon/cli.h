@@ -17,8 +17,7 @@ int cli_conform(int argc, char **argv);
 /* Loads path for subcommand cmd (decoding atlas pixels only if pixels), and puts its id (the
  * SHA-256 of its bytes) in id unless that is NULL; prints "skeld CMD: PATH: message" and
  * returns the exit status (1) on failure, 0 on success. */
-int cli_load(const char *cmd, const char *path, bool pixels, struct armature **arm,
-             uint8_t id[32]);
+int cli_load(const char *cmd, const char *path, bool pixels, struct armature **arm, uint8_t id[32]);
 
 /* Prints "skeld CMD: message" and returns the exit status for err: 2 for a value no armature
  * takes (the command line's fault), 1 for the rest (an unknown animation or style, limits). */

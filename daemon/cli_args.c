@@ -9,8 +9,8 @@
 
 #include "engine/request.h"
 
-int cli_parse_eval(const struct armature *arm, const struct skp_cli_eval *f,
-                   struct eval_request *r, struct eng_error *err)
+int cli_parse_eval(const struct armature *arm, const struct skp_cli_eval *f, struct eval_request *r,
+                   struct eng_error *err)
 {
     eval_request_init(r);
     for (unsigned i = 0; i < f->count; i++) {

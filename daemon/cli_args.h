@@ -8,8 +8,8 @@
 
 /* The parsed flags as an evaluation request: animation names resolved (an unknown one lists
  * the valid names), unchecked. 0 or ENG_EINVAL with err. */
-int cli_parse_eval(const struct armature *arm, const struct skp_cli_eval *f,
-                   struct eval_request *r, struct eng_error *err);
+int cli_parse_eval(const struct armature *arm, const struct skp_cli_eval *f, struct eval_request *r,
+                   struct eng_error *err);
 
 /* The same plus the engine options, checked by request_check_eval (no work limit offline). */
 int cli_resolve_eval(const struct armature *arm, const struct skp_cli_eval *f,

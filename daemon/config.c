@@ -283,8 +283,10 @@ int config_check(struct config *c, FILE *err)
     for (int i = 0; i < c->listen_count; i++) {
         const char *u = c->listen[i];
         if (strncmp(u, "unix:", 5) && strncmp(u, "tcp://", 6) && strncmp(u, "http://", 7)) {
-            fprintf(err, "skeld: --listen %s: expected unix:/path, tcp://HOST:PORT or "
-                         "http://HOST:PORT\n", u);
+            fprintf(err,
+                    "skeld: --listen %s: expected unix:/path, tcp://HOST:PORT or "
+                    "http://HOST:PORT\n",
+                    u);
             return -1;
         }
     }
@@ -297,10 +299,10 @@ int config_check(struct config *c, FILE *err)
 static bool live_option(const char *name)
 {
     static const char *const live[] = {
-        "log-level",        "auth-token",     "cors-origin",   "max-frame",
-        "max-connections",  "max-inflight",   "out-high-water", "out-low-water",
-        "max-image-pixels", "max-skf-mb",     "max-json-mb",   "max-bones",
-        "max-bone-steps",   "idle-timeout",   "frame-timeout", "max-input-mb"};
+        "log-level",        "auth-token",   "cors-origin",    "max-frame",
+        "max-connections",  "max-inflight", "out-high-water", "out-low-water",
+        "max-image-pixels", "max-skf-mb",   "max-json-mb",    "max-bones",
+        "max-bone-steps",   "idle-timeout", "frame-timeout",  "max-input-mb"};
     for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
         if (!strcmp(name, live[i]))
             return true;

@@ -17,7 +17,7 @@ struct config {
     char *auth_token;
     char *cors_origin;
     char *log_level;
-    char *log_file; /* NULL: stderr */
+    char *log_file;  /* NULL: stderr */
     char *node_name; /* this node in a cluster: X-Skeld-Node, /metrics; default the host name */
     int64_t threads;
     int64_t queue_depth;

@@ -92,16 +92,12 @@ static uint16_t open_error(int err, const char *rel, char *why, size_t whylen)
 {
     switch (err) {
     case ENOENT:
-    case ENOTDIR:
-        snprintf(why, whylen, "%.*s: no such file", SHOWN(rel));
-        return SKP_S_NOT_FOUND;
+    case ENOTDIR: snprintf(why, whylen, "%.*s: no such file", SHOWN(rel)); return SKP_S_NOT_FOUND;
     case EXDEV:
     case ELOOP:
         snprintf(why, whylen, "%.*s: path leads outside the root", SHOWN(rel));
         return SKP_S_FORBIDDEN_PATH;
-    case ENOMEM:
-        snprintf(why, whylen, "out of memory");
-        return SKP_S_NO_MEMORY;
+    case ENOMEM: snprintf(why, whylen, "out of memory"); return SKP_S_NO_MEMORY;
     default:
         snprintf(why, whylen, "%.*s: cannot be opened (%s)", SHOWN(rel), strerror(err));
         return SKP_S_FORBIDDEN_PATH;
@@ -133,7 +129,7 @@ uint16_t confine_read(int root_fd, const char *rel, uint64_t max, void **buf, si
         if (rc) {
             snprintf(why, whylen, "%.*s: %s", SHOWN(rel),
                      rc == ENG_ENOMEM ? "out of memory" : "read error");
-            status = rc == ENG_ENOMEM ? SKP_S_NO_MEMORY
+            status = rc == ENG_ENOMEM   ? SKP_S_NO_MEMORY
                      : rc == ENG_ELIMIT ? SKP_S_LIMIT
                                         : SKP_S_NOT_FOUND;
         }

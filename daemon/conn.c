@@ -273,7 +273,8 @@ void conn_peer_name(const uv_stream_t *st, char *out, size_t cap)
     int len = sizeof ss;
     char host[INET6_ADDRSTRLEN] = "";
     snprintf(out, cap, "unix");
-    if (st->type != UV_TCP || uv_tcp_getpeername((const uv_tcp_t *)st, (struct sockaddr *)&ss, &len))
+    if (st->type != UV_TCP ||
+        uv_tcp_getpeername((const uv_tcp_t *)st, (struct sockaddr *)&ss, &len))
         return;
     if (ss.ss_family == AF_INET) {
         const struct sockaddr_in *a = (const struct sockaddr_in *)&ss;

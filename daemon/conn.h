@@ -93,8 +93,8 @@ struct conn {
     uint32_t max_frame;   /* the largest frame this connection may send (conn_set_max_frame) */
     bool more_input;      /* during on_frame: bytes after this frame are already buffered */
     uint64_t frame_since; /* ms: when the frame in the buffer began arriving; 0: none */
-    int inflight; /* jobs, queued writes and the half-close: the conn lives while > 0 */
-    int jobs;     /* of which the owner's jobs */
+    int inflight;         /* jobs, queued writes and the half-close: the conn lives while > 0 */
+    int jobs;             /* of which the owner's jobs */
     bool reading, closing, closed, close_after_write;
     bool lingering;         /* half-closed, reading only to see the peer's end (conn_finish) */
     uv_shutdown_t shutdown; /* the half-close */

@@ -53,8 +53,8 @@ struct request {
     uint64_t started_us;
     struct cache_entry *entry; /* referenced until done */
     struct instance *inst;
-    bool big; /* a LOAD whose parse counts as the one big parse (WORK_BIG_PARSE_BYTES) */
-    bool cacheable;     /* a stateless evaluation: its answer goes to the result cache */
+    bool big;       /* a LOAD whose parse counts as the one big parse (WORK_BIG_PARSE_BYTES) */
+    bool cacheable; /* a stateless evaluation: its answer goes to the result cache */
     uint8_t result_key[32];
     struct request *out_prev, *out_next; /* on the session's outstanding list */
     bool outstanding;
@@ -175,8 +175,8 @@ static void reply_done(struct request *r)
         return;
     }
     if (!c) { /* another front's: it takes the result (and the body) */
-        struct dispatch_result res = {r->work.status, r->work.msg, r->work.body,
-                                      r->work.body_len, r->work.digest};
+        struct dispatch_result res = {r->work.status, r->work.msg, r->work.body, r->work.body_len,
+                                      r->work.digest};
         if (r->done)
             r->done(r->done_ctx, &res);
         r->work.body = res.body; /* NULL if taken */
@@ -184,7 +184,9 @@ static void reply_done(struct request *r)
     }
     bool load = r->opcode == SKP_OP_LOAD_PATH || r->opcode == SKP_OP_LOAD_BYTES;
     conn_note(c, r->started_us,
-              r->entry ? r->entry->id : load && !r->work.status ? r->work.digest : NULL);
+              r->entry                  ? r->entry->id
+              : load && !r->work.status ? r->work.digest
+                                        : NULL);
     if (r->work.status)
         conn_error(c, r->opcode, r->id, r->work.status, "%s", r->work.msg);
     else {
@@ -354,7 +356,6 @@ static bool bad(struct conn *c, const struct skp_frame *f, const char *msg)
     return false;
 }
 
-
 /* A wire string as a C string in buf (SKP_MAX_NAME + 1 bytes). */
 static const char *cstr(struct skp_str s, char *buf)
 {
@@ -407,9 +408,9 @@ static int to_eval(const struct armature *arm, const struct skp_eval_req *m, str
         if (isfinite(e->frames[i]))
             e->frames[i] = anim_time_frame(arm, e->anims[i], e->frames[i], e->reverse, e->loop);
     r->work.opts = (struct construct_opts){{m->position[0], m->position[1]},
-                                      {m->scale[0], m->scale[1]},
-                                      {m->velocity[0], m->velocity[1]},
-                                      (m->flags & SKP_EVAL_Y_DOWN) != 0};
+                                           {m->scale[0], m->scale[1]},
+                                           {m->velocity[0], m->velocity[1]},
+                                           (m->flags & SKP_EVAL_Y_DOWN) != 0};
     return 0;
 }
 
@@ -608,7 +609,8 @@ static void finish_waiter(struct request *w, const struct request *leader)
         summary_reply(w, e);
     } else {
         w->work.status = leader->work.status ? leader->work.status : SKP_S_INTERNAL;
-        snprintf(w->work.msg, sizeof w->work.msg, "%s", leader->work.status ? leader->work.msg : "armature evicted");
+        snprintf(w->work.msg, sizeof w->work.msg, "%s",
+                 leader->work.status ? leader->work.msg : "armature evicted");
     }
     finish_load(w);
 }
@@ -1239,10 +1241,10 @@ struct request *dispatch_load_path(struct dispatch *d, const char *rel, size_t l
     return NULL;
 }
 
-struct request *dispatch_eval(struct dispatch *d, struct cache_entry *e, uint8_t op,
-                              uint8_t output, const struct skp_eval_req *m,
-                              const struct skp_render_req *rm, dispatch_done_fn done, void *ctx,
-                              uint16_t *status, char *why, size_t whylen)
+struct request *dispatch_eval(struct dispatch *d, struct cache_entry *e, uint8_t op, uint8_t output,
+                              const struct skp_eval_req *m, const struct skp_render_req *rm,
+                              dispatch_done_fn done, void *ctx, uint16_t *status, char *why,
+                              size_t whylen)
 {
     struct request *r = front_request(d, op, done, ctx);
     if (!r) {

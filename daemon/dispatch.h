@@ -96,10 +96,10 @@ struct request *dispatch_load_path(struct dispatch *d, const char *rel, size_t l
  * the caller holds a reference to for the call), judged by the same request model as the
  * binary protocol's. done is called once, later. NULL with *status and why when the request
  * is refused (done is then never called). */
-struct request *dispatch_eval(struct dispatch *d, struct cache_entry *e, uint8_t op,
-                              uint8_t output, const struct skp_eval_req *m,
-                              const struct skp_render_req *rm, dispatch_done_fn done, void *ctx,
-                              uint16_t *status, char *why, size_t whylen);
+struct request *dispatch_eval(struct dispatch *d, struct cache_entry *e, uint8_t op, uint8_t output,
+                              const struct skp_eval_req *m, const struct skp_render_req *rm,
+                              dispatch_done_fn done, void *ctx, uint16_t *status, char *why,
+                              size_t whylen);
 
 /* The front's client is gone: done will not be called, and work not yet started is dropped. */
 void dispatch_forget(struct request *r);

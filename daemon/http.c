@@ -25,7 +25,7 @@
 struct http_conn {
     union conn_stream h;
     struct http_set *set;
-    struct conn_link link; /* in set->list */
+    struct conn_link link;   /* in set->list */
     struct flush_node ready; /* in set->flush: answers to write */
     char peer[64];           /* for the access log: conn_peer_name */
     http_parser parser;
@@ -34,14 +34,14 @@ struct http_conn {
     struct http_req *cur;         /* being parsed */
     struct http_req *head, *tail; /* read, awaiting or holding their answers, in order */
     unsigned pending;
-    char field[32];      /* the header name being read, lowercased (longer ones are cut) */
+    char field[32]; /* the header name being read, lowercased (longer ones are cut) */
     size_t field_len;
-    bool in_value;       /* the last callback was a header value */
-    char **value;        /* where the current header's value goes, or NULL to skip it */
-    char *expect;        /* the Expect header of the current request */
+    bool in_value; /* the last callback was a header value */
+    char **value;  /* where the current header's value goes, or NULL to skip it */
+    char *expect;  /* the Expect header of the current request */
     size_t header_bytes, header_count;
     size_t body_cap;
-    int fail_status; /* a limit a callback hit: answered, then the connection ends */
+    int fail_status;      /* a limit a callback hit: answered, then the connection ends */
     const char *fail_why; /* its message, when the status alone does not say it */
     bool reading, closing, closed, close_after, lingering;
     bool parsing; /* in parse_input: an answer given meanwhile must not parse (or read) again */
@@ -341,8 +341,7 @@ static void on_flush(struct flush_node *n)
 static bool last_answer(const struct http_req *r)
 {
     const struct http_conn *c = r->c;
-    return r->close ||
-           (c->set->stopping && !r->next && !c->cur && c->in_off == c->in_len);
+    return r->close || (c->set->stopping && !r->next && !c->cur && c->in_off == c->in_len);
 }
 
 /* Appends n bytes at *p if they fit before end; returns false (and writes nothing) if not. */
@@ -387,8 +386,8 @@ static int head_of(const struct http_req *r, int status, const char *type, const
         ok = add_str(&p, end, "Content-Length: ") && add_uint(&p, end, len) &&
              add(&p, end, "\r\n", 2);
     if (ok && type)
-        ok = add_str(&p, end, "Content-Type: ") && add_str(&p, end, type) &&
-             add(&p, end, "\r\n", 2);
+        ok =
+            add_str(&p, end, "Content-Type: ") && add_str(&p, end, type) && add(&p, end, "\r\n", 2);
     if (ok && headers)
         ok = add_str(&p, end, headers);
     if (ok && (close || r->http10))
@@ -458,8 +457,8 @@ void http_error(struct http_req *r, int status, const char *headers, const char 
     va_end(ap);
     char quoted[6 * sizeof msg + 3]; /* room for every byte escaped as \u00XX */
     skp_json_quote(quoted, sizeof quoted, msg);
-    int n = snprintf(body, sizeof body, "{\"error\":\"%s\",\"message\":%s}\n",
-                     http_reason(status), quoted);
+    int n = snprintf(body, sizeof body, "{\"error\":\"%s\",\"message\":%s}\n", http_reason(status),
+                     quoted);
     log_msg(LOG_DEBUG, "http %s: %d %s", r->url ? r->url : "", status, msg);
     http_respond(r, status, "application/json", headers, body, (size_t)n);
 }
@@ -569,12 +568,12 @@ static int on_header_value(http_parser *p, const char *at, size_t n)
     if (!c->in_value) {
         c->in_value = true;
         struct http_req *r = c->cur;
-        c->value = !strcmp(c->field, "if-none-match")   ? &r->if_none_match
-                   : !strcmp(c->field, "authorization") ? &r->authorization
-                   : !strcmp(c->field, "origin")        ? &r->origin
+        c->value = !strcmp(c->field, "if-none-match")     ? &r->if_none_match
+                   : !strcmp(c->field, "authorization")   ? &r->authorization
+                   : !strcmp(c->field, "origin")          ? &r->origin
                    : !strcmp(c->field, "x-forwarded-for") ? &r->forwarded_for
-                   : !strcmp(c->field, "expect")        ? &c->expect
-                                                        : NULL;
+                   : !strcmp(c->field, "expect")          ? &c->expect
+                                                          : NULL;
         if (c->value && *c->value) { /* a repeated header: the last one counts */
             free(*c->value);
             *c->value = NULL;
@@ -637,8 +636,9 @@ static int on_body(http_parser *p, const char *at, size_t n)
         while (cap < r->body_len + n)
             cap *= 2;
         if (!charge_body(c, cap))
-            return fail_why(c, 503, "the input buffers of all connections are full "
-                                    "(--max-input-mb): try again later");
+            return fail_why(c, 503,
+                            "the input buffers of all connections are full "
+                            "(--max-input-mb): try again later");
         uint8_t *b = realloc(r->body, cap);
         if (!b) {
             charge_body(c, c->body_cap); /* back to what is held */
@@ -775,8 +775,9 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         c->in_len -= c->in_off;
         c->in_off = 0;
     }
-    *buf = c->in_len < IN_SIZE ? uv_buf_init((char *)c->in + c->in_len, (unsigned)(IN_SIZE - c->in_len))
-                               : uv_buf_init(NULL, 0);
+    *buf = c->in_len < IN_SIZE
+               ? uv_buf_init((char *)c->in + c->in_len, (unsigned)(IN_SIZE - c->in_len))
+               : uv_buf_init(NULL, 0);
 }
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -843,8 +844,7 @@ void http_set_init(struct http_set *set, uv_loop_t *loop, const struct config *c
     set->owner = owner;
     set->peer = peer;
     if (cfg->node_name) /* validated by config_check: no quoting needed */
-        snprintf(set->node_header, sizeof set->node_header, "X-Skeld-Node: %s\r\n",
-                 cfg->node_name);
+        snprintf(set->node_header, sizeof set->node_header, "X-Skeld-Node: %s\r\n", cfg->node_name);
     flush_set_init(&set->flush, loop, on_flush);
 }
 

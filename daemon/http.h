@@ -20,8 +20,15 @@
 
 struct http_conn;
 
-enum http_verb { HTTP_VERB_GET, HTTP_VERB_HEAD, HTTP_VERB_POST, HTTP_VERB_PUT, HTTP_VERB_DELETE,
-                 HTTP_VERB_OPTIONS, HTTP_VERB_OTHER };
+enum http_verb {
+    HTTP_VERB_GET,
+    HTTP_VERB_HEAD,
+    HTTP_VERB_POST,
+    HTTP_VERB_PUT,
+    HTTP_VERB_DELETE,
+    HTTP_VERB_OPTIONS,
+    HTTP_VERB_OTHER
+};
 
 /* One request, from its parse to its answer. Owned by the connection; the owner may keep
  * the pointer until it calls http_respond() (or until on_gone says the client left). */
@@ -33,7 +40,7 @@ struct http_req {
     size_t url_len;
     char *if_none_match, *authorization, *origin; /* the headers skeld reads; NULL if absent */
     char *forwarded_for; /* X-Forwarded-For, set by a load balancer: for the access log */
-    uint8_t *body;                                /* the request body (owned), or NULL */
+    uint8_t *body;       /* the request body (owned), or NULL */
     size_t body_len;
     uint64_t started_us; /* when its first byte arrived: for the access log */
     bool http10;         /* an HTTP/1.0 request: keep-alive is said, not assumed */

@@ -12,8 +12,8 @@
 
 static _Atomic int current = LOG_INFO;
 static const char *const names[] = {"error", "warn", "info", "debug"};
-static int log_fd = 2;   /* stderr until log_open names a file */
-static char *log_path;   /* loop thread only */
+static int log_fd = 2; /* stderr until log_open names a file */
+static char *log_path; /* loop thread only */
 
 void log_set_level(enum log_level level)
 {
@@ -119,8 +119,8 @@ static void emit(enum log_level level, const char *body)
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
     strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
-    int n = snprintf(line, sizeof line, "ts=%s.%03ldZ level=%s %s\n", stamp,
-                     ts.tv_nsec / 1000000, names[level], body);
+    int n = snprintf(line, sizeof line, "ts=%s.%03ldZ level=%s %s\n", stamp, ts.tv_nsec / 1000000,
+                     names[level], body);
     if (n < 0)
         return;
     if ((size_t)n >= sizeof line) { /* cut: the line still ends */

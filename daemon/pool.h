@@ -53,5 +53,4 @@ uint64_t pool_dropped(struct pool *p);
  * Loop thread; run the loop afterwards to finish closing. */
 void pool_shutdown(struct pool *p);
 
-
 #endif

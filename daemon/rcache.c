@@ -3,7 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* Small, because a cache that stays nearly empty should cost nearly nothing; the table
  * doubles as items arrive. */
 #define INITIAL_BUCKETS 16
@@ -179,4 +178,3 @@ void rcache_close(struct rcache *rc)
     free(rc->buckets);
     memset(rc, 0, sizeof *rc);
 }
-

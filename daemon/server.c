@@ -71,8 +71,8 @@ static void on_connection(uv_stream_t *server_stream, int status)
     uint64_t now = uv_now(l->srv->loop);
     l->srv->accept_errors++;
     if (now - l->srv->accept_logged_ms >= 1000 || !l->srv->accept_logged_ms) {
-        log_msg(LOG_WARN, "%s: cannot accept a connection: %s (%llu so far; see ulimit -n)",
-                l->uri, uv_strerror(status), (unsigned long long)l->srv->accept_errors);
+        log_msg(LOG_WARN, "%s: cannot accept a connection: %s (%llu so far; see ulimit -n)", l->uri,
+                uv_strerror(status), (unsigned long long)l->srv->accept_errors);
         l->srv->accept_logged_ms = now ? now : 1;
     }
 }
@@ -244,7 +244,8 @@ static void on_reload(uv_signal_t *h, int signum)
     config_init(&fresh, (int)s->cfg->threads);
     fresh.threads = s->cfg->threads; /* a default computed at start is not a change */
     int rc = config_parse_args(&fresh, s->src->argc, s->src->argv, s->src->first, stderr);
-    int level = rc == 0 && config_check(&fresh, stderr) == 0 ? log_parse_level(fresh.log_level) : -1;
+    int level =
+        rc == 0 && config_check(&fresh, stderr) == 0 ? log_parse_level(fresh.log_level) : -1;
     if (rc != 0 || level < 0) {
         log_msg(LOG_ERROR, "SIGHUP: the configuration does not read: keeping the running one");
         notify_ready("serving; the last reload failed: the configuration does not read");

@@ -92,8 +92,8 @@ static void finish(struct work *r, struct skp_writer *w)
 static int read_file(struct work *r)
 {
     void *buf;
-    r->status = confine_read(r->root_fd, r->path, r->max_skf, &buf, &r->input_len, r->msg,
-                             sizeof r->msg);
+    r->status =
+        confine_read(r->root_fd, r->path, r->max_skf, &buf, &r->input_len, r->msg, sizeof r->msg);
     if (r->status)
         return -1;
     r->input = buf;
@@ -474,8 +474,8 @@ static int emit_frame(void *ctx, const struct pose *p, uint32_t frame, uint32_t 
         return 0;
     }
     out->count++;
-    return put_picture(out->r, out->w, out->w->image.rgba, out->w->image.live, o->width,
-                       o->height, frame, &out->buf);
+    return put_picture(out->r, out->w, out->w->image.rgba, out->w->image.live, o->width, o->height,
+                       frame, &out->buf);
 }
 
 /* The sheet as the one picture of the reply, then its JSON (sheet.h). */
@@ -503,8 +503,8 @@ static int frame_picture(struct work *r, struct worker *w, struct pose *p, struc
         fail(r, SKP_S_NO_MEMORY, "out of memory");
         return -1;
     }
-    bool played = request_frame_memo(&w->framing, r->arm_serial, p->arm, scratch, &r->eval,
-                                     &r->picture, b);
+    bool played =
+        request_frame_memo(&w->framing, r->arm_serial, p->arm, scratch, &r->eval, &r->picture, b);
     if (played && !r->pose)
         pose_reset(p);
     return 0;
@@ -515,8 +515,8 @@ static int start_sheet(struct work *r, struct render_out *out)
     const struct picture_request *pr = &r->picture;
     struct eng_error err;
     uint32_t count = pr->range ? pr->last - pr->first + 1 : 1;
-    int rc = sheet_init(&out->sheet, pr->cols, pr->rows, pr->opts.width, pr->opts.height,
-                        pr->first, count, &err);
+    int rc = sheet_init(&out->sheet, pr->cols, pr->rows, pr->opts.width, pr->opts.height, pr->first,
+                        count, &err);
     if (rc)
         fail(r, status_of(rc), "%s", err.msg);
     return rc;
@@ -570,8 +570,8 @@ static void *info_view(const struct armature *arm, struct skp_info_view *v)
         anims[a] = (struct skp_info_anim){arm->anims[a].name, arm->anims[a].fps,
                                           (uint32_t)(arm->anims[a].last_frame + 1)};
     for (size_t s = 0; s < ns; s++)
-        styles[s] = (struct skp_info_style){arm->styles[s].name, arm->styles[s].id,
-                                            arm->styles[s].tex_len};
+        styles[s] =
+            (struct skp_info_style){arm->styles[s].name, arm->styles[s].id, arm->styles[s].tex_len};
     for (size_t a = 0; a < arm->atlas_count; a++)
         atlases[a] = (struct skp_info_atlas){arm->atlases[a].filename, arm->atlases[a].width,
                                              arm->atlases[a].height};

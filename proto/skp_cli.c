@@ -208,8 +208,8 @@ static int vec_flag(const char *flag, const char *s, double def, double out[2], 
     return 0;
 }
 
-int skp_cli_eval_parse(struct skp_cli_args *a, bool engine_opts, struct skp_cli_eval *e,
-                       char *msg, size_t cap)
+int skp_cli_eval_parse(struct skp_cli_args *a, bool engine_opts, struct skp_cli_eval *e, char *msg,
+                       size_t cap)
 {
     memset(e, 0, sizeof *e);
     char **v = a->value;
@@ -224,12 +224,13 @@ int skp_cli_eval_parse(struct skp_cli_args *a, bool engine_opts, struct skp_cli_
     if (per_anim("frame", v[SKP_CLI_FRAME], e->count, 0, e->frames, msg, cap) ||
         per_anim("smooth", v[SKP_CLI_SMOOTH], e->count, 0, e->smooth, msg, cap))
         return -1;
-    if ((e->has_from = v[SKP_CLI_FROM] != NULL) && skp_cli_numbers(v[SKP_CLI_FROM], &e->from, 1) != 1) {
+    if ((e->has_from = v[SKP_CLI_FROM] != NULL) &&
+        skp_cli_numbers(v[SKP_CLI_FROM], &e->from, 1) != 1) {
         snprintf(msg, cap, "--from: expected a number");
         return -1;
     }
-    if (v[SKP_CLI_WARMUP] && (skp_cli_numbers(v[SKP_CLI_WARMUP], &e->warmup, 1) != 1 ||
-                              e->warmup != floor(e->warmup))) {
+    if (v[SKP_CLI_WARMUP] &&
+        (skp_cli_numbers(v[SKP_CLI_WARMUP], &e->warmup, 1) != 1 || e->warmup != floor(e->warmup))) {
         snprintf(msg, cap, "--warmup: expected a whole number");
         return -1;
     }
@@ -474,8 +475,7 @@ int skp_cli_render_output(const struct skp_cli_render *r, char *msg, size_t cap)
         return FAIL("-o OUT.png is required");
     if ((r->cols || r->rows) && !strcmp(r->output, "-"))
         return FAIL("--sheet writes OUT.png and OUT.json: -o needs a file name");
-    if (!r->cols && !r->rows && r->range && r->last > r->first &&
-        !skp_cli_frame_pattern(r->output))
+    if (!r->cols && !r->rows && r->range && r->last > r->first && !skp_cli_frame_pattern(r->output))
         return FAIL("-o: a frame range needs a pattern with one %%d, such as out_%%04d.png");
     return 0;
 }
@@ -499,9 +499,10 @@ int skp_cli_render_parse(struct skp_cli_args *a, struct skp_cli_render *r, char 
 
 static int hex_digit(char c)
 {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                       : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                                              : -1;
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
 }
 
 /* Percent-decoding in place, '+' a space in queries only; false on a malformed escape or a
@@ -582,8 +583,8 @@ void skp_cli_eval_req(const struct skp_cli_eval *e, struct skp_eval_req *m)
                           (e->has_from ? SKP_EVAL_FROM : 0) | (e->y_down ? SKP_EVAL_Y_DOWN : 0));
     m->anim_count = (uint8_t)e->count;
     for (unsigned i = 0; i < e->count; i++)
-        m->anims[i] = (struct skp_anim_ref){{e->anims[i], strlen(e->anims[i])}, e->frames[i],
-                                            e->smooth[i]};
+        m->anims[i] =
+            (struct skp_anim_ref){{e->anims[i], strlen(e->anims[i])}, e->frames[i], e->smooth[i]};
     m->from = e->from;
     /* The request model judges the warm-up; one past the wire's range says "too many". */
     m->warmup = e->warmup < 0 || e->warmup > UINT32_MAX ? UINT32_MAX : (uint32_t)e->warmup;
@@ -594,9 +595,7 @@ void skp_cli_eval_req(const struct skp_cli_eval *e, struct skp_eval_req *m)
 
 uint8_t skp_cli_png_wire(int level)
 {
-    return level == SKP_CLI_PNG_FAST ? SKP_PNG_FAST
-           : level < 0               ? SKP_PNG_DEFAULT
-                                     : (uint8_t)level;
+    return level == SKP_CLI_PNG_FAST ? SKP_PNG_FAST : level < 0 ? SKP_PNG_DEFAULT : (uint8_t)level;
 }
 
 int skp_cli_render_req(const struct skp_cli_render *r, struct skp_render_req *m, char *msg,

@@ -48,14 +48,14 @@ enum skp_cli_flag {
      SKP_CLI_BIT(SKP_CLI_REVERSE) | SKP_CLI_COMMON_FLAGS)
 /* ... with its engine options ... */
 #define SKP_CLI_OPTS_FLAGS                                                                         \
-    (SKP_CLI_BIT(SKP_CLI_POSITION) | SKP_CLI_BIT(SKP_CLI_SCALE) | SKP_CLI_BIT(SKP_CLI_VELOCITY) | \
+    (SKP_CLI_BIT(SKP_CLI_POSITION) | SKP_CLI_BIT(SKP_CLI_SCALE) | SKP_CLI_BIT(SKP_CLI_VELOCITY) |  \
      SKP_CLI_BIT(SKP_CLI_Y_DOWN))
 /* ... of a pose (skeld eval, skelctl pose), which may print the matrices and tints too ... */
 #define SKP_CLI_POSE_FLAGS (SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS | SKP_CLI_BIT(SKP_CLI_MATRIX))
 /* ... and of a render (skeld render, skelctl render), whose --scale and --position are the
  * camera's. */
 #define SKP_CLI_RENDER_FLAGS                                                                       \
-    (SKP_CLI_EVAL_FLAGS | SKP_CLI_BIT(SKP_CLI_POSITION) | SKP_CLI_BIT(SKP_CLI_SCALE) |            \
+    (SKP_CLI_EVAL_FLAGS | SKP_CLI_BIT(SKP_CLI_POSITION) | SKP_CLI_BIT(SKP_CLI_SCALE) |             \
      SKP_CLI_BIT(SKP_CLI_FRAMES) | SKP_CLI_BIT(SKP_CLI_SIZE) | SKP_CLI_BIT(SKP_CLI_FIT) |          \
      SKP_CLI_BIT(SKP_CLI_STYLE) | SKP_CLI_BIT(SKP_CLI_BACKGROUND) | SKP_CLI_BIT(SKP_CLI_SAMPLES) | \
      SKP_CLI_BIT(SKP_CLI_PNG_LEVEL) | SKP_CLI_BIT(SKP_CLI_SHEET) | SKP_CLI_BIT(SKP_CLI_OUTPUT))
@@ -116,8 +116,8 @@ struct skp_cli_eval {
 
 /* 0, or -1 with msg naming the flag. engine_opts: read --position/--scale/--velocity as
  * engine options (else they are left at their defaults for the camera's caller). */
-int skp_cli_eval_parse(struct skp_cli_args *a, bool engine_opts, struct skp_cli_eval *e,
-                       char *msg, size_t cap);
+int skp_cli_eval_parse(struct skp_cli_args *a, bool engine_opts, struct skp_cli_eval *e, char *msg,
+                       size_t cap);
 
 /* The render flags' syntax, shared by skeld render and skelctl render. Absent flags take
  * skeld render's defaults (512x512, transparent, fit 0.9, 4 samples, the fast PNG encoder);

@@ -144,7 +144,7 @@ size_t skp_fmt_g9(char *buf, double v)
     memcpy(dig + 9, "00000000", 8);
     int nd = 9;
     while (nd > 1 && dig[nd - 1] == '0')
-        nd--; /* %g drops trailing zeros */
+        nd--;               /* %g drops trailing zeros */
     if (x < -4 || x >= 9) { /* d.ddde+XX */
         *o++ = dig[0];
         if (nd > 1) {

@@ -27,7 +27,6 @@ enum skp_format { SKP_FORMAT_PNG = 0, SKP_FORMAT_RGBA = 1 };
 #define SKP_PNG_DEFAULT 255 /* png_level: the daemon's default encoder */
 #define SKP_PNG_FAST 254    /* png_level: its faster one, larger files; else a zlib level 0-9 */
 
-
 /* A string on the wire: a view into the body when decoded (not terminated), the caller's
  * bytes when encoded. */
 struct skp_str {
@@ -44,11 +43,11 @@ struct skp_anim_ref {
 /* POSE, MESH and the first part of RENDER. from, range and sheet fields are always on the
  * wire; the flags say whether they apply. */
 struct skp_eval_req {
-    uint8_t target;                 /* enum skp_target */
-    uint8_t armature[SKP_ID_SIZE];  /* SKP_TARGET_ARMATURE */
-    uint32_t instance;              /* SKP_TARGET_INSTANCE */
-    uint16_t flags;                 /* enum skp_eval_flag */
-    uint8_t anim_count;             /* at most SKP_MAX_ANIMS */
+    uint8_t target;                /* enum skp_target */
+    uint8_t armature[SKP_ID_SIZE]; /* SKP_TARGET_ARMATURE */
+    uint32_t instance;             /* SKP_TARGET_INSTANCE */
+    uint16_t flags;                /* enum skp_eval_flag */
+    uint8_t anim_count;            /* at most SKP_MAX_ANIMS */
     struct skp_anim_ref anims[SKP_MAX_ANIMS];
     double from;
     uint32_t warmup;

@@ -341,8 +341,8 @@ static int service(struct client *c, const struct plan *p, struct results *res, 
     for (;;) {
         struct skp_frame f;
         size_t used;
-        int rc = skp_parser_feed(c->in + c->in_off, c->in_len - c->in_off, SKP_MAX_FRAME, &f,
-                                 &used);
+        int rc =
+            skp_parser_feed(c->in + c->in_off, c->in_len - c->in_off, SKP_MAX_FRAME, &f, &used);
         if (rc < 0)
             return -1;
         if (rc != SKP_FRAME)

@@ -27,7 +27,7 @@
 #include "engine/render.h"
 
 #define BATCH 50
-#define ENCODES 400 /* per encoder, in batches of BATCH */
+#define ENCODES 400        /* per encoder, in batches of BATCH */
 #define PNG_CHUNK_BYTES 57 /* signature, IHDR, one IDAT's frame, IEND */
 
 static void pose_like_player(const struct armature *arm, struct pose *p, struct render_opts *opts)
@@ -67,10 +67,18 @@ static size_t libdeflate_png(struct libdeflate_compressor *c, const struct image
     return n ? n + PNG_CHUNK_BYTES : 0;
 }
 
-enum encoder { ENC_DEFAULT, ENC_FAST, ENC_ZLIB1_SUB, ENC_ZLIB1_NONE, ENC_LD1_NONE, ENC_LD1_UP, ENC_N };
-static const char *const enc_name[ENC_N] = {"skeld default", "skeld fast", "zlib-1 Sub (libpng)",
-                                            "zlib-1 none (libpng)", "libdeflate-1 none",
-                                            "libdeflate-1 Up"};
+enum encoder {
+    ENC_DEFAULT,
+    ENC_FAST,
+    ENC_ZLIB1_SUB,
+    ENC_ZLIB1_NONE,
+    ENC_LD1_NONE,
+    ENC_LD1_UP,
+    ENC_N
+};
+static const char *const enc_name[ENC_N] = {"skeld default",       "skeld fast",
+                                            "zlib-1 Sub (libpng)", "zlib-1 none (libpng)",
+                                            "libdeflate-1 none",   "libdeflate-1 Up"};
 
 static size_t encode_once(enum encoder e, const struct image *img, struct byte_buf *png,
                           struct byte_buf *scratch, struct libdeflate_compressor *c)
@@ -120,8 +128,8 @@ static void bench_encoders(const struct image *img, double raster_ms)
     printf("  default: %.2fx the bytes of zlib level 1 (target <= 1.3), %.2fx libdeflate-1's; "
            "encode %.3f ms = %.2f of the raster time (target <= 0.25)\n",
            (double)bytes[ENC_DEFAULT] / (double)(bytes[ENC_ZLIB1_SUB] < bytes[ENC_ZLIB1_NONE]
-                                                   ? bytes[ENC_ZLIB1_SUB]
-                                                   : bytes[ENC_ZLIB1_NONE]),
+                                                     ? bytes[ENC_ZLIB1_SUB]
+                                                     : bytes[ENC_ZLIB1_NONE]),
            (double)bytes[ENC_DEFAULT] / (double)bytes[ENC_LD1_NONE], ms[ENC_DEFAULT],
            ms[ENC_DEFAULT] / raster_ms);
     libdeflate_free_compressor(c);
@@ -202,7 +210,8 @@ int main(int argc, char **argv)
         }
     }
     if (!files) {
-        fprintf(stderr, "usage: bench-render [--renders N] [--size WxH] [--no-baselines] FILE.skf...\n");
+        fprintf(stderr,
+                "usage: bench-render [--renders N] [--size WxH] [--no-baselines] FILE.skf...\n");
         return 2;
     }
     return rc;

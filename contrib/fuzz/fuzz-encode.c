@@ -114,8 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
             o.live = NULL;
             encode_or_die(&p, &o, &plain);
             if (plain.len != png.len || memcmp(plain.data, png.data, png.len)) {
-                fprintf(stderr, "%ux%u (mode %#x): other bytes with the spans\n", p.w, p.h,
-                        p.mode);
+                fprintf(stderr, "%ux%u (mode %#x): other bytes with the spans\n", p.w, p.h, p.mode);
                 abort();
             }
         }

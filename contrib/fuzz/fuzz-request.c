@@ -10,7 +10,8 @@
  *
  * dispatch.c is included, not copied or mirrored: every check the daemon makes is the one
  * fuzzed here. The connection layer (conn.c) is replaced by the four calls dispatch makes
- * (conn_reply, conn_error, conn_set_max_frame, conn_job_started, conn_job_done), which check what they are given.
+ * (conn_reply, conn_error, conn_set_max_frame, conn_job_started, conn_job_done), which check what
+ * they are given.
  *
  * Armatures: the project's samples, loaded once from $SKELD_SAMPLES (default ./samples) and
  * cached under fixed ids, the file name padded with zeros to 32 bytes ("robot.skf\0..."), so

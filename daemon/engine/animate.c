@@ -111,8 +111,8 @@ static const size_t float_offset[EL_COUNT] = {
 
 /* The elements float_offset has. */
 #define FLOAT_ELEMENTS                                                                             \
-    ((1u << EL_POS_X) | (1u << EL_POS_Y) | (1u << EL_ROT) | (1u << EL_SCALE_X) |                  \
-     (1u << EL_SCALE_Y) | (1u << EL_TINT_R) | (1u << EL_TINT_G) | (1u << EL_TINT_B) |             \
+    ((1u << EL_POS_X) | (1u << EL_POS_Y) | (1u << EL_ROT) | (1u << EL_SCALE_X) |                   \
+     (1u << EL_SCALE_Y) | (1u << EL_TINT_R) | (1u << EL_TINT_G) | (1u << EL_TINT_B) |              \
      (1u << EL_TINT_A))
 
 static double *float_field(struct bone_fields *f, int element)

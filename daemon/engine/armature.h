@@ -181,7 +181,7 @@ struct armature {
     double *ease; /* precomputed easing progress for whole frames between keyframes */
     uint32_t ease_count;
     uint32_t tex_name_count;
-    char **tex_names; /* distinct texture names used by bones, keyframes and styles */
+    char **tex_names;    /* distinct texture names used by bones, keyframes and styles */
     size_t tex_name_max; /* the longest of them, in bytes: replies are sized without strlen */
     uint32_t style_count;
     struct arm_style *styles;
@@ -197,7 +197,7 @@ struct armature {
     uint32_t *pass_bones;
     uint32_t pass_off[3], pass_len[3];
     struct bone_fields *starts; /* every bone's start fields in one array, for pose_reset */
-    uint32_t *mesh_bones; /* the bones with vertices, in order */
+    uint32_t *mesh_bones;       /* the bones with vertices, in order */
     uint32_t mesh_bone_count;
     bool any_phys;
     bool may_mimic;     /* a family has mimic_target on, or a MimicTarget key */

@@ -35,14 +35,14 @@
 #define LITERALS 512u
 #define MAX_LITERALS (65536u - LITERALS)
 
-static const uint16_t len_base[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
-                                      31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+static const uint16_t len_base[29] = {3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
+                                      15, 17, 19, 23,  27,  31,  35,  43,  51, 59,
+                                      67, 83, 99, 115, 131, 163, 195, 227, 258};
 static const uint8_t len_extra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
                                       2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
-static const uint16_t dist_base[30] = {1,    2,    3,    4,    5,    7,     9,     13,    17,  25,
-                                       33,   49,   65,   97,   129,  193,   257,   385,   513, 769,
-                                       1025, 1537, 2049, 3073, 4097, 6145,  8193,  12289, 16385,
-                                       24577};
+static const uint16_t dist_base[30] = {
+    1,   2,   3,   4,   5,   7,    9,    13,   17,   25,   33,   49,   65,    97,    129,
+    193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
 static const uint8_t dist_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
                                        6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
 /* The order code-length code lengths are sent in (RFC 1951 3.2.7). */
@@ -150,8 +150,7 @@ static size_t zero_run_end(const int32_t *live, size_t stride, size_t n, size_t 
 /* repeat_len at distance 4, passing over known empty space without reading it: where the
  * four bytes before i are zero and i is in a run of zeros, the repeat reaches at least the
  * run's end (the same length a byte-by-byte look finds). */
-static size_t repeat4_len(const uint8_t *in, size_t i, size_t n, const int32_t *live,
-                          size_t stride)
+static size_t repeat4_len(const uint8_t *in, size_t i, size_t n, const int32_t *live, size_t stride)
 {
     size_t from = i;
     uint32_t before;
@@ -199,9 +198,9 @@ static size_t add_literals(uint16_t *tok, size_t t, const uint8_t *p, unsigned k
  * (0: under MIN_REPEAT): the longer, distance 4 on a tie, else a literal. A repeat of the
  * previous pixel longer than one match can say is followed as far as it goes. Returns the new
  * token count; *i moves past what was taken. */
-static inline __attribute__((always_inline)) size_t
-take(const uint8_t *in, size_t *i, size_t l4, size_t lu, uint16_t *tok, size_t t, struct freqs *f,
-     unsigned d4, unsigned dup)
+static inline __attribute__((always_inline)) size_t take(const uint8_t *in, size_t *i, size_t l4,
+                                                         size_t lu, uint16_t *tok, size_t t,
+                                                         struct freqs *f, unsigned d4, unsigned dup)
 {
     if (l4 > MAX_MATCH) {
         *i += l4;
@@ -245,9 +244,8 @@ static unsigned ones_from_0(unsigned m, unsigned k)
  * are literals; where a repeat starts, the same masks say how long each one is when it ends
  * within them, so only a longer one is measured again. The tokens are those the byte-by-byte
  * checks would choose. Needs i >= stride >= 16 and i + 16 <= n. */
-static size_t tokenize16(const uint8_t *in, size_t *i, size_t n, size_t stride,
-                         const int32_t *live, uint16_t *tok, size_t t, struct freqs *f,
-                         unsigned d4, unsigned dup)
+static size_t tokenize16(const uint8_t *in, size_t *i, size_t n, size_t stride, const int32_t *live,
+                         uint16_t *tok, size_t t, struct freqs *f, unsigned d4, unsigned dup)
 {
     __m128i cur = _mm_loadu_si128((const __m128i *)(const void *)(in + *i));
     unsigned m4 = (unsigned)_mm_movemask_epi8(
@@ -286,8 +284,7 @@ static size_t tokenize(const uint8_t *in, size_t n, size_t stride, const int32_t
             continue;
         }
 #endif
-        size_t l4 = i >= 4 && in[i] == in[i - 4] ? repeat4_len(in, i, n, live, stride) : 0,
-               lu = 0;
+        size_t l4 = i >= 4 && in[i] == in[i - 4] ? repeat4_len(in, i, n, live, stride) : 0, lu = 0;
         size_t max = n - i < MAX_MATCH ? n - i : MAX_MATCH;
         if (l4 < MAX_MATCH && stride && i >= stride && in[i] == in[i - stride])
             lu = repeat_len(in, i, max, stride);
@@ -513,8 +510,8 @@ struct lit_codes {
 
 /* count literals from p: four codes (at most 4 x 14 bits) or three (at most 3 x 15) to a
  * put, with no test of the length in between. */
-static void put_literals(struct bits *b, const struct lit_codes *lc, const uint8_t *p,
-                         size_t count, bool four)
+static void put_literals(struct bits *b, const struct lit_codes *lc, const uint8_t *p, size_t count,
+                         bool four)
 {
     if (four) {
         for (; count >= 4; count -= 4, p += 4) {
@@ -609,8 +606,8 @@ size_t deflate_dyn(const uint8_t *in, size_t n, size_t stride, const int32_t *li
         stride = 0, live = NULL;
     struct freqs f;
     memset(&f, 0, sizeof f);
-    size_t count = tokenize(in, n, stride, live, tokens, &f, dist_code(4),
-                            stride ? dist_code(stride) : 0);
+    size_t count =
+        tokenize(in, n, stride, live, tokens, &f, dist_code(4), stride ? dist_code(stride) : 0);
     struct block bk;
     plan_block(&bk, &f);
     uint8_t *start = out;

@@ -178,8 +178,8 @@ static void solve_family(struct pose *p, int root_id)
         for (uint32_t i = 0; i < len; i++)
             p->chain[chain[i]] = p->out[chain[i]].pos;
     struct vec2 root = p->chain[root_id];
-    struct vec2 target = arm->layout == ARM_LAYOUT_ARRAYS ? p->out[fam->ik_target].pos
-                                                          : p->chain[fam->ik_target];
+    struct vec2 target =
+        arm->layout == ARM_LAYOUT_ARRAYS ? p->out[fam->ik_target].pos : p->chain[fam->ik_target];
     struct rot_trig *rot = p->chain_rot;
     /* The reference runs ten iterations; once one changes nothing, every later one is the
      * same function of the same positions and changes nothing either (a stretched or

@@ -208,7 +208,7 @@ static void finish_16(uint8_t *px, uint32_t x, uint8_t *marks)
         for (int k = 0; k < 4; k++)
             shown |= (unsigned)finish_4(px + 16 * k, v[k], a[k]) << k;
     }
-    marks[x / 32] &= (uint8_t)~(shown << ((x / 4) % 8));
+    marks[x / 32] &= (uint8_t) ~(shown << ((x / 4) % 8));
 }
 #endif
 
@@ -232,13 +232,13 @@ static void finish_atlas_row(struct arm_atlas *at, uint8_t *px, uint32_t y)
             memset(px, 0, 16); /* alpha 0: premultiplied, all of it is 0 */
             continue;
         }
-        marks[x / 32] &= (uint8_t)~(1u << ((x / 4) % 8));
+        marks[x / 32] &= (uint8_t) ~(1u << ((x / 4) % 8));
         if (lo != opaque || hi != opaque)
             premultiply_slow(px, 4);
     }
     for (; x < at->width; x++, px += 4) {
         if (px[3])
-            marks[x / 32] &= (uint8_t)~(1u << ((x / 4) % 8));
+            marks[x / 32] &= (uint8_t) ~(1u << ((x / 4) % 8));
         premultiply_slow(px, 1);
     }
 }
@@ -492,7 +492,7 @@ int eng_read_file(const char *path, uint64_t max, void **out, size_t *out_len,
     if (fd < 0)
         return eng_seterr(err, ENG_EIO, "%s: %s", path, strerror(errno));
     struct stat st;
-    int rc = fstat(fd, &st) != 0 ? eng_seterr(err, ENG_EIO, "%s: %s", path, strerror(errno))
+    int rc = fstat(fd, &st) != 0    ? eng_seterr(err, ENG_EIO, "%s: %s", path, strerror(errno))
              : !S_ISREG(st.st_mode) ? eng_seterr(err, ENG_EIO, "%s: not a regular file", path)
                                     : eng_read_fd(fd, max, out, out_len, err);
     close(fd);

@@ -24,8 +24,8 @@ struct ctx {
     /* its three arrays (NULL when absent), each bone's family, each family's root bone */
     json_t *visuals, *families, *physics;
     size_t visual_count, family_count, physics_count;
-    int *bone_family; /* per bone: index into inverse_kinematics, -1 none */
-    int *family_root; /* per family: its first bone, -1 for an empty chain */
+    int *bone_family;  /* per bone: index into inverse_kinematics, -1 none */
+    int *family_root;  /* per family: its first bone, -1 for an empty chain */
     double tint_scale; /* 1 for 0.5 (tint in 0..255), 255 for 0.6/0.7 (0..1) */
 };
 
@@ -240,9 +240,9 @@ static int intern(struct ctx *c, const char *name, int *out)
 /* ---- enums ------------------------------------------------------------------------- */
 
 static const char *const element_names[EL_COUNT] = {
-    "PositionX", "PositionY", "Rotation", "ScaleX", "ScaleY",  "Hidden",       "TintR",
-    "TintG",     "TintB",     "TintA",    "Zindex", "Texture", "IkConstraint", "IkMode",
-    "MimicTarget"};
+    "PositionX", "PositionY", "Rotation",     "ScaleX", "ScaleY",
+    "Hidden",    "TintR",     "TintG",        "TintB",  "TintA",
+    "Zindex",    "Texture",   "IkConstraint", "IkMode", "MimicTarget"};
 
 static int parse_element(const char *s)
 {
@@ -807,8 +807,7 @@ static int read_family(struct ctx *c, json_t *jf, uint32_t f, uint32_t *chain_to
     long target;
     uint32_t len;
     int rc;
-    if ((rc = need_object(c, jf, path)) ||
-        (rc = get_int(c, jf, "target_id", path, -1, &target)) ||
+    if ((rc = need_object(c, jf, path)) || (rc = get_int(c, jf, "target_id", path, -1, &target)) ||
         (rc = check_index(c, target, c->arm->bone_count, true, path, "target_id")) ||
         (rc = get_enum(c, jf, "mode", path, parse_ik_mode, IK_FABRIK, &s.ik_mode)) ||
         (rc = get_enum(c, jf, "constraint", path, parse_ik_constraint, IKC_NONE,
@@ -896,8 +895,8 @@ static int read_keyframe(struct ctx *c, json_t *jk, const char *path, struct arm
     if (*element >= EL_TINT_R && *element <= EL_TINT_A)
         kf->value *= c->tint_scale;
     /* 0.6/0.7: IK keys on any chain bone set the family's state, which its root holds. */
-    bool family_el = *element == EL_IK_CONSTRAINT || *element == EL_IK_MODE ||
-                     *element == EL_MIMIC_TARGET;
+    bool family_el =
+        *element == EL_IK_CONSTRAINT || *element == EL_IK_MODE || *element == EL_MIMIC_TARGET;
     if (c->arrays && family_el && c->bone_family[b] >= 0 && c->family_root[c->bone_family[b]] >= 0)
         *bone = c->family_root[c->bone_family[b]];
     if (*element == EL_ZINDEX) {
@@ -1290,7 +1289,8 @@ static int name_version(struct ctx *c, int rc)
     static const char prefix[] = "armature.json: ";
     char q[ENG_QUOTE_MAX], why[sizeof c->err->msg];
     const char *m = c->err->msg;
-    snprintf(why, sizeof why, "%s", strncmp(m, prefix, sizeof prefix - 1) ? m : m + sizeof prefix - 1);
+    snprintf(why, sizeof why, "%s",
+             strncmp(m, prefix, sizeof prefix - 1) ? m : m + sizeof prefix - 1);
     return eng_seterr(c->err, ENG_EUNSUPPORTED,
                       "%sunsupported format version %s (skeld reads 0.5 to 0.7): %s", prefix,
                       eng_quote(v, q), why);
@@ -1348,8 +1348,8 @@ int load_json(const char *text, size_t len, const struct load_limits *lim, struc
     if (!root)
         return eng_seterr(err, ENG_EBADFILE, "armature.json: invalid JSON at line %d column %d: %s",
                           jerr.line, jerr.column, jerr.text);
-    struct ctx c = {.arm = calloc(1, sizeof(struct armature)), .err = err, .lim = lim,
-                    .tint_scale = 1.0};
+    struct ctx c = {
+        .arm = calloc(1, sizeof(struct armature)), .err = err, .lim = lim, .tint_scale = 1.0};
     int rc = c.arm ? read_root(&c, root) : eng_seterr(err, ENG_ENOMEM, "out of memory");
     free(c.slots);
     free(c.bone_family);

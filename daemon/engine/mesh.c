@@ -109,8 +109,7 @@ static void weight_bind(struct pose *p, const struct arm_bone *bone, const struc
     const struct arm_bind_vert *bv = arm->bind_verts + bind->vert_off;
     for (uint32_t i = 0; i < bind->vert_len; i++) {
         uint32_t v = bv[i].vert;
-        struct vec2 end =
-            bone->pivot_xform ? place_vert(init[v], &t) : inherit_vert(init[v], bb);
+        struct vec2 end = bone->pivot_xform ? place_vert(init[v], &t) : inherit_vert(init[v], bb);
         verts[v].x += (end.x - verts[v].x) * bv[i].weight;
         verts[v].y += (end.y - verts[v].y) * bv[i].weight;
     }

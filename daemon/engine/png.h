@@ -1,6 +1,6 @@
 /* In-memory PNG encoding of RGBA8 pictures: skeld's own deflate (the default, and a faster
- * one with larger files), or libpng with zlib levels. (Included as "png.h" from this directory; libpng's is <png.h>, and
- * this directory must never be on the include path.) */
+ * one with larger files), or libpng with zlib levels. (Included as "png.h" from this directory;
+ * libpng's is <png.h>, and this directory must never be on the include path.) */
 #ifndef SKELD_ENGINE_PNG_H
 #define SKELD_ENGINE_PNG_H
 
@@ -47,7 +47,8 @@ void png_opts_for_level(struct png_opts *o, int level);
 
 /* Encodes w x h straight-alpha RGBA8 pixels, appending the PNG to out (reusing its memory).
  * scratch (may be NULL) holds skeld's encoders' scanlines and tokens between calls, so a
- * worker that keeps one allocates nothing per picture. Returns 0, ENG_ENOMEM or ENG_EINVAL. Any thread. */
+ * worker that keeps one allocates nothing per picture. Returns 0, ENG_ENOMEM or ENG_EINVAL. Any
+ * thread. */
 int png_encode(const uint8_t *rgba, uint32_t w, uint32_t h, const struct png_opts *opts,
                struct byte_buf *out, struct byte_buf *scratch);
 

@@ -70,8 +70,8 @@ bool png_read_probe(const uint8_t *png, size_t len, uint32_t *width, uint32_t *h
     const uint8_t *ih = png + 16;
     uint32_t w = get_u32(ih), h = get_u32(ih + 4);
     /* 8 bits, RGBA (colour type 6), deflate, the one filter method, no interlace */
-    if (!w || !h || w > 0x7fffffffu / 4 || h > 0x7fffffffu || ih[8] != 8 || ih[9] != 6 ||
-        ih[10] || ih[11] || ih[12])
+    if (!w || !h || w > 0x7fffffffu / 4 || h > 0x7fffffffu || ih[8] != 8 || ih[9] != 6 || ih[10] ||
+        ih[11] || ih[12])
         return false;
     if (!walk(png, len, NULL, NULL))
         return false;
@@ -229,10 +229,10 @@ bool png_read_rgba8_rows(const uint8_t *png, size_t len, uint32_t w, uint32_t h,
     struct idat d = {malloc(len), 0}; /* the IDATs' data, joined, is shorter than the file */
     uint8_t *zero = calloc(row, 1);
     struct libdeflate_decompressor *z = libdeflate_alloc_decompressor();
-    bool ok = d.buf && zero && z && walk(png, len, gather, &d) &&
-              libdeflate_zlib_decompress(z, d.buf, d.len, out, raw_len, &got) ==
-                  LIBDEFLATE_SUCCESS &&
-              got == raw_len;
+    bool ok =
+        d.buf && zero && z && walk(png, len, gather, &d) &&
+        libdeflate_zlib_decompress(z, d.buf, d.len, out, raw_len, &got) == LIBDEFLATE_SUCCESS &&
+        got == raw_len;
     /* Row y's scanline starts y + 1 bytes after where its pixels go: unfiltering left to
      * right reads each byte before anything is written over it. */
     for (uint32_t y = 0; ok && y < h; y++) {

@@ -94,7 +94,11 @@ void raster_begin(struct raster *r, uint32_t *samples, int32_t *spans, uint32_t 
     for (int i = 0; i < 3; i++)
         pm[i] = (uint8_t)((bg[i] * bg[3] + 127) / 255);
     pm[3] = bg[3];
-    *r = (struct raster){.samples = samples, .w = w, .h = h, .ns = ns, .background = pack(pm),
+    *r = (struct raster){.samples = samples,
+                         .w = w,
+                         .h = h,
+                         .ns = ns,
+                         .background = pack(pm),
                          .simd = simd_enabled()};
     r->avx2 = r->simd && avx2_enabled();
     r->x0 = x0 < 0 ? 0 : x0;
@@ -121,7 +125,8 @@ void raster_set_texture(struct raster *r, const uint8_t *rgba, uint32_t w, uint3
     r->th = h;
     for (int k = 0; k < 4; k++) /* animated tints can leave 0..1; keep the products in range */
         r->tint[k] = tint[k] > 0 ? (tint[k] < 255 ? tint[k] : 255) : 0;
-    r->tinted = r->tint[0] != 1.0f || r->tint[1] != 1.0f || r->tint[2] != 1.0f || r->tint[3] != 1.0f;
+    r->tinted =
+        r->tint[0] != 1.0f || r->tint[1] != 1.0f || r->tint[2] != 1.0f || r->tint[3] != 1.0f;
     r->tint_fixed = true;
     for (int k = 0; k < 4; k++) {
         r->tint_fixed &= r->tint[k] <= 1.0f;
@@ -418,8 +423,7 @@ static void edge_walk_init(struct edge_walk *w, const struct edge *e, int py,
     w->dq = w->d ? floor_div(grow, w->d) : 0;
     w->dr = w->d ? grow - w->dq * w->d : grow;
     for (uint32_t s = 0; s < ns; s++) {
-        int64_t n =
-            e->a * off[s][0] + e->b * ((int64_t)py * SUB + off[s][1]) + e->c + e->bias;
+        int64_t n = e->a * off[s][0] + e->b * ((int64_t)py * SUB + off[s][1]) + e->c + e->bias;
         w->q[s] = w->d ? floor_div(n, w->d) : 0;
         w->rem[s] = w->d ? n - w->q[s] * w->d : n;
     }
@@ -518,17 +522,16 @@ static bool span_inside(const struct raster *r, const struct span_uv *uv, int n)
 {
     int64_t xe = uv->x + uv->dx * (n - 1), ye = uv->y + uv->dy * (n - 1);
     int64_t mx = ((int64_t)r->tw - 1) << 16, my = ((int64_t)r->th - 1) << 16;
-    return uv->x >= 0 && xe >= 0 && uv->x < mx && xe < mx && uv->y >= 0 && ye >= 0 &&
-           uv->y < my && ye < my;
+    return uv->x >= 0 && xe >= 0 && uv->x < mx && xe < mx && uv->y >= 0 && ye >= 0 && uv->y < my &&
+           ye < my;
 }
 
 /* Shades one pixel whose covered samples are mask: skips samples already opaque (drawn
  * nearer), fetches the texture once, and blends it under each open sample. The sample count
  * is a constant at every call (see shade_run), so the loops unroll. */
 static inline __attribute__((always_inline)) void shade_pixel(struct raster *r, int64_t x,
-                                                              int64_t y, uint32_t *s,
-                                                              unsigned mask, uint32_t ns,
-                                                              bool inside, bool simd)
+                                                              int64_t y, uint32_t *s, unsigned mask,
+                                                              uint32_t ns, bool inside, bool simd)
 {
 #ifdef __SSE2__
     if (simd && ns == 4) {
@@ -632,8 +635,8 @@ __attribute__((target("avx2"))) static int shade_full_avx2(const struct raster *
         __m256i wx = lerp_weights_avx2(ax[0], ax[1]);
         top = lerp_fold_avx2(_mm256_mullo_epi16(top, wx));
         bot = lerp_fold_avx2(_mm256_mullo_epi16(bot, wx));
-        __m256i tb = _mm256_mullo_epi16(_mm256_unpacklo_epi64(top, bot),
-                                        lerp_weights_avx2(ay[0], ay[1]));
+        __m256i tb =
+            _mm256_mullo_epi16(_mm256_unpacklo_epi64(top, bot), lerp_weights_avx2(ay[0], ay[1]));
         /* each half: its pixel's colour in dword 0 */
         __m256i c = _mm256_packus_epi16(lerp_fold_avx2(tb), z);
         if (r->tinted) {
@@ -698,10 +701,9 @@ shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, 
 }
 
 /* Row py within [x0, x1): each sample's covered span from its three bounds, then the run. */
-static inline __attribute__((always_inline)) void raster_row_n(struct raster *r, const struct tri *t,
-                                                               struct edge_walk *ew, int py,
-                                                               int x0, int x1, uint32_t ns,
-                                                               bool simd)
+static inline __attribute__((always_inline)) void
+raster_row_n(struct raster *r, const struct tri *t, struct edge_walk *ew, int py, int x0, int x1,
+             uint32_t ns, bool simd)
 {
     int lo[4], hi[4], first = x1, last = x0, full0 = x0, full1 = x1;
     int64_t l[4], h[4];
@@ -733,10 +735,9 @@ static inline __attribute__((always_inline)) void raster_row_n(struct raster *r,
 }
 
 /* Rows [y0, y1) of the triangle, pixels [x0, x1); ns and simd are constants here. */
-static inline __attribute__((always_inline)) void raster_rows(struct raster *r, const struct tri *t,
-                                                              int x0, int x1, int y0, int y1,
-                                                              uint32_t ns, const int32_t (*off)[2],
-                                                              bool simd)
+static inline __attribute__((always_inline)) void
+raster_rows(struct raster *r, const struct tri *t, int x0, int x1, int y0, int y1, uint32_t ns,
+            const int32_t (*off)[2], bool simd)
 {
     struct edge_walk ew[3];
     for (int k = 0; k < 3; k++)
@@ -799,13 +800,13 @@ static void fill(uint8_t *o, size_t count, uint32_t px)
 /* Exact division by alpha without a divide: floor(n / a) = (n * ceil(2^32 / a)) >> 32 for
  * every n < 2^16 and a < 2^8 (the rounding-up error is below a, so the product's excess stays
  * under n * a / 2^32 < 1/a and never carries into the quotient). */
-#define RECIP(a) (((1ull << 32) + (a) - 1) / (a))
+#define RECIP(a) (((1ull << 32) + (a)-1) / (a))
 #define RECIP4(a) RECIP(a), RECIP((a) + 1), RECIP((a) + 2), RECIP((a) + 3)
 #define RECIP16(a) RECIP4(a), RECIP4((a) + 4), RECIP4((a) + 8), RECIP4((a) + 12)
 #define RECIP64(a) RECIP16(a), RECIP16((a) + 16), RECIP16((a) + 32), RECIP16((a) + 48)
-static const uint64_t recip_alpha[256] = {0, RECIP(1), RECIP(2), RECIP(3), RECIP4(4),
-                                          RECIP4(8), RECIP4(12), RECIP16(16), RECIP16(32),
-                                          RECIP16(48), RECIP64(64), RECIP64(128), RECIP64(192)};
+static const uint64_t recip_alpha[256] = {
+    0,           RECIP(1),    RECIP(2),    RECIP(3),    RECIP4(4),    RECIP4(8),   RECIP4(12),
+    RECIP16(16), RECIP16(32), RECIP16(48), RECIP64(64), RECIP64(128), RECIP64(192)};
 
 uint32_t raster_unpremultiply(uint32_t px)
 {
@@ -834,10 +835,10 @@ static inline __m128i average4x4_sse2(const uint32_t *s)
         sum[i] = _mm_add_epi16(_mm_unpacklo_epi8(v, z), _mm_unpackhi_epi8(v, z));
     }
     /* Lanes 0-3 of each pair's low half plus its high half: one pixel's totals. */
-    __m128i p01 = _mm_add_epi16(_mm_unpacklo_epi64(sum[0], sum[1]),
-                                _mm_unpackhi_epi64(sum[0], sum[1]));
-    __m128i p23 = _mm_add_epi16(_mm_unpacklo_epi64(sum[2], sum[3]),
-                                _mm_unpackhi_epi64(sum[2], sum[3]));
+    __m128i p01 =
+        _mm_add_epi16(_mm_unpacklo_epi64(sum[0], sum[1]), _mm_unpackhi_epi64(sum[0], sum[1]));
+    __m128i p23 =
+        _mm_add_epi16(_mm_unpacklo_epi64(sum[2], sum[3]), _mm_unpackhi_epi64(sum[2], sum[3]));
     p01 = _mm_srli_epi16(_mm_add_epi16(p01, two), 2);
     p23 = _mm_srli_epi16(_mm_add_epi16(p23, two), 2);
     return _mm_packus_epi16(p01, p23);

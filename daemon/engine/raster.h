@@ -24,8 +24,8 @@ struct raster {
     uint16_t tint256[4]; /* tint * 256, rounded, when tint_fixed */
     bool tinted;
     bool tint_fixed; /* every tint in [0, 1]: integer multiplies (the usual case) */
-    bool simd; /* SSE2 paths (raster_use_simd), fixed when the picture begins */
-    bool avx2; /* and AVX2 for two pixels at a time where the CPU has it (raster_use_avx2) */
+    bool simd;       /* SSE2 paths (raster_use_simd), fixed when the picture begins */
+    bool avx2;       /* and AVX2 for two pixels at a time where the CPU has it (raster_use_avx2) */
 };
 
 /* Chooses SIMD (SSE2 on x86-64, where built) or portable paths for pictures begun afterwards;

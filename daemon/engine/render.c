@@ -286,7 +286,8 @@ static int prepare(struct image *img, const struct armature *arm, const struct r
     int rc;
     if ((rc = reserve((void **)&img->rgba, &img->rgba_cap, px * 4)) ||
         (rc = reserve((void **)&img->samples, &img->sample_cap, px * o->samples * 4)) ||
-        (rc = reserve((void **)&img->spans, &img->span_cap, (size_t)o->height * 2 * sizeof(int32_t))) ||
+        (rc = reserve((void **)&img->spans, &img->span_cap,
+                      (size_t)o->height * 2 * sizeof(int32_t))) ||
         (rc = image_reserve_bones(img, arm->bone_count)))
         return rc;
     img->width = o->width;

@@ -59,8 +59,7 @@ static int not_found(const struct armature *arm, const char *what, const char *n
                       count ? "valid: " : "the armature has none", valid);
 }
 
-int request_find_anim(const struct armature *arm, const char *name, int *out,
-                      struct eng_error *err)
+int request_find_anim(const struct armature *arm, const char *name, int *out, struct eng_error *err)
 {
     *out = armature_find_anim(arm, name);
     return *out >= 0 ? 0 : not_found(arm, "animation", name, anim_name, arm->anim_count, err);
@@ -77,8 +76,8 @@ static int check_vec(const char *what, struct vec2 v, struct eng_error *err)
 {
     if (isfinite(v.x) && isfinite(v.y) && fabs(v.x) <= MAX_COORD && fabs(v.y) <= MAX_COORD)
         return 0;
-    return eng_seterr(err, ENG_EINVAL, "%s (%g, %g) must be finite and within +-%g", what, v.x,
-                      v.y, MAX_COORD);
+    return eng_seterr(err, ENG_EINVAL, "%s (%g, %g) must be finite and within +-%g", what, v.x, v.y,
+                      MAX_COORD);
 }
 
 static int check_opts(const struct construct_opts *o, struct eng_error *err)
@@ -95,21 +94,19 @@ static int check_opts(const struct construct_opts *o, struct eng_error *err)
 /* The work of a request in bone-steps: its steps (warm-up, steps, extra_steps more) times the
  * bones, plus extra_work already in bone-steps (pictures). */
 static int check_budget(const struct armature *arm, const struct eval_request *e,
-                        uint64_t extra_steps, uint64_t extra_work,
-                        const struct request_limits *lim, struct eng_error *err)
+                        uint64_t extra_steps, uint64_t extra_work, const struct request_limits *lim,
+                        struct eng_error *err)
 {
     uint64_t steps = (uint64_t)e->warmup + (uint64_t)eval_steps(e) + extra_steps;
     uint64_t bones = arm->bone_count ? arm->bone_count : 1;
     if (!lim || !lim->max_bone_steps)
         return 0;
-    if (steps <= lim->max_bone_steps / bones &&
-        extra_work <= lim->max_bone_steps - steps * bones)
+    if (steps <= lim->max_bone_steps / bones && extra_work <= lim->max_bone_steps - steps * bones)
         return 0;
-    return eng_seterr(err, ENG_ELIMIT,
-                      "%llu steps of %llu bones%s exceed the limit of %llu bone-steps a request",
-                      (unsigned long long)steps, (unsigned long long)bones,
-                      extra_work ? " and their pictures" : "",
-                      (unsigned long long)lim->max_bone_steps);
+    return eng_seterr(
+        err, ENG_ELIMIT, "%llu steps of %llu bones%s exceed the limit of %llu bone-steps a request",
+        (unsigned long long)steps, (unsigned long long)bones,
+        extra_work ? " and their pictures" : "", (unsigned long long)lim->max_bone_steps);
 }
 
 /* What drawing and encoding one picture costs, in bone-steps (about 0.1 us each on the
@@ -158,8 +155,8 @@ static int check_canvas(const struct armature *arm, const struct picture_request
                           RENDER_MAX_STYLES);
     for (uint32_t i = 0; i < o->style_count; i++)
         if (o->styles[i] < 0 || (uint32_t)o->styles[i] >= arm->style_count)
-            return eng_seterr(err, ENG_EINVAL, "style %d is out of range (%u styles)",
-                              o->styles[i], arm->style_count);
+            return eng_seterr(err, ENG_EINVAL, "style %d is out of range (%u styles)", o->styles[i],
+                              arm->style_count);
     if (pr->png_level < PNG_LEVEL_DEFAULT || pr->png_level > 9)
         return eng_seterr(err, ENG_EINVAL, "PNG level %d: must be default, fast or 0..9",
                           pr->png_level);
@@ -227,8 +224,8 @@ int request_check_picture(const struct armature *arm, struct eval_request *e,
     /* Framing plays the warm-up and then every frame of the first animation. */
     uint64_t framing = 0;
     if (request_needs_bounds(pr))
-        framing = (uint64_t)e->warmup +
-                  (e->count ? (uint64_t)arm->anims[e->anims[0]].last_frame + 1 : 1);
+        framing =
+            (uint64_t)e->warmup + (e->count ? (uint64_t)arm->anims[e->anims[0]].last_frame + 1 : 1);
     uint64_t pictures = pr->range ? (uint64_t)pr->last - pr->first + 1 : 1;
     return check_eval_budget(arm, e, o, framing, pictures * picture_work(arm, pr), lim, err);
 }

@@ -2111,7 +2111,8 @@ START_TEST(hostile_armatures_cost_no_memory)
     free(skf);
     load_path(c, "critter.skf", id); /* still serving */
     long after = rss_kb(d->pid);
-    ck_assert_msg(after < base + 64 * 1024, "RSS %ld KiB after the attack, %ld before", after, base);
+    ck_assert_msg(after < base + 64 * 1024, "RSS %ld KiB after the attack, %ld before", after,
+                  base);
     skc_free(c);
     daemon_stop(d);
 }
@@ -2173,8 +2174,7 @@ START_TEST(load_path_fifo_and_leaks)
     unsigned char id[SKC_ID_SIZE];
     for (int i = 0; i < 3; i++) {
         expect_status(c, skc_load_path(c, "fifo.skf", id, NULL), SKC_S_BAD_REQUEST, "FIFO");
-        ck_assert_msg(strstr(skc_errmsg(c), "fifo.skf: not a regular file"), "%s",
-                      skc_errmsg(c));
+        ck_assert_msg(strstr(skc_errmsg(c), "fifo.skf: not a regular file"), "%s", skc_errmsg(c));
     }
     expect_status(c, skc_load_path(c, "dir.skf", id, NULL), SKC_S_BAD_REQUEST, "directory");
     const char *const missing[] = {"missing.skf", "dir.skf/x.skf", "sub/nothing.skf"};

@@ -20,7 +20,7 @@
 #include "engine/load.h"
 #include "testhelp.h"
 
-#define TOL 1e-9  /* our arithmetic and the engine's differ only by rounding */
+#define TOL 1e-9 /* our arithmetic and the engine's differ only by rounding */
 #define EXACT 1e-12
 
 static const struct vec2 LIN = {0.0, 0.0};                       /* "linear" handles */
@@ -184,7 +184,7 @@ END_TEST
 
 START_TEST(end_value_when_max_zero_or_past)
 {
-    ck_assert_double_eq(anim_interpolate(0, 0, 3.0, 7.0, LIN, LIN), 7.0);  /* max == 0 */
+    ck_assert_double_eq(anim_interpolate(0, 0, 3.0, 7.0, LIN, LIN), 7.0); /* max == 0 */
     ck_assert_double_eq(anim_interpolate(5, 0, 3.0, 7.0, EIO1, EIO2), 7.0);
     ck_assert_double_eq(anim_interpolate(10, 10, 3.0, 7.0, LIN, LIN), 7.0); /* current == max */
     ck_assert_double_eq(anim_interpolate(11.5, 10, 3.0, 7.0, EIO1, EIO2), 7.0);
@@ -197,17 +197,16 @@ END_TEST
 START_TEST(ease_matches_reference_on_a_grid)
 {
     const struct vec2 hs[][2] = {
-        {{0, 0}, {0, 0}},     {{0.42, 0}, {0.58, 1}}, {{0.3, 0.3}, {0.6, 0.6}},
-        {{0, 0}, {1, 1}},     {{1, 0}, {0, 1}},       {{0.9, -0.5}, {0.1, 1.5}},
-        {{0.25, 0.1}, {0.25, 1}}, {{0.5, 0}, {0.5, 0}},
+        {{0, 0}, {0, 0}}, {{0.42, 0}, {0.58, 1}},    {{0.3, 0.3}, {0.6, 0.6}}, {{0, 0}, {1, 1}},
+        {{1, 0}, {0, 1}}, {{0.9, -0.5}, {0.1, 1.5}}, {{0.25, 0.1}, {0.25, 1}}, {{0.5, 0}, {0.5, 0}},
     };
     for (size_t h = 0; h < sizeof hs / sizeof hs[0]; h++)
         for (double max = 1; max <= 13; max += 4)
             for (double c = 0; c < max; c += 0.25) {
                 double got = anim_ease(c, max, hs[h][0], hs[h][1]);
                 double want = ref_ease(c, max, hs[h][0], hs[h][1]);
-                ck_assert_msg(fabs(got - want) < EXACT,
-                              "handles %zu, %g/%g: got %.17g, want %.17g", h, c, max, got, want);
+                ck_assert_msg(fabs(got - want) < EXACT, "handles %zu, %g/%g: got %.17g, want %.17g",
+                              h, c, max, got, want);
             }
 }
 END_TEST
@@ -267,13 +266,11 @@ START_TEST(between_keyframes_uses_next_handles)
     play1(p, 0, 15, 0);
     ck_assert_double_eq_tol(p->local[0].pos.x, 150.0, EXACT);
     play1(p, 0, 12, 0);
-    ck_assert_double_eq_tol(p->local[0].pos.x, 100.0 + 100.0 * ref_ease(2, 10, EIO1, EIO2),
-                            TOL);
+    ck_assert_double_eq_tol(p->local[0].pos.x, 100.0 + 100.0 * ref_ease(2, 10, EIO1, EIO2), TOL);
     ck_assert_double_lt(p->local[0].pos.x, 120.0); /* slower than linear at the start */
     /* Fractional frame (not a whole frame: eased on the fly). */
     play1(p, 0, 12.5, 0);
-    ck_assert_double_eq_tol(p->local[0].pos.x, 100.0 + 100.0 * ref_ease(2.5, 10, EIO1, EIO2),
-                            TOL);
+    ck_assert_double_eq_tol(p->local[0].pos.x, 100.0 + 100.0 * ref_ease(2.5, 10, EIO1, EIO2), TOL);
     /* f20 -> f30 uses f30's default handles: 200 + (50 - 200) * E(5/10). */
     play1(p, 0, 25, 0);
     ck_assert_double_eq_tol(p->local[0].pos.x, 200.0 - 150.0 * E(5, 10), TOL);
@@ -573,7 +570,7 @@ START_TEST(later_animation_wins)
     play2(p, 0, 15, 0, 1, 2, 0); /* a then b: b's x = 20 + 4 E(2/4) */
     ck_assert_double_eq_tol(p->local[0].pos.x, 20.0 + 4.0 * E(2, 4), TOL);
     ck_assert_double_eq(p->local[0].pos.y, -1.0); /* only a keys y: kept */
-    play2(p, 1, 2, 0, 0, 15, 0); /* b then a: a's x = 10 + 30 E(15/30) */
+    play2(p, 1, 2, 0, 0, 15, 0);                  /* b then a: a's x = 10 + 30 E(15/30) */
     ck_assert_double_eq_tol(p->local[0].pos.x, 10.0 + 30.0 * E(15, 30), TOL);
     ck_assert_double_eq(p->local[0].pos.y, -1.0);
     /* Each animation walks its own keyframes: b at frame 9 is past its last (24) even
@@ -844,10 +841,10 @@ END_TEST
 
 START_TEST(explicit_next_kf_none_holds)
 {
-    struct armature *arm = load_q(
-        "{'bones':[{'id':0,'name':'b'}],'animations':[{'name':'held','keyframes':["
-        " {'frame':0, 'bone_id':0,'element':'PositionX','value':3,  'next_kf':-1},"
-        " {'frame':10,'bone_id':0,'element':'PositionX','value':100,'next_kf':-1}]}]}");
+    struct armature *arm =
+        load_q("{'bones':[{'id':0,'name':'b'}],'animations':[{'name':'held','keyframes':["
+               " {'frame':0, 'bone_id':0,'element':'PositionX','value':3,  'next_kf':-1},"
+               " {'frame':10,'bone_id':0,'element':'PositionX','value':100,'next_kf':-1}]}]}");
     struct pose *p = pose_new(arm);
     play1(p, 0, 5, 0);
     ck_assert_double_eq(p->local[0].pos.x, 3.0);
@@ -863,15 +860,14 @@ END_TEST
 /* ====================================================================================== */
 /* FormatFrame / TimeFrame                                                                 */
 
-static const char *FRAMES_ARM =
-    "{'bones':[{'id':0,'name':'b'}],'animations':["
-    " {'name':'stand','fps':60,'keyframes':["
-    "   {'frame':0,'bone_id':0,'element':'PositionX','value':0},"
-    "   {'frame':49,'bone_id':0,'element':'PositionX','value':98}]},"
-    " {'name':'slow','fps':30,'keyframes':["
-    "   {'frame':0,'bone_id':0,'element':'PositionX','value':0},"
-    "   {'frame':20,'bone_id':0,'element':'PositionX','value':1}]},"
-    " {'name':'empty','fps':60}]}";
+static const char *FRAMES_ARM = "{'bones':[{'id':0,'name':'b'}],'animations':["
+                                " {'name':'stand','fps':60,'keyframes':["
+                                "   {'frame':0,'bone_id':0,'element':'PositionX','value':0},"
+                                "   {'frame':49,'bone_id':0,'element':'PositionX','value':98}]},"
+                                " {'name':'slow','fps':30,'keyframes':["
+                                "   {'frame':0,'bone_id':0,'element':'PositionX','value':0},"
+                                "   {'frame':20,'bone_id':0,'element':'PositionX','value':1}]},"
+                                " {'name':'empty','fps':60}]}";
 
 START_TEST(format_frame_loop)
 {
@@ -881,7 +877,7 @@ START_TEST(format_frame_loop)
     ck_assert_double_eq(anim_format_frame(arm, 0, 49.6, false, true), 50); /* 49.6 -> 50 */
     ck_assert_double_eq(anim_format_frame(arm, 0, 49.4, false, true), 49);
     ck_assert_double_eq(anim_format_frame(arm, 0, 74.5, false, true), 25); /* 24.5 up */
-    ck_assert_double_eq(anim_format_frame(arm, 0, 100.4, false, true), 0);  /* 0.4 */
+    ck_assert_double_eq(anim_format_frame(arm, 0, 100.4, false, true), 0); /* 0.4 */
     ck_assert_double_eq(anim_format_frame(arm, 0, 50, false, true), 0);
     ck_assert_double_eq(anim_format_frame(arm, 0, 48, false, true), 48);
     /* last = 20: % 21. */
@@ -900,8 +896,8 @@ END_TEST
 START_TEST(format_frame_reverse)
 {
     struct armature *arm = load_q(FRAMES_ARM);
-    ck_assert_double_eq(anim_format_frame(arm, 0, 10, true, true), 39);   /* 49 - 10 */
-    ck_assert_double_eq(anim_format_frame(arm, 0, 60, true, true), 39);   /* 49 - 60 % 50 */
+    ck_assert_double_eq(anim_format_frame(arm, 0, 10, true, true), 39); /* 49 - 10 */
+    ck_assert_double_eq(anim_format_frame(arm, 0, 60, true, true), 39); /* 49 - 60 % 50 */
     ck_assert_double_eq(anim_format_frame(arm, 0, 0, true, false), 49);
     /* Without loop, reverse can go negative. */
     ck_assert_double_eq(anim_format_frame(arm, 0, 60, true, false), -11);
@@ -961,17 +957,17 @@ START_TEST(eval_check_rejects_bad_requests)
     struct eval_request r;
     struct eng_error err;
 
-#define REJECT(setup)                                                                   \
-    do {                                                                                \
-        one_anim(&r, 10, 0);                                                            \
-        setup;                                                                          \
-        err = (struct eng_error){0, ""};                                                \
-        ck_assert_int_eq(eval_check(arm, &r, &err), ENG_EINVAL);                        \
-        ck_assert_int_eq(err.code, ENG_EINVAL);                                         \
-        ck_assert_msg(err.msg[0] != 0, "no message for: %s", #setup);                   \
+#define REJECT(setup)                                                                              \
+    do {                                                                                           \
+        one_anim(&r, 10, 0);                                                                       \
+        setup;                                                                                     \
+        err = (struct eng_error){0, ""};                                                           \
+        ck_assert_int_eq(eval_check(arm, &r, &err), ENG_EINVAL);                                   \
+        ck_assert_int_eq(err.code, ENG_EINVAL);                                                    \
+        ck_assert_msg(err.msg[0] != 0, "no message for: %s", #setup);                              \
     } while (0)
 
-    REJECT(r.anims[0] = 1);               /* one animation only */
+    REJECT(r.anims[0] = 1); /* one animation only */
     REJECT(r.anims[0] = -1);
     REJECT(r.count = EVAL_MAX_ANIMS + 1);
     REJECT(r.frames[0] = NAN);
@@ -981,8 +977,8 @@ START_TEST(eval_check_rejects_bad_requests)
     REJECT(r.smooth[0] = NAN);
     REJECT(r.warmup = -1);
     REJECT(r.warmup = EVAL_MAX_STEPS + 1);
-    REJECT((r.has_from = true, r.from = 11));   /* from after frame */
-    REJECT((r.has_from = true, r.from = 2.5));  /* not a whole number of frames before */
+    REJECT((r.has_from = true, r.from = 11));  /* from after frame */
+    REJECT((r.has_from = true, r.from = 2.5)); /* not a whole number of frames before */
     REJECT((r.has_from = true, r.from = NAN));
     REJECT((r.has_from = true, r.frames[0] = 2e8, r.from = 0)); /* too many steps */
 #undef REJECT

@@ -88,8 +88,8 @@ static double damp_fraction(double d)
     double x = 2.0 / d, t = x;
     for (int i = 0; i < 5; i++) {
         double u = 1.0 - t;
-        double dx = 3.0 * PHYS1.x * (u * u - 2.0 * t * u) +
-                    3.0 * PHYS2.x * (2.0 * t * u - t * t) + 3.0 * t * t;
+        double dx = 3.0 * PHYS1.x * (u * u - 2.0 * t * u) + 3.0 * PHYS2.x * (2.0 * t * u - t * t) +
+                    3.0 * t * t;
         if (fabs(dx) < 1e-5)
             break;
         t -= (ref_bezier(t, PHYS1.x, PHYS2.x) - x) / dx;
@@ -126,13 +126,13 @@ END_TEST
 
 START_TEST(inherit_rotated_scaled_parent)
 {
-    struct armature *arm = load_q(
-        "{'bones':["
-        " {'id':0,'name':'parent','pos':{'x':10,'y':20},'rot':" HALF_PI_JSON
-        ",'scale':{'x':2,'y':3}},"
-        " {'id':1,'name':'child','parent_id':0,'pos':{'x':1,'y':1},'rot':0.25,"
-        "  'scale':{'x':0.5,'y':2}},"
-        " {'id':2,'name':'grandchild','parent_id':1,'pos':{'x':2,'y':0}}]}");
+    struct armature *arm =
+        load_q("{'bones':["
+               " {'id':0,'name':'parent','pos':{'x':10,'y':20},'rot':" HALF_PI_JSON
+               ",'scale':{'x':2,'y':3}},"
+               " {'id':1,'name':'child','parent_id':0,'pos':{'x':1,'y':1},'rot':0.25,"
+               "  'scale':{'x':0.5,'y':2}},"
+               " {'id':2,'name':'grandchild','parent_id':1,'pos':{'x':2,'y':0}}]}");
     struct pose *p = pose_new(arm);
     rest_step(p, NULL);
     assert_pos(p, 0, 10, 20, TOL);
@@ -156,12 +156,12 @@ START_TEST(parent_listed_after_child)
 {
     /* Bones are inherited in id order; a parent with a higher id has not been inherited
      * yet, so its child reads the parent's raw local values (the runtime's behaviour). */
-    struct armature *arm = load_q(
-        "{'bones':["
-        " {'id':0,'name':'child','parent_id':1,'pos':{'x':1,'y':0},'rot':0.1},"
-        " {'id':1,'name':'parent','parent_id':2,'pos':{'x':5,'y':5},'rot':" HALF_PI_JSON
-        ",'scale':{'x':2,'y':2}},"
-        " {'id':2,'name':'grand','pos':{'x':100,'y':100}}]}");
+    struct armature *arm =
+        load_q("{'bones':["
+               " {'id':0,'name':'child','parent_id':1,'pos':{'x':1,'y':0},'rot':0.1},"
+               " {'id':1,'name':'parent','parent_id':2,'pos':{'x':5,'y':5},'rot':" HALF_PI_JSON
+               ",'scale':{'x':2,'y':2}},"
+               " {'id':2,'name':'grand','pos':{'x':100,'y':100}}]}");
     struct pose *p = pose_new(arm);
     rest_step(p, NULL);
     /* child: (1*2, 0) rotated by pi/2 = (0, 2), + the parent's local (5, 5) = (5, 7);
@@ -275,13 +275,13 @@ START_TEST(fabrik_four_bone_chain)
     /* Three 10-long segments bent into a U: a (0,0) -> b (10,0) -> c (10,10) -> d (0,10);
      * target (0, 12) is within reach (30). After ten FABRIK iterations the tip is on it and
      * every segment still 10 long. */
-    struct armature *arm = load_q(
-        "{'ik_root_ids':[0],'bones':["
-        " {'id':0,'name':'a','ik_target_id':4,'ik_bone_ids':[0,1,2,3]},"
-        " {'id':1,'name':'b','parent_id':0,'pos':{'x':10,'y':0},'rot':" HALF_PI_JSON "},"
-        " {'id':2,'name':'c','parent_id':1,'pos':{'x':10,'y':0},'rot':" HALF_PI_JSON "},"
-        " {'id':3,'name':'d','parent_id':2,'pos':{'x':10,'y':0}},"
-        " {'id':4,'name':'target','pos':{'x':0,'y':12}}]}");
+    struct armature *arm =
+        load_q("{'ik_root_ids':[0],'bones':["
+               " {'id':0,'name':'a','ik_target_id':4,'ik_bone_ids':[0,1,2,3]},"
+               " {'id':1,'name':'b','parent_id':0,'pos':{'x':10,'y':0},'rot':" HALF_PI_JSON "},"
+               " {'id':2,'name':'c','parent_id':1,'pos':{'x':10,'y':0},'rot':" HALF_PI_JSON "},"
+               " {'id':3,'name':'d','parent_id':2,'pos':{'x':10,'y':0}},"
+               " {'id':4,'name':'target','pos':{'x':0,'y':12}}]}");
     struct pose *p = pose_new(arm);
     rest_step(p, NULL);
     assert_pos(p, 0, 0, 0, TOL);
@@ -303,11 +303,11 @@ START_TEST(ik_zero_rotation_still_overrides)
 {
     /* a starts turned by 0.5; the target (10, 0) pulls b onto the x axis: a's IK rotation is
      * exactly 0 and must replace the 0.5. */
-    struct armature *arm = load_q(
-        "{'ik_root_ids':[0],'bones':["
-        " {'id':0,'name':'a','rot':0.5,'ik_target_id':2,'ik_bone_ids':[0,1]},"
-        " {'id':1,'name':'b','parent_id':0,'pos':{'x':10,'y':0}},"
-        " {'id':2,'name':'target','pos':{'x':10,'y':0}}]}");
+    struct armature *arm =
+        load_q("{'ik_root_ids':[0],'bones':["
+               " {'id':0,'name':'a','rot':0.5,'ik_target_id':2,'ik_bone_ids':[0,1]},"
+               " {'id':1,'name':'b','parent_id':0,'pos':{'x':10,'y':0}},"
+               " {'id':2,'name':'target','pos':{'x':10,'y':0}}]}");
     struct pose *p = pose_new(arm);
     rest_step(p, NULL);
     ck_assert_double_eq_tol(p->out[0].rot, 0.0, TOL);
@@ -345,8 +345,7 @@ static void assert_chain_rots(const struct pose *p, double rot_a, double rot_b, 
     assert_pos(p, 2, bx + 10 * cos(rot_b), by + 10 * sin(rot_b), tol * 20);
 }
 
-static struct armature *straight_chain(const char *mode, const char *constraint,
-                                       const char *anims)
+static struct armature *straight_chain(const char *mode, const char *constraint, const char *anims)
 {
     return load_q("{'ik_root_ids':[0],'bones':["
                   " {'id':0,'name':'a','ik_target_id':3,'ik_bone_ids':[0,1,2],"
@@ -377,10 +376,10 @@ START_TEST(ik_mode_keyframe_switches_solver)
     /* The same straight chain solved by FABRIK: two 10-long links to (0, 16) put the elbow
      * at (6, 8) (10 from both ends, on the side the chain starts: right). An IkMode
      * keyframe "Arc" switches the family to Arc. */
-    struct armature *arm = straight_chain(
-        "FABRIK", "None",
-        "{'name':'arc','keyframes':[{'frame':0,'bone_id':0,'element':'IkMode',"
-        "'value_str':'Arc'}]}");
+    struct armature *arm =
+        straight_chain("FABRIK", "None",
+                       "{'name':'arc','keyframes':[{'frame':0,'bone_id':0,'element':'IkMode',"
+                       "'value_str':'Arc'}]}");
     struct pose *p = pose_new(arm);
     rest_step(p, NULL);
     assert_chain_rots(p, atan2(8, 6), atan2(8, -6), 1e-6);
@@ -641,11 +640,11 @@ START_TEST(rotation_damping)
 {
     /* World rotation 0.5 + 0.5 = 1; state from 0, damping 4: each step adds 1/4 of the
      * remaining angle: 0.25, 0.4375, 0.578125. */
-    struct armature *arm = load_q(
-        "{'bones':[{'id':0,'name':'root','rot':0.5},"
-        " {'id':1,'name':'arm','parent_id':0,'rot':0.5,'pos':{'x':10,'y':0},"
-        "  'phys_rot_damping':4},"
-        " {'id':2,'name':'hand','parent_id':1,'pos':{'x':2,'y':0}}]}");
+    struct armature *arm =
+        load_q("{'bones':[{'id':0,'name':'root','rot':0.5},"
+               " {'id':1,'name':'arm','parent_id':0,'rot':0.5,'pos':{'x':10,'y':0},"
+               "  'phys_rot_damping':4},"
+               " {'id':2,'name':'hand','parent_id':1,'pos':{'x':2,'y':0}}]}");
     struct pose *p = pose_new(arm);
     const double expect[] = {0.25, 0.4375, 0.578125};
     for (int n = 0; n < 3; n++) {
@@ -756,16 +755,16 @@ START_TEST(weighted_binds)
      *   v1 (0, 10)  weight 1:   handle's (90, 0)
      *   v2 (10, 10) weight 0.5: halfway between own (25, 10) and handle's (90, 10): (57.5, 10)
      * An unset bind (bone -1) is skipped. */
-    struct armature *arm = load_q(
-        "{'bones':["
-        " {'id':0,'name':'mesh','pos':{'x':5,'y':0},'scale':{'x':2,'y':1},"
-        "  'vertices':[{'id':0,'pos':{'x':10,'y':0}},{'id':1,'pos':{'x':0,'y':10}},"
-        "              {'id':2,'pos':{'x':10,'y':10}}],"
-        "  'indices':[0,1,2],"
-        "  'binds':[{'bone_id':1,'is_path':false,'verts':[{'id':0,'weight':0},"
-        "             {'id':1,'weight':1},{'id':2,'weight':0.5}]},"
-        "           {'bone_id':-1,'verts':[{'id':0,'weight':1}]}]},"
-        " {'id':1,'name':'handle','pos':{'x':100,'y':0},'rot':" HALF_PI_JSON "}]}");
+    struct armature *arm =
+        load_q("{'bones':["
+               " {'id':0,'name':'mesh','pos':{'x':5,'y':0},'scale':{'x':2,'y':1},"
+               "  'vertices':[{'id':0,'pos':{'x':10,'y':0}},{'id':1,'pos':{'x':0,'y':10}},"
+               "              {'id':2,'pos':{'x':10,'y':10}}],"
+               "  'indices':[0,1,2],"
+               "  'binds':[{'bone_id':1,'is_path':false,'verts':[{'id':0,'weight':0},"
+               "             {'id':1,'weight':1},{'id':2,'weight':0.5}]},"
+               "           {'bone_id':-1,'verts':[{'id':0,'weight':1}]}]},"
+               " {'id':1,'name':'handle','pos':{'x':100,'y':0},'rot':" HALF_PI_JSON "}]}");
     struct pose *p = pose_new(arm);
     rest_step(p, NULL);
     assert_vert(p, 0, 25, 0, TOL);
@@ -785,16 +784,16 @@ START_TEST(path_binds)
      *   v0 (2,0) w 1 on P1: angle of (0,1) = 90 deg:    (0,0) + (0, 2)            = (0, 2)
      *   v1 (2,0) w 1 on P2: angle of (-1,1) = 135 deg:  (10,0) + 2 (-1/r2, 1/r2)  = (10 - r2, r2)
      *   v2 (2,1) w .5 on P3: angle of (-1,0) = 180 deg: (10,10) + .5 (-2, -1)     = (9, 9.5) */
-    struct armature *arm = load_q(
-        "{'bones':["
-        " {'id':0,'name':'mesh','vertices':[{'id':0,'pos':{'x':2,'y':0}},"
-        "   {'id':1,'pos':{'x':2,'y':0}},{'id':2,'pos':{'x':2,'y':1}}],"
-        "  'binds':[{'bone_id':1,'is_path':true,'verts':[{'id':0,'weight':1}]},"
-        "           {'bone_id':2,'is_path':true,'verts':[{'id':1,'weight':1}]},"
-        "           {'bone_id':3,'is_path':true,'verts':[{'id':2,'weight':0.5}]}]},"
-        " {'id':1,'name':'p1'},"
-        " {'id':2,'name':'p2','pos':{'x':10,'y':0}},"
-        " {'id':3,'name':'p3','pos':{'x':10,'y':10}}]}");
+    struct armature *arm =
+        load_q("{'bones':["
+               " {'id':0,'name':'mesh','vertices':[{'id':0,'pos':{'x':2,'y':0}},"
+               "   {'id':1,'pos':{'x':2,'y':0}},{'id':2,'pos':{'x':2,'y':1}}],"
+               "  'binds':[{'bone_id':1,'is_path':true,'verts':[{'id':0,'weight':1}]},"
+               "           {'bone_id':2,'is_path':true,'verts':[{'id':1,'weight':1}]},"
+               "           {'bone_id':3,'is_path':true,'verts':[{'id':2,'weight':0.5}]}]},"
+               " {'id':1,'name':'p1'},"
+               " {'id':2,'name':'p2','pos':{'x':10,'y':0}},"
+               " {'id':3,'name':'p3','pos':{'x':10,'y':10}}]}");
     struct pose *p = pose_new(arm);
     rest_step(p, NULL);
     double r2 = sqrt(2.0);
@@ -834,12 +833,13 @@ START_TEST(path_binds_laying_every_vertex)
                                     " {'id':2,'name':'p2','pos':{'x':10,'y':0}}]}";
     char json[1024];
     /* both vertices laid by paths, one twice */
-    snprintf(json, sizeof json,
-             "{'bones':[{'id':0,'name':'mesh','pos':{'x':5,'y':3},'rot':0.4,"
-             "'vertices':[{'id':0,'pos':{'x':2,'y':0}},{'id':1,'pos':{'x':1,'y':1}}],"
-             "'binds':[{'bone_id':1,'is_path':true,'verts':[{'id':0,'weight':1},"
-             "{'id':1,'weight':0.5}]},{'bone_id':2,'is_path':true,'verts':[{'id':1,'weight':1}]}]},%s",
-             tail);
+    snprintf(
+        json, sizeof json,
+        "{'bones':[{'id':0,'name':'mesh','pos':{'x':5,'y':3},'rot':0.4,"
+        "'vertices':[{'id':0,'pos':{'x':2,'y':0}},{'id':1,'pos':{'x':1,'y':1}}],"
+        "'binds':[{'bone_id':1,'is_path':true,'verts':[{'id':0,'weight':1},"
+        "{'id':1,'weight':0.5}]},{'bone_id':2,'is_path':true,'verts':[{'id':1,'weight':1}]}]},%s",
+        tail);
     assert_laid(json, true);
     /* vertex 1 is not reached: it keeps its placement */
     snprintf(json, sizeof json,
@@ -864,9 +864,8 @@ END_TEST
 
 /* One bone at (10, 5), rot 0.5, with a vertex at local (1, 0): world vertex
  * (10 + cos 0.5, 5 + sin 0.5). */
-static const char *OPTS_ARM =
-    "{'bones':[{'id':0,'name':'b','pos':{'x':10,'y':5},'rot':0.5,"
-    " 'vertices':[{'id':0,'pos':{'x':1,'y':0}}]}]}";
+static const char *OPTS_ARM = "{'bones':[{'id':0,'name':'b','pos':{'x':10,'y':5},'rot':0.5,"
+                              " 'vertices':[{'id':0,'pos':{'x':1,'y':0}}]}]}";
 
 static void run_opts(struct armature *arm, struct construct_opts *o, struct pose **out)
 {
@@ -993,10 +992,10 @@ START_TEST(bone_matrix_maps_points)
      * (2, 0.5). World: rot 0.7, pos (1, 2) + rot0.3(3, 4), scale (2, 0.5). A point (1, 1)
      * of the child's space: (2, 0.5) rotated by 0.7, + pos. The mesh vertex at (1, 1) must
      * land on the same point. */
-    struct armature *arm = load_q(
-        "{'bones':[{'id':0,'name':'parent','pos':{'x':1,'y':2},'rot':0.3},"
-        " {'id':1,'name':'b','parent_id':0,'pos':{'x':3,'y':4},'rot':0.4,"
-        "  'scale':{'x':2,'y':0.5},'vertices':[{'id':0,'pos':{'x':1,'y':1}}]}]}");
+    struct armature *arm =
+        load_q("{'bones':[{'id':0,'name':'parent','pos':{'x':1,'y':2},'rot':0.3},"
+               " {'id':1,'name':'b','parent_id':0,'pos':{'x':3,'y':4},'rot':0.4,"
+               "  'scale':{'x':2,'y':0.5},'vertices':[{'id':0,'pos':{'x':1,'y':1}}]}]}");
     struct pose *p = pose_new(arm);
     rest_step(p, NULL);
     double px = 1 + 3 * cos(0.3) - 4 * sin(0.3), py = 2 + 3 * sin(0.3) + 4 * cos(0.3);
@@ -1439,14 +1438,14 @@ END_TEST
  * diagonals, with signed zeros, infinities and NaN: within 2^-51 (about an ulp of pi). */
 START_TEST(ik_angle_is_atan2)
 {
-    static const double edge[] = {0.0, -0.0, 1.0, -1.0, 1e-300, -1e-300, 1e300, -1e300,
-                                  INFINITY, -INFINITY, 3.0, -7.5};
+    static const double edge[] = {0.0,   -0.0,   1.0,      -1.0,      1e-300, -1e-300,
+                                  1e300, -1e300, INFINITY, -INFINITY, 3.0,    -7.5};
     size_t n = sizeof edge / sizeof edge[0];
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++) {
             double y = edge[i], x = edge[j], a = ik_angle(y, x), b = atan2(y, x);
-            ck_assert_msg(a == b || fabs(a - b) <= 0x1p-51, "(%g, %g): %.17g, atan2 %.17g", y, x,
-                          a, b);
+            ck_assert_msg(a == b || fabs(a - b) <= 0x1p-51, "(%g, %g): %.17g, atan2 %.17g", y, x, a,
+                          b);
             ck_assert_msg(signbit(a) == signbit(b), "(%g, %g): sign of %g, atan2 %g", y, x, a, b);
         }
     ck_assert(isnan(ik_angle(NAN, 1.0)) && isnan(ik_angle(1.0, NAN)));

@@ -400,8 +400,8 @@ static unsigned assert_premultiplied_and_marked(const uint8_t *px, uint32_t w, u
                 for (uint32_t x = bx * 4; x < bx * 4 + 8 && x < w; x++)
                     empty &= px[((size_t)y * w + x) * 4 + 3] == 0;
             bool marked = at->clear[by * at->clear_stride + bx / 8] >> (bx % 8) & 1;
-            ck_assert_msg(marked == empty, "libpng %d: block %u,%u marked %d, empty %d",
-                          by_libpng, bx, by, marked, empty);
+            ck_assert_msg(marked == empty, "libpng %d: block %u,%u marked %d, empty %d", by_libpng,
+                          bx, by, marked, empty);
             clear_blocks += empty;
         }
     return clear_blocks;
@@ -464,7 +464,9 @@ START_TEST(atlas_premultiply_and_clear_blocks)
         for (uint32_t x = 0; x < W; x++) {
             unsigned kind = (x / 3 + y / 5) % 4, v = (x * 37 + y * 91) & 255;
             put_pixel(px + ((size_t)y * W + x) * 4, v,
-                      kind == 0 ? 0 : kind == 1 ? 255 : (uint8_t)(1 + v % 254));
+                      kind == 0   ? 0
+                      : kind == 1 ? 255
+                                  : (uint8_t)(1 + v % 254));
         }
     for (uint32_t y = 4; y < 12; y++) /* two whole block rows empty but for one pixel */
         for (uint32_t x = 0; x < W; x++)
@@ -492,7 +494,9 @@ START_TEST(atlas_premultiply_sixteen_at_once)
                       kind == 0   ? 0
                       : kind == 1 ? 255
                       : kind == 2 ? (uint8_t)(1 + v % 254)
-                                  : (uint8_t)(x % 3 == 0 ? 0 : x % 3 == 1 ? 255 : 128));
+                                  : (uint8_t)(x % 3 == 0   ? 0
+                                              : x % 3 == 1 ? 255
+                                                           : 128));
         }
     for (uint32_t x = 0; x < W; x++) /* rows 8 and 9 empty: their blocks may be marked */
         px[((size_t)8 * W + x) * 4 + 3] = px[((size_t)9 * W + x) * 4 + 3] = 0;
@@ -542,7 +546,11 @@ static size_t make_png(const uint8_t *px, uint32_t w, uint32_t h, const uint8_t 
         d[0] = f;
         for (size_t i = 0; i < row; i++) {
             int a = i >= 4 ? cur[i - 4] : 0, b = up ? up[i] : 0, c = up && i >= 4 ? up[i - 4] : 0;
-            int pred = f == 1 ? a : f == 2 ? b : f == 3 ? (a + b) / 2 : f == 4 ? paeth_ref(a, b, c) : 0;
+            int pred = f == 1   ? a
+                       : f == 2 ? b
+                       : f == 3 ? (a + b) / 2
+                       : f == 4 ? paeth_ref(a, b, c)
+                                : 0;
             d[1 + i] = (uint8_t)(cur[i] - pred);
         }
     }
@@ -608,8 +616,7 @@ static uint8_t *sparse_pixels(uint32_t w, uint32_t h)
                 memcpy(p, &c, 4);
             } else if (!in_rect && !lone) {
                 memset(p, 0, 4);
-            }
-            else if (lone && s % 3 == 0)
+            } else if (lone && s % 3 == 0)
                 p[3] = 0; /* colour with no alpha: decoded as it is, as libpng does */
         }
     for (uint32_t y = 3; y < h; y += 4) /* rows as the one above: Paeth's zeros over colour */
@@ -631,7 +638,8 @@ static void assert_reads_back(const uint8_t *png, size_t len, const uint8_t *px,
     ck_assert_int_eq(th_png_decode(png, len, &pw, &ph, &lib), 0);
     for (size_t i = 0; i < (size_t)w * h * 4; i++) {
         ck_assert_msg(fast[i] == px[i], "%s: byte %zu is %u, want %u", what, i, fast[i], px[i]);
-        ck_assert_msg(lib[i] == px[i], "%s: libpng byte %zu is %u, want %u", what, i, lib[i], px[i]);
+        ck_assert_msg(lib[i] == px[i], "%s: libpng byte %zu is %u, want %u", what, i, lib[i],
+                      px[i]);
     }
     free(fast);
     free(lib);
@@ -641,8 +649,8 @@ START_TEST(atlas_reader_matches_libpng)
 {
     static const uint32_t sizes[][2] = {{1, 1},   {1, 7},   {3, 5},   {17, 9},
                                         {64, 33}, {257, 4}, {130, 41}};
-    static const uint8_t orders[][5] = {{0, 1, 2, 3, 4}, {4, 4, 4, 4, 4}, {3, 1, 4, 2, 0},
-                                        {2, 2, 2, 2, 2}, {1, 3, 1, 3, 1}};
+    static const uint8_t orders[][5] = {
+        {0, 1, 2, 3, 4}, {4, 4, 4, 4, 4}, {3, 1, 4, 2, 0}, {2, 2, 2, 2, 2}, {1, 3, 1, 3, 1}};
     for (size_t k = 0; k < 2 * sizeof sizes / sizeof sizes[0]; k++) {
         bool sparse = k % 2;
         uint32_t w = sizes[k / 2][0], h = sizes[k / 2][1];
@@ -680,7 +688,7 @@ START_TEST(atlas_reader_declines)
     ck_assert(!png_read_probe(png, len, &pw, &ph));
     free(png);
     len = make_png(px, w, h, bad, 1 << 20, NULL, &png);
-    ck_assert(png_read_probe(png, len, &pw, &ph)); /* the chunks are fine... */
+    ck_assert(png_read_probe(png, len, &pw, &ph));   /* the chunks are fine... */
     ck_assert(!png_read_rgba8(png, len, w, h, out)); /* ...a row's filter is not */
     void *skf;
     size_t slen;
@@ -720,8 +728,8 @@ static int atlases_of(const char *path)
             ck_assert_ptr_nonnull(fast = malloc((size_t)w * h * 4 + h));
             ck_assert_msg(png_read_rgba8(png, st.size, w, h, fast), "%s %s", path, name);
             ck_assert_int_eq(th_png_decode(png, st.size, &lw, &lh, &lib), 0);
-            ck_assert_msg(!memcmp(fast, lib, (size_t)w * h * 4), "%s %s: differs from libpng",
-                          path, name);
+            ck_assert_msg(!memcmp(fast, lib, (size_t)w * h * 4), "%s %s: differs from libpng", path,
+                          name);
             free(lib);
             free(fast);
             n++;
@@ -1669,8 +1677,8 @@ static const struct err_case layout_errors[] = {
      "armature.json: physics[0].pos_damping: expected a number", EXACT},
     {"{'physics':[{'global_pos':3}],'bones':[{'physics_id':0}]}", 0, BADF,
      "armature.json: physics[0].global_pos: expected an object {\"x\", \"y\"}", EXACT},
-    {"{'visuals':[{'binds':[{'bone_id':5}],'vertices':[{}]}],'bones':[{'visuals_id':0}]}", 0,
-     BADF, "armature.json: visuals[0].binds[0].bone_id: 5 is out of range", EXACT},
+    {"{'visuals':[{'binds':[{'bone_id':5}],'vertices':[{}]}],'bones':[{'visuals_id':0}]}", 0, BADF,
+     "armature.json: visuals[0].binds[0].bone_id: 5 is out of range", EXACT},
     {"{'bones':[{}],'visuals':[],'animations':[{'keyframes':[{'element':'MimicTarget',"
      "'value':1},{'element':'Mimic'}]}]}",
      0, BADF, "armature.json: animations[0].keyframes[1].element: unknown element \"Mimic\"",

@@ -349,10 +349,9 @@ static const struct {
     int value;
     const char *name;
 } proto_opcodes[] = {
-    {1, "HELLO"},  {2, "PING"},  {3, "LOAD_PATH"},    {4, "LOAD_BYTES"},
-    {5, "UNLOAD"}, {6, "INFO"},  {7, "INSTANCE_NEW"}, {8, "INSTANCE_FREE"},
-    {9, "POSE"},   {10, "MESH"}, {11, "RENDER"},      {12, "STATS"},
-    {13, "INFO_JSON"},
+    {1, "HELLO"},   {2, "PING"},         {3, "LOAD_PATH"},     {4, "LOAD_BYTES"}, {5, "UNLOAD"},
+    {6, "INFO"},    {7, "INSTANCE_NEW"}, {8, "INSTANCE_FREE"}, {9, "POSE"},       {10, "MESH"},
+    {11, "RENDER"}, {12, "STATS"},       {13, "INFO_JSON"},
 };
 
 /* PROTOCOL.md "Status codes", copied by hand (fault: 1 client, 0 none or server). */
@@ -1044,8 +1043,8 @@ START_TEST(writer_pose_bone_matches_fields)
 {
     const double tint[4] = {255, 128.5, 0, 64};
     const double verts[4] = {1.25, -2.5, 1e-9, 42};
-    struct skp_pose_bone rec = {{1, 2, 0.5, -1, 3, 0.25, 0.5, -0.5, 0.25, 7, -8},
-                                1, -3, "face.png", 8, tint, 2, verts};
+    struct skp_pose_bone rec = {
+        {1, 2, 0.5, -1, 3, 0.25, 0.5, -0.5, 0.25, 7, -8}, 1, -3, "face.png", 8, tint, 2, verts};
     uint8_t want[256], got[256];
     struct skp_writer a, b;
     skp_writer_init(&a, want, sizeof want);
@@ -2371,8 +2370,8 @@ START_TEST(query_refuses_command_line_only_flags)
     char qm[] = "matrix", qm2[] = "matrix";
     ck_assert_int_eq(skp_cli_query(qm, SKP_CLI_POSE_FLAGS, &a, msg, sizeof msg), 0);
     ck_assert_ptr_nonnull(a.value[SKP_CLI_MATRIX]);
-    ck_assert_int_eq(skp_cli_query(qm2, SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS, &a, msg, sizeof msg),
-                     -1);
+    ck_assert_int_eq(
+        skp_cli_query(qm2, SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS, &a, msg, sizeof msg), -1);
     ck_assert_str_eq(msg, "parameter \"matrix\" does not apply to this resource");
 }
 END_TEST
@@ -2527,7 +2526,7 @@ START_TEST(fmt_g9_matches_printf)
         s ^= s >> 7;
         s ^= s << 17;
         double mant = (double)(s >> 11) / 9007199254740992.0; /* [0, 1) */
-        int dec = (int)(s % 21) - 6;                            /* 1e-6 .. 1e15 */
+        int dec = (int)(s % 21) - 6;                          /* 1e-6 .. 1e15 */
         double v = (mant + 0.05) * pow(10.0, dec) * ((s >> 7) & 1 ? -1 : 1);
         if (i % 7 == 0)
             v = round(v * 1e4) / 1e4; /* short decimals, many trailing zeros */
@@ -2545,10 +2544,22 @@ START_TEST(fmt_g9_matches_printf)
         checked++;
     }
     ck_assert_int_gt(checked, 1500000);
-    static const double edges[] = {1e-5,        9.9999999949e-5, 0.000123456789, 0.5,
-                                   1,           9.9999999949,    9.99999999501,  999999999.5,
-                                   123456789.5, 123456788.5,     1e9,            1e14,
-                                   999999999999999.875, 1e-5 * 1.0000000001, 2.5e-5, -3.14159265358979};
+    static const double edges[] = {1e-5,
+                                   9.9999999949e-5,
+                                   0.000123456789,
+                                   0.5,
+                                   1,
+                                   9.9999999949,
+                                   9.99999999501,
+                                   999999999.5,
+                                   123456789.5,
+                                   123456788.5,
+                                   1e9,
+                                   1e14,
+                                   999999999999999.875,
+                                   1e-5 * 1.0000000001,
+                                   2.5e-5,
+                                   -3.14159265358979};
     for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
         size_t n = skp_fmt_g9(got, edges[i]);
         snprintf(want, sizeof want, "%.9g", edges[i]);

@@ -1210,42 +1210,44 @@ static void render_both_ways(const struct armature *arm, const char *what)
     image_init(&a);
     image_init(&b);
     for (int avx2 = 0; avx2 < 2; avx2++)
-    for (uint32_t anim = 0; anim < (arm->anim_count ? arm->anim_count : 1); anim++)
-        for (int variant = 0; variant < 4; variant++) {
-            struct render_opts o;
-            render_opts_default(&o);
-            o.width = 192;
-            o.height = 160;
-            o.samples = variant & 1 ? 1 : 4;
-            o.background[3] = variant == 2 ? 120 : 0;
-            o.straight_alpha = variant != 3;
-            struct eval_request r;
-            eval_request_init(&r);
-            if (arm->anim_count) {
-                r.count = 1;
-                r.anims[0] = (int)anim;
-                r.frames[0] = (arm->anims[anim].last_frame * (uint32_t)variant) / 3;
+        for (uint32_t anim = 0; anim < (arm->anim_count ? arm->anim_count : 1); anim++)
+            for (int variant = 0; variant < 4; variant++) {
+                struct render_opts o;
+                render_opts_default(&o);
+                o.width = 192;
+                o.height = 160;
+                o.samples = variant & 1 ? 1 : 4;
+                o.background[3] = variant == 2 ? 120 : 0;
+                o.straight_alpha = variant != 3;
+                struct eval_request r;
+                eval_request_init(&r);
+                if (arm->anim_count) {
+                    r.count = 1;
+                    r.anims[0] = (int)anim;
+                    r.frames[0] = (arm->anims[anim].last_frame * (uint32_t)variant) / 3;
+                }
+                struct bounds bd = {0, 0, 0, 0, true};
+                render_anim_bounds(arm, p, &r, &o, &bd);
+                render_fit(&bd, variant == 1 ? 2.5 : 0.9,
+                           &o); /* 2.5: magnified, cut at the edges */
+                pose_reset(p);
+                eval_run(p, &r, NULL);
+                raster_use_simd(true);
+                raster_use_avx2(avx2);
+                render_ok(arm, p, &o, &a);
+                raster_use_simd(false);
+                render_ok(arm, p, &o, &b);
+                raster_use_simd(true);
+                raster_use_avx2(true);
+                size_t n = (size_t)o.width * o.height * 4, bad = n;
+                for (size_t i = 0; i < n && bad == n; i++)
+                    if (a.rgba[i] != b.rgba[i])
+                        bad = i;
+                ck_assert_msg(bad == n,
+                              "%s anim %u variant %d: byte %zu is %u with SIMD%s, %u without", what,
+                              anim, variant, bad, bad < n ? a.rgba[bad] : 0,
+                              avx2 ? "" : " (SSE2 alone)", bad < n ? b.rgba[bad] : 0);
             }
-            struct bounds bd = {0, 0, 0, 0, true};
-            render_anim_bounds(arm, p, &r, &o, &bd);
-            render_fit(&bd, variant == 1 ? 2.5 : 0.9, &o); /* 2.5: magnified, cut at the edges */
-            pose_reset(p);
-            eval_run(p, &r, NULL);
-            raster_use_simd(true);
-            raster_use_avx2(avx2);
-            render_ok(arm, p, &o, &a);
-            raster_use_simd(false);
-            render_ok(arm, p, &o, &b);
-            raster_use_simd(true);
-            raster_use_avx2(true);
-            size_t n = (size_t)o.width * o.height * 4, bad = n;
-            for (size_t i = 0; i < n && bad == n; i++)
-                if (a.rgba[i] != b.rgba[i])
-                    bad = i;
-            ck_assert_msg(bad == n, "%s anim %u variant %d: byte %zu is %u with SIMD%s, %u without",
-                          what, anim, variant, bad, bad < n ? a.rgba[bad] : 0,
-                          avx2 ? "" : " (SSE2 alone)", bad < n ? b.rgba[bad] : 0);
-        }
     image_close(&a);
     image_close(&b);
     pose_free(p);
@@ -1387,7 +1389,8 @@ START_TEST(png_default_encoder_edges)
     ck_assert_uint_ge(n, total); /* n is a power of two, so the scatter below is one-to-one */
     for (int k = 0; k < 24; k++)
         for (size_t j = 0; j < fib[k]; j++)
-            skew[(at++ * 40503u) % n] = (uint8_t)(k * 11 + 1); /* 40503 is odd: a permutation mod 2^k */
+            skew[(at++ * 40503u) % n] =
+                (uint8_t)(k * 11 + 1); /* 40503 is odd: a permutation mod 2^k */
     roundtrip(skew, sw, sh, &po, &out, &scratch, "skewed symbol frequencies");
     free(skew);
 
