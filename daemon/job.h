@@ -35,7 +35,7 @@ struct worker {
     struct pose *scratch_pose;
     struct image image;
     struct byte_buf png_scratch;
-    struct frame_memo framing; /* the last fit camera's bounds (request_frame_memo) */
+    struct frame_memo framing; /* the last fit camera's bounds (request_frame_remember) */
 };
 
 /* The worker's scratch pose for arm, reset (made anew only when the armature changes; serial

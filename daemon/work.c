@@ -494,18 +494,20 @@ static int put_sheet(struct work *r, struct worker *w, struct render_out *out,
     return 0;
 }
 
-/* Bounds of the request's animation, for fit and for the sheet JSON. Framing plays the
- * animation through: on scratch, never on an instance's state. */
+/* Bounds of the request's animation, for fit and for the sheet JSON: the worker's last ones
+ * when the request is the same, else framing plays the animation through, on scratch, never
+ * on an instance's state. */
 static int frame_picture(struct work *r, struct worker *w, struct pose *p, struct bounds *b)
 {
+    if (request_frame_recall(&w->framing, r->arm_serial, &r->eval, &r->picture, b))
+        return 0;
     struct pose *scratch = r->pose ? worker_pose(w, p->arm, r->arm_serial) : p;
     if (!scratch) {
         fail(r, SKP_S_NO_MEMORY, "out of memory");
         return -1;
     }
-    bool played =
-        request_frame_memo(&w->framing, r->arm_serial, p->arm, scratch, &r->eval, &r->picture, b);
-    if (played && !r->pose)
+    request_frame_remember(&w->framing, r->arm_serial, p->arm, scratch, &r->eval, &r->picture, b);
+    if (!r->pose)
         pose_reset(p);
     return 0;
 }

@@ -254,24 +254,29 @@ static void frame_key_of(const struct eval_request *e, const struct picture_requ
         k->styles[i] = pr->opts.styles[i];
 }
 
-bool request_frame_memo(struct frame_memo *memo, uint64_t arm_id, const struct armature *arm,
-                        struct pose *scratch, const struct eval_request *e,
-                        struct picture_request *pr, struct bounds *b)
+bool request_frame_recall(const struct frame_memo *memo, uint64_t arm_id,
+                          const struct eval_request *e, struct picture_request *pr,
+                          struct bounds *b)
 {
     struct frame_key k;
     frame_key_of(e, pr, &k);
-    if (memo->valid && memo->arm_id == arm_id && !memcmp(&memo->key, &k, sizeof k)) {
-        *b = memo->bounds;
-        if (pr->fit)
-            render_fit(b, pr->fraction, &pr->opts);
+    if (!memo->valid || memo->arm_id != arm_id || memcmp(&memo->key, &k, sizeof k))
         return false;
-    }
+    *b = memo->bounds;
+    if (pr->fit)
+        render_fit(b, pr->fraction, &pr->opts);
+    return true;
+}
+
+void request_frame_remember(struct frame_memo *memo, uint64_t arm_id, const struct armature *arm,
+                            struct pose *scratch, const struct eval_request *e,
+                            struct picture_request *pr, struct bounds *b)
+{
     request_frame(arm, scratch, e, pr, b);
     memo->valid = true;
     memo->arm_id = arm_id;
-    memcpy(&memo->key, &k, sizeof k); /* padding included, unlike an assignment */
+    frame_key_of(e, pr, &memo->key); /* zeroed whole first: keys are compared with memcmp */
     memo->bounds = *b;
-    return true;
 }
 
 int request_play(struct pose *p, const struct eval_request *e, const struct construct_opts *o,

@@ -79,7 +79,7 @@ struct frame_key {
     int styles[RENDER_MAX_STYLES];
 };
 
-/* The last bounds request_frame_memo computed, for one caller (a worker): a daemon asked for
+/* The last bounds request_frame_remember computed, for one caller (a worker): a daemon asked for
  * the frames of one animation one request at a time plays the whole animation once, not once
  * a frame. Zero it to start; it owns nothing. */
 struct frame_memo {
@@ -89,12 +89,18 @@ struct frame_memo {
     struct bounds bounds;
 };
 
-/* request_frame, unless memo holds the bounds of an equal request on the armature the caller
- * names arm_id: then they are reused and scratch is not touched. Returns whether scratch was
- * played on (the caller resets it if it is to be used again). */
-bool request_frame_memo(struct frame_memo *memo, uint64_t arm_id, const struct armature *arm,
-                        struct pose *scratch, const struct eval_request *e,
-                        struct picture_request *pr, struct bounds *b);
+/* The bounds of an equal request on the armature the caller names arm_id, if memo holds
+ * them: then *b is set, pr's camera fitted as request_frame would, and true returned. Needs
+ * no pose, so a caller fetches one only on a miss. */
+bool request_frame_recall(const struct frame_memo *memo, uint64_t arm_id,
+                          const struct eval_request *e, struct picture_request *pr,
+                          struct bounds *b);
+
+/* request_frame on scratch (played on: the caller resets it if it is to be used again), and
+ * its bounds kept in memo for request_frame_recall. */
+void request_frame_remember(struct frame_memo *memo, uint64_t arm_id, const struct armature *arm,
+                            struct pose *scratch, const struct eval_request *e,
+                            struct picture_request *pr, struct bounds *b);
 
 /* Called for each frame the request outputs: frame is the first animation's frame number
  * (0 when it would be negative), index its place in the range (0 for a single frame). A
