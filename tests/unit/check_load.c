@@ -1494,6 +1494,13 @@ static const struct err_case json_errors[] = {
      "armature.json: bones[1].pos.y: expected a number", EXACT},
     {"{'bones':[{'tint':{'r':'red'}}]}", 0, BADF,
      "armature.json: bones[0].tint.r: expected a number", EXACT},
+    /* a vector's or colour's path is made only when a component is wrong: any component */
+    {"{'bones':[{'scale':{'x':'1'}}]}", 0, BADF,
+     "armature.json: bones[0].scale.x: expected a number", EXACT},
+    {"{'bones':[{'tint':{'r':1,'g':1,'b':1,'a':'1'}}]}", 0, BADF,
+     "armature.json: bones[0].tint.a: expected a number", EXACT},
+    {"{'bones':[{'phys_global_pos':{'x':0,'y':[]}}]}", 0, BADF,
+     "armature.json: bones[0].phys_global_pos.y: expected a number", EXACT},
     {"{'bones':[{'parent_id':'0'}]}", 0, BADF,
      "armature.json: bones[0].parent_id: expected a number", EXACT},
     {"{'bones':[{}],'animations':[{'keyframes':[{'frame':'3'}]}]}", 0, BADF,
