@@ -371,7 +371,7 @@ SKC_API uint32_t skc_reply_id(const skc_reply *r);
 /* Accessors: each returns NULL (and sets *count or *len to 0) when r holds no such part or
  * the part is empty. count and len may be NULL. Everything returned is owned by r. */
 
-/* LOAD_PATH, LOAD_BYTES: the armature id, SKC_ID_SIZE bytes. */
+/* LOAD_PATH, LOAD_BYTES (and skc_async_ensure's INFO): the armature id, SKC_ID_SIZE bytes. */
 SKC_API const unsigned char *skc_reply_armature_id(const skc_reply *r);
 /* LOAD_PATH, LOAD_BYTES, INFO. */
 SKC_API const skc_summary *skc_reply_summary(const skc_reply *r);
@@ -615,6 +615,14 @@ SKC_API int skc_async_mesh(skc_async *ac, const skc_eval *ev, skc_async_cb cb, v
 SKC_API int skc_async_render(skc_async *ac, const skc_eval *ev, const skc_render_opts *ro,
                              skc_async_cb cb, void *privdata);
 SKC_API int skc_async_stats(skc_async *ac, skc_async_cb cb, void *privdata);
+
+/* skc_ensure without waiting: INFO of the id computed here (skc_id_of), then LOAD_BYTES only
+ * if the daemon answers NOT_FOUND; the bytes are copied now. The callback is called once, with
+ * the INFO reply when the daemon had the armature or the LOAD_BYTES reply when it did not;
+ * skc_reply_armature_id gives the id in both. An error is INFO's, or LOAD_BYTES's once sent
+ * (SKC_ESERVER with skc_async_status SKC_S_BAD_FILE for bytes that are no .skf). */
+SKC_API int skc_async_ensure(skc_async *ac, const void *skf, size_t len, skc_async_cb cb,
+                             void *privdata);
 
 #ifdef __cplusplus
 }

@@ -146,6 +146,10 @@ void skc__hello_reply(skc_client *c, const skc_reply *r);
 /* The HELLO reply's fields, for skc_hello (owned by r). */
 const char *skc__reply_hello(const skc_reply *r, unsigned *version, uint32_t *max_frame);
 
+/* Gives r (an INFO reply, which carries none) the armature id it was asked about, kept in r:
+ * skc_async_ensure's callback reads the id from whichever reply it gets. */
+void skc__reply_set_armature_id(skc_reply *r, const unsigned char id[SKC_ID_SIZE]);
+
 /* ---- skc_async (skc_async.c) ---------------------------------------------------------- */
 
 /* The connection of ac's client is about to close: the adapter lets go of the descriptor. */

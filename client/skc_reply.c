@@ -20,6 +20,7 @@ struct skc_reply {
     uint8_t *raw; /* the frame body */
     struct chunk *arena;
     const unsigned char *armature_id;
+    unsigned char own_id[SKC_ID_SIZE]; /* armature_id when the client set it (not the wire) */
     skc_summary summary;
     int has_summary;
     skc_bone_info *infos;
@@ -368,6 +369,12 @@ uint32_t skc_reply_id(const skc_reply *r)
 const unsigned char *skc_reply_armature_id(const skc_reply *r)
 {
     return r ? r->armature_id : NULL;
+}
+
+void skc__reply_set_armature_id(skc_reply *r, const unsigned char id[SKC_ID_SIZE])
+{
+    memcpy(r->own_id, id, SKC_ID_SIZE);
+    r->armature_id = r->own_id;
 }
 
 const skc_summary *skc_reply_summary(const skc_reply *r)

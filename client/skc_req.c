@@ -1,7 +1,9 @@
 /* Requests (PROTOCOL.md "Messages"): argument checks, body encoders, and the public blocking,
  * pipelined and asynchronous calls built from them. The library checks only what it needs to
  * encode a request (counts, lengths, field ranges); the daemon judges the meaning. */
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "skc_int.h"
@@ -579,6 +581,62 @@ int skc_async_load_bytes(skc_async *ac, const void *skf, size_t len, skc_async_c
     skc_client *c = astart(ac);
     int rc = c ? check_ptr(c, skf, "skf") : SKC_EINVAL;
     return rc ? rc : skc__async_queue(ac, SKP_OP_LOAD_BYTES, enc_blob, &b, len + 4, cb, privdata);
+}
+
+/* skc_async_ensure between INFO's reply and LOAD_BYTES's: the caller's callback, the id, and
+ * a copy of the bytes, sent only if the daemon lacks them. */
+struct ensure {
+    skc_async_cb cb;
+    void *privdata;
+    unsigned char id[SKC_ID_SIZE];
+    size_t len;
+    unsigned char skf[];
+};
+
+static void ensure_done(skc_async *ac, struct ensure *e, int err, skc_reply *r)
+{
+    if (e->cb)
+        e->cb(ac, err, r, e->privdata);
+    else
+        skc_reply_free(r);
+    free(e);
+}
+
+static void ensure_loaded(skc_async *ac, int err, skc_reply *r, void *privdata)
+{
+    ensure_done(ac, privdata, err, r);
+}
+
+/* INFO answered: the daemon has the armature (the reply goes to the caller, with the id), or
+ * NOT_FOUND sends the bytes; any other outcome is the caller's. */
+static void ensure_info(skc_async *ac, int err, skc_reply *r, void *privdata)
+{
+    struct ensure *e = privdata;
+    if (err == SKC_ESERVER && skc_async_status(ac) == SKC_S_NOT_FOUND) {
+        err = skc_async_load_bytes(ac, e->skf, e->len, ensure_loaded, e);
+        if (!err)
+            return;
+    } else if (!err) {
+        skc__reply_set_armature_id(r, e->id);
+    }
+    ensure_done(ac, e, err, r);
+}
+
+int skc_async_ensure(skc_async *ac, const void *skf, size_t len, skc_async_cb cb, void *privdata)
+{
+    skc_client *c = astart(ac);
+    int rc = c ? check_ptr(c, skf, "skf") : SKC_EINVAL;
+    if (rc)
+        return rc;
+    struct ensure *e = len <= SIZE_MAX - sizeof *e ? malloc(sizeof *e + len) : NULL;
+    if (!e)
+        return skc__fail(c, SKC_ENOMEM, "out of memory copying %zu bytes", len);
+    *e = (struct ensure){cb, privdata, {0}, len};
+    memcpy(e->skf, skf, len);
+    if ((rc = skc_id_of(skf, len, e->id)) ||
+        (rc = skc__async_queue(ac, SKP_OP_INFO, enc_id, e->id, SKP_ID_SIZE, ensure_info, e)))
+        free(e);
+    return rc;
 }
 
 /* UNLOAD, INFO and INSTANCE_NEW: a body of one armature id. */

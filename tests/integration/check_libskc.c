@@ -453,6 +453,81 @@ START_TEST(uv_pipeline_matches_blocking)
 }
 END_TEST
 
+/* skc_async_ensure, each one queued from the callback of the one before: the first uploads
+ * (its reply is LOAD_BYTES's), the second finds the armature cached (INFO's reply, carrying
+ * the id, and no upload), the third's bytes are no .skf (the upload's BAD_FILE). */
+struct ensure_run {
+    skc_client *stats; /* a blocking connection counting uploads */
+    const unsigned char *skf;
+    size_t len;
+    int calls, err[3], status[3];
+    skc_reply *reply[3];
+    uint64_t uploads_after[3];
+};
+
+static void on_ensured(skc_async *ac, int err, skc_reply *r, void *privdata)
+{
+    struct ensure_run *e = privdata;
+    static const char junk[] = "not a zip";
+    int k = e->calls++;
+    ck_assert_int_lt(k, 3);
+    e->err[k] = err;
+    e->status[k] = err == SKC_ESERVER ? skc_async_status(ac) : 0;
+    e->reply[k] = r;
+    e->uploads_after[k] = uploads(e->stats);
+    if (k == 0)
+        ck_assert_int_eq(skc_async_ensure(ac, e->skf, e->len, on_ensured, e), 0);
+    else if (k == 1)
+        ck_assert_int_eq(skc_async_ensure(ac, junk, sizeof junk, on_ensured, e), 0);
+    else
+        ck_assert_int_eq(skc_async_disconnect(ac), 0);
+}
+
+START_TEST(uv_ensure_uploads_only_when_missing)
+{
+    daemon_start(&g_daemon, NULL);
+    size_t len;
+    unsigned char *skf = sample("critter.skf", &len), *again = sample("critter.skf", &len),
+                  want[SKC_ID_SIZE];
+    ck_assert_int_eq(skc_id_of(skf, len, want), 0);
+    static struct ensure_run e;
+    memset(&e, 0, sizeof e);
+    e.stats = client_open(g_daemon.uri, NULL);
+    e.len = len;
+    e.skf = again; /* for the second ensure */
+    uint64_t n0 = uploads(e.stats);
+    uv_loop_t loop;
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    static struct run run;
+    memset(&run, 0, sizeof run);
+    skc_async *ac = async_open(&loop, &run, g_daemon.uri, NULL, 20000);
+    ck_assert_int_eq(skc_async_ensure(ac, skf, len, on_ensured, &e), 0);
+    memset(skf, 0, len); /* the bytes were copied: the caller's may go at once */
+    loop_finish(&loop);
+
+    ck_assert_int_eq(e.calls, 3);
+    ck_assert_int_eq(run.disconnect_err, 0);
+    ck_assert_msg(e.err[0] == 0 && e.err[1] == 0, "ensure failed: %d, %d", e.err[0], e.err[1]);
+    ck_assert_int_eq(skc_reply_op(e.reply[0]), SKC_OP_LOAD_BYTES);
+    ck_assert_uint_eq(e.uploads_after[0], n0 + 1);
+    ck_assert_int_eq(skc_reply_op(e.reply[1]), SKC_OP_INFO);
+    ck_assert_uint_eq(e.uploads_after[1], n0 + 1); /* cached: nothing sent */
+    for (int k = 0; k < 2; k++) {
+        ck_assert_ptr_nonnull(skc_reply_armature_id(e.reply[k]));
+        ck_assert(memcmp(skc_reply_armature_id(e.reply[k]), want, SKC_ID_SIZE) == 0);
+        ck_assert_ptr_nonnull(skc_reply_summary(e.reply[k]));
+        skc_reply_free(e.reply[k]);
+    }
+    ck_assert_int_eq(e.err[2], SKC_ESERVER);
+    ck_assert_int_eq(e.status[2], SKC_S_BAD_FILE);
+    ck_assert_ptr_null(e.reply[2]);
+    ck_assert_uint_eq(e.uploads_after[2], n0 + 2);
+    skc_free(e.stats);
+    free(skf);
+    free(again);
+}
+END_TEST
+
 START_TEST(uv_daemon_gone)
 {
     daemon_start(&g_daemon, NULL);
@@ -555,6 +630,7 @@ static Suite *libskc_suite(void)
     tc = tcase_create("uv");
     tcase_add_checked_fixture(tc, test_setup, test_teardown);
     tcase_add_test(tc, uv_pipeline_matches_blocking);
+    tcase_add_test(tc, uv_ensure_uploads_only_when_missing);
     tcase_add_test(tc, uv_daemon_gone);
     tcase_add_test(tc, uv_connect_timeout);
     tcase_set_timeout(tc, 300);
