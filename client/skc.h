@@ -620,7 +620,9 @@ SKC_API int skc_async_stats(skc_async *ac, skc_async_cb cb, void *privdata);
  * if the daemon answers NOT_FOUND; the bytes are copied now. The callback is called once, with
  * the INFO reply when the daemon had the armature or the LOAD_BYTES reply when it did not;
  * skc_reply_armature_id gives the id in both. An error is INFO's, or LOAD_BYTES's once sent
- * (SKC_ESERVER with skc_async_status SKC_S_BAD_FILE for bytes that are no .skf). */
+ * (SKC_ESERVER with skc_async_status SKC_S_BAD_FILE for bytes that are no .skf), or SKC_EIO
+ * or SKC_ENOMEM when the upload could not be queued (the connection ended). Each request has
+ * its own io_timeout_ms; a skc_async_disconnect called meanwhile waits for the upload too. */
 SKC_API int skc_async_ensure(skc_async *ac, const void *skf, size_t len, skc_async_cb cb,
                              void *privdata);
 

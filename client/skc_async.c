@@ -317,12 +317,14 @@ static void own_last(skc_async *ac, skc_async_cb cb, void *privdata, int timeout
     arm_for(ac, p->deadline);
 }
 
-int skc__async_queue(struct skc_async *ac, uint8_t op, skc__encoder enc, const void *arg,
-                     size_t size_hint, skc_async_cb cb, void *privdata)
+/* follow: the next step of a request already accepted, which a disconnect under way lets
+ * through (it waits for the replies of what was accepted). */
+static int queue(struct skc_async *ac, uint8_t op, skc__encoder enc, const void *arg,
+                 size_t size_hint, skc_async_cb cb, void *privdata, int follow)
 {
     skc_client *c = ac->c;
     uint32_t id;
-    if (ac->ending || ac->draining)
+    if (ac->ending || (ac->draining && !follow))
         return skc__fail(c, SKC_EIO, "the connection is %s",
                          ac->ending ? "closed" : "being disconnected");
     int rc = skc__queue(c, op, enc, arg, size_hint, &id);
@@ -331,6 +333,18 @@ int skc__async_queue(struct skc_async *ac, uint8_t op, skc__encoder enc, const v
     own_last(ac, cb, privdata, c->io_timeout_ms);
     watch(ac);
     return 0;
+}
+
+int skc__async_queue(struct skc_async *ac, uint8_t op, skc__encoder enc, const void *arg,
+                     size_t size_hint, skc_async_cb cb, void *privdata)
+{
+    return queue(ac, op, enc, arg, size_hint, cb, privdata, 0);
+}
+
+int skc__async_follow(struct skc_async *ac, uint8_t op, skc__encoder enc, const void *arg,
+                      size_t size_hint, skc_async_cb cb, void *privdata)
+{
+    return queue(ac, op, enc, arg, size_hint, cb, privdata, 1);
 }
 
 /* ---- the handle ------------------------------------------------------------------------- */

@@ -164,6 +164,11 @@ void skc__async_reply(struct skc_async *ac, struct skc__pending *p);
 int skc__async_queue(struct skc_async *ac, uint8_t op, skc__encoder enc, const void *arg,
                      size_t size_hint, skc_async_cb cb, void *privdata);
 
+/* skc__async_queue for the second step of a request already accepted (skc_async_ensure's
+ * LOAD_BYTES): skc_async_disconnect waits for it as for the first. */
+int skc__async_follow(struct skc_async *ac, uint8_t op, skc__encoder enc, const void *arg,
+                      size_t size_hint, skc_async_cb cb, void *privdata);
+
 /* The client inside ac, for argument checks and messages. */
 skc_client *skc__async_client(struct skc_async *ac);
 

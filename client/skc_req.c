@@ -584,13 +584,13 @@ int skc_async_load_bytes(skc_async *ac, const void *skf, size_t len, skc_async_c
 }
 
 /* skc_async_ensure between INFO's reply and LOAD_BYTES's: the caller's callback, the id, and
- * a copy of the bytes, sent only if the daemon lacks them. */
+ * a copy of the bytes, freed once LOAD_BYTES has taken its own or is not needed. */
 struct ensure {
     skc_async_cb cb;
     void *privdata;
     unsigned char id[SKC_ID_SIZE];
+    unsigned char *skf;
     size_t len;
-    unsigned char skf[];
 };
 
 static void ensure_done(skc_async *ac, struct ensure *e, int err, skc_reply *r)
@@ -599,6 +599,7 @@ static void ensure_done(skc_async *ac, struct ensure *e, int err, skc_reply *r)
         e->cb(ac, err, r, e->privdata);
     else
         skc_reply_free(r);
+    free(e->skf);
     free(e);
 }
 
@@ -608,14 +609,19 @@ static void ensure_loaded(skc_async *ac, int err, skc_reply *r, void *privdata)
 }
 
 /* INFO answered: the daemon has the armature (the reply goes to the caller, with the id), or
- * NOT_FOUND sends the bytes; any other outcome is the caller's. */
+ * NOT_FOUND sends the bytes, even while a disconnect waits (the ensure was accepted before
+ * it); any other outcome is the caller's. */
 static void ensure_info(skc_async *ac, int err, skc_reply *r, void *privdata)
 {
     struct ensure *e = privdata;
     if (err == SKC_ESERVER && skc_async_status(ac) == SKC_S_NOT_FOUND) {
-        err = skc_async_load_bytes(ac, e->skf, e->len, ensure_loaded, e);
-        if (!err)
+        struct blob b = {e->skf, e->len};
+        err = skc__async_follow(ac, SKP_OP_LOAD_BYTES, enc_blob, &b, e->len + 4, ensure_loaded, e);
+        if (!err) {
+            free(e->skf); /* the request holds its own copy now */
+            e->skf = NULL;
             return;
+        }
     } else if (!err) {
         skc__reply_set_armature_id(r, e->id);
     }
@@ -628,14 +634,23 @@ int skc_async_ensure(skc_async *ac, const void *skf, size_t len, skc_async_cb cb
     int rc = c ? check_ptr(c, skf, "skf") : SKC_EINVAL;
     if (rc)
         return rc;
-    struct ensure *e = len <= SIZE_MAX - sizeof *e ? malloc(sizeof *e + len) : NULL;
-    if (!e)
-        return skc__fail(c, SKC_ENOMEM, "out of memory copying %zu bytes", len);
-    *e = (struct ensure){cb, privdata, {0}, len};
-    memcpy(e->skf, skf, len);
-    if ((rc = skc_id_of(skf, len, e->id)) ||
-        (rc = skc__async_queue(ac, SKP_OP_INFO, enc_id, e->id, SKP_ID_SIZE, ensure_info, e)))
+    struct ensure *e = malloc(sizeof *e);
+    unsigned char *copy = malloc(len ? len : 1);
+    if (!e || !copy) {
         free(e);
+        free(copy);
+        return skc__fail(c, SKC_ENOMEM, "out of memory copying %zu bytes", len);
+    }
+    *e = (struct ensure){cb, privdata, {0}, copy, len};
+    memcpy(copy, skf, len);
+    if ((rc = skc_id_of(skf, len, e->id)))
+        rc = skc__fail(c, rc, "computing the armature id: out of memory");
+    else
+        rc = skc__async_queue(ac, SKP_OP_INFO, enc_id, e->id, SKP_ID_SIZE, ensure_info, e);
+    if (rc) {
+        free(copy);
+        free(e);
+    }
     return rc;
 }
 

@@ -528,6 +528,53 @@ START_TEST(uv_ensure_uploads_only_when_missing)
 }
 END_TEST
 
+static void on_ensured_once(skc_async *ac, int err, skc_reply *r, void *privdata)
+{
+    (void)ac;
+    struct slot *s = privdata;
+    ck_assert_int_eq(s->done, 0); /* exactly once */
+    s->done = 1;
+    s->err = err;
+    s->reply = r;
+}
+
+/* An ensure accepted before skc_async_disconnect still uploads (the disconnect waits for it),
+ * and one without a callback uploads too, its reply freed by the library (CI runs this under
+ * ASan and valgrind, which would report the leak). */
+START_TEST(uv_ensure_survives_disconnect)
+{
+    daemon_start(&g_daemon, NULL);
+    skc_client *c = client_open(g_daemon.uri, NULL);
+    size_t len, len2;
+    unsigned char *skf = sample("critter.skf", &len), *skf2 = sample("lamp-0.7.skf", &len2),
+                  want[SKC_ID_SIZE];
+    ck_assert_int_eq(skc_id_of(skf, len, want), 0);
+    uint64_t n0 = uploads(c);
+    uv_loop_t loop;
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    static struct run run;
+    memset(&run, 0, sizeof run);
+    static struct slot slot;
+    memset(&slot, 0, sizeof slot);
+    skc_async *ac = async_open(&loop, &run, g_daemon.uri, NULL, 20000);
+    ck_assert_int_eq(skc_async_ensure(ac, skf2, len2, NULL, NULL), 0);
+    ck_assert_int_eq(skc_async_ensure(ac, skf, len, on_ensured_once, &slot), 0);
+    ck_assert_int_eq(skc_async_disconnect(ac), 0);
+    ck_assert_int_eq(skc_async_ping(ac, "late", 4, on_slot, &run.ping), SKC_EIO);
+    loop_finish(&loop);
+    ck_assert_int_eq(slot.done, 1);
+    ck_assert_msg(slot.err == 0, "ensure during disconnect: %d", slot.err);
+    ck_assert_int_eq(skc_reply_op(slot.reply), SKC_OP_LOAD_BYTES);
+    ck_assert(memcmp(skc_reply_armature_id(slot.reply), want, SKC_ID_SIZE) == 0);
+    ck_assert_int_eq(run.disconnect_err, 0);
+    ck_assert_uint_eq(uploads(c), n0 + 2);
+    skc_reply_free(slot.reply);
+    skc_free(c);
+    free(skf);
+    free(skf2);
+}
+END_TEST
+
 START_TEST(uv_daemon_gone)
 {
     daemon_start(&g_daemon, NULL);
@@ -631,6 +678,7 @@ static Suite *libskc_suite(void)
     tcase_add_checked_fixture(tc, test_setup, test_teardown);
     tcase_add_test(tc, uv_pipeline_matches_blocking);
     tcase_add_test(tc, uv_ensure_uploads_only_when_missing);
+    tcase_add_test(tc, uv_ensure_survives_disconnect);
     tcase_add_test(tc, uv_daemon_gone);
     tcase_add_test(tc, uv_connect_timeout);
     tcase_set_timeout(tc, 300);
