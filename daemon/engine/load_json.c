@@ -381,6 +381,8 @@ static int read_phys(struct ctx *c, const struct src *ps, struct bone_phys *ph)
         {"global_orbit_diff", offsetof(struct bone_phys, global_orbit_diff), false},
     };
     char key[48]; /* the prefix once, then each name after it */
+    _Static_assert(sizeof "phys_" + sizeof "global_orbit_diff" <= sizeof key,
+                   "the longest prefix (struct src) and name fit");
     size_t pre = strlen(ps->prefix);
     memcpy(key, ps->prefix, pre);
     for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {

@@ -1331,6 +1331,41 @@ START_TEST(layout_decided_by_keys_not_version)
 }
 END_TEST
 
+/* Every physics field read from its own key, in both layouts: phys_-prefixed on the bone
+ * (0.5) and bare in physics[] (0.6/0.7), each given a distinct value. */
+START_TEST(every_physics_field_in_both_layouts)
+{
+    static const char fields[] =
+        "pos_damping':1,'%spos_ratio':2,'%sscale_damping':3,'%sscale_ratio':4,'%srot_damping':5,"
+        "'%ssway':6,'%srot_bounce':7,'%sglobal_pos':{'x':8,'y':9},"
+        "'%sglobal_scale':{'x':10,'y':11},'%sglobal_rot':12,'%sglobal_orbit':13,"
+        "'%sglobal_orbit_vel':14,'%sglobal_orbit_diff':15";
+    char body[1024], json[1400];
+    for (int arrays = 0; arrays < 2; arrays++) {
+        const char *p = arrays ? "" : "phys_";
+        snprintf(body, sizeof body, fields, p, p, p, p, p, p, p, p, p, p, p, p);
+        if (arrays)
+            snprintf(json, sizeof json,
+                     "{'version':'0.7.0','physics':[{'%s}],'bones':[{'id':0,'physics_id':0}]}",
+                     body);
+        else
+            snprintf(json, sizeof json, "{'bones':[{'id':0,'phys_%s}]}", body);
+        struct armature *arm = must_load(json, 0);
+        const struct bone_phys *ph = &arm->bones[0].phys;
+        ck_assert_msg(ph->pos_damping == 1 && ph->pos_ratio == 2 && ph->scale_damping == 3 &&
+                          ph->scale_ratio == 4 && ph->rot_damping == 5 && ph->sway == 6 &&
+                          ph->rot_bounce == 7,
+                      "layout %d: a number field read from the wrong key", arrays);
+        ck_assert_msg(ph->global_pos.x == 8 && ph->global_pos.y == 9 && ph->global_scale.x == 10 &&
+                          ph->global_scale.y == 11 && ph->global_rot == 12 &&
+                          ph->global_orbit == 13 && ph->global_orbit_vel == 14 &&
+                          ph->global_orbit_diff == 15,
+                      "layout %d: a global field read from the wrong key", arrays);
+        armature_free(arm);
+    }
+}
+END_TEST
+
 START_TEST(arrays_ignore_copies_on_bones)
 {
     /* Bone 0 carries 0.5-style copies that disagree with the arrays (tex, zindex, tint,
@@ -2319,6 +2354,7 @@ static Suite *load_suite(void)
     tcase_add_test(tc, arrays_tint_scaled_to_255);
     tcase_add_test(tc, layout_decided_by_keys_not_version);
     tcase_add_test(tc, arrays_ignore_copies_on_bones);
+    tcase_add_test(tc, every_physics_field_in_both_layouts);
     tcase_add_test(tc, arrays_shared_visuals_entry);
     tcase_add_test(tc, arrays_family_on_every_chain_bone);
     suite_add_tcase(s, tc);

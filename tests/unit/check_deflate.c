@@ -1,0 +1,150 @@
+/* The default deflate's two tokenizers agree byte for byte. deflate_dyn.c is built into this
+ * test a second time with __SSE2__ undefined, which is the byte-by-byte path a machine
+ * without SSE2 takes, and both builds must write the same stream for pictures made to put
+ * repeats of every length (below, at and above MIN_REPEAT) at every place in the sixteen
+ * bytes the SIMD path compares at once, with and without live spans. Each stream must also
+ * inflate (zlib) to its input. */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#undef __SSE2__
+#define deflate_dyn deflate_dyn_portable
+#define deflate_dyn_bound deflate_dyn_bound_portable
+#include "engine/deflate_dyn.c"
+#undef deflate_dyn
+#undef deflate_dyn_bound
+
+/* The library's build (SSE2 on x86-64), as deflate_dyn.h declares it. */
+size_t deflate_dyn(const uint8_t *in, size_t n, size_t stride, const int32_t *live, uint32_t adler,
+                   uint16_t *tokens, uint8_t *out);
+
+static uint32_t rng_state;
+
+static uint32_t rng(void)
+{
+    rng_state = rng_state * 1103515245u + 12345u;
+    return rng_state >> 8;
+}
+
+/* Scanlines of w pixels, h rows (filter byte 0 first): random bytes from a small alphabet
+ * broken by repeats of the byte 4 back or a row back, of lengths 1 to 24, so that repeats
+ * start and end everywhere. With spans, pixels outside [lo, hi) of each row are zero. */
+static uint8_t *picture(uint32_t w, uint32_t h, unsigned literal_pct, int32_t *live)
+{
+    size_t stride = (size_t)w * 4 + 1, n = stride * h;
+    uint8_t *in = calloc(n, 1);
+    ck_assert_ptr_nonnull(in);
+    for (uint32_t y = 0; y < h; y++) {
+        int32_t lo = 0, hi = (int32_t)w;
+        if (live) {
+            lo = (int32_t)(rng() % (w / 2 + 1));
+            hi = lo + (int32_t)(rng() % (w - (uint32_t)lo + 1));
+            if (y % 7 == 3)
+                lo = hi = 0; /* an empty row */
+            live[2 * y] = lo;
+            live[2 * y + 1] = hi;
+        }
+        uint8_t *line = in + y * stride + 1;
+        for (size_t i = (size_t)lo * 4; i < (size_t)hi * 4;) {
+            size_t at = (size_t)(line - in) + i;
+            if (at < stride || rng() % 100 < literal_pct) {
+                line[i++] = (uint8_t)(rng() % 6);
+                continue;
+            }
+            size_t d = rng() % 2 ? 4 : stride, run = 1 + rng() % 24;
+            for (; run > 0 && i < (size_t)hi * 4; run--, i++, at++)
+                in[at] = in[at - d];
+        }
+    }
+    return in;
+}
+
+/* Both builds on in[0..n): the same bytes, and they inflate to in. */
+static void both_agree(const uint8_t *in, size_t n, size_t stride, const int32_t *live,
+                       const char *what)
+{
+    size_t bound = deflate_dyn_bound(n) + 8;
+    uint16_t *tokens = malloc(n * sizeof *tokens);
+    uint8_t *a = malloc(bound), *b = malloc(bound), *back = malloc(n + 1);
+    ck_assert(tokens && a && b && back);
+    uint32_t adler = (uint32_t)adler32(adler32(0, NULL, 0), in, (uInt)n);
+    size_t la = deflate_dyn(in, n, stride, live, adler, tokens, a);
+    size_t lb = deflate_dyn_portable(in, n, stride, live, adler, tokens, b);
+    ck_assert_msg(la == lb && !memcmp(a, b, la), "%s: SSE2 %zu bytes, byte by byte %zu, differ",
+                  what, la, lb);
+    uLongf got = (uLongf)n + 1;
+    ck_assert_msg(uncompress(back, &got, a, (uLong)la) == Z_OK && got == n && !memcmp(back, in, n),
+                  "%s: the stream does not inflate to its input", what);
+    free(tokens);
+    free(a);
+    free(b);
+    free(back);
+}
+
+START_TEST(sse2_and_byte_by_byte_agree)
+{
+    static const uint32_t widths[] = {3, 4, 5, 17, 64, 131};
+    static const unsigned literal_pcts[] = {2, 20, 60, 95};
+    char what[96];
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+        for (size_t pi = 0; pi < sizeof literal_pcts / sizeof literal_pcts[0]; pi++)
+            for (int spans = 0; spans < 2; spans++)
+                for (uint32_t seed = 1; seed <= 6; seed++) {
+                    uint32_t w = widths[wi], h = 40;
+                    int32_t live[2 * 40];
+                    rng_state = seed * 7919u + (uint32_t)wi;
+                    uint8_t *in = picture(w, h, literal_pcts[pi], spans ? live : NULL);
+                    snprintf(what, sizeof what, "w %u, %u%% literals, spans %d, seed %u", w,
+                             literal_pcts[pi], spans, seed);
+                    both_agree(in, ((size_t)w * 4 + 1) * h, (size_t)w * 4 + 1, spans ? live : NULL,
+                               what);
+                    free(in);
+                }
+}
+END_TEST
+
+/* Repeats of exactly each length from 1 to 20 at each of the sixteen offsets of a window,
+ * in a row of otherwise distinct bytes: the greedy choice at the edge of MIN_REPEAT. */
+START_TEST(each_repeat_length_at_each_offset)
+{
+    uint32_t w = 40, h = 2;
+    size_t stride = (size_t)w * 4 + 1, n = stride * h;
+    char what[64];
+    for (size_t len = 1; len <= 20; len++)
+        for (size_t off = 0; off < 16; off++)
+            for (int up = 0; up < 2; up++) {
+                uint8_t *in = calloc(n, 1);
+                ck_assert_ptr_nonnull(in);
+                for (size_t i = 1; i < n; i++)
+                    in[i] = i % stride ? (uint8_t)(i * 37 % 251 + 1) : 0;
+                size_t d = up ? stride : 4, at = stride + 32 + off;
+                for (size_t k = 0; k < len; k++)
+                    in[at + k] = in[at + k - d];
+                snprintf(what, sizeof what, "length %zu at offset %zu, distance %zu", len, off, d);
+                both_agree(in, n, stride, NULL, what);
+                free(in);
+            }
+}
+END_TEST
+
+static Suite *deflate_suite(void)
+{
+    Suite *s = suite_create("deflate");
+    TCase *tc = tcase_create("tokenizers");
+    tcase_add_test(tc, sse2_and_byte_by_byte_agree);
+    tcase_add_test(tc, each_repeat_length_at_each_offset);
+    tcase_set_timeout(tc, 300);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(deflate_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
