@@ -1597,6 +1597,92 @@ START_TEST(async_timeouts)
 }
 END_TEST
 
+/* skc_async_ensure against the fake: INFO is answered with g_ensure_info_status; a
+ * LOAD_BYTES is recorded (its body must be the bytes given) and refused as a bad file. */
+static uint16_t g_ensure_info_status;
+static int g_ensure_infos, g_ensure_loads;
+static uint8_t g_ensure_body[64];
+static uint32_t g_ensure_body_len;
+
+static void script_ensure(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX];
+    if (srv_hello(f, fd))
+        return;
+    while (srv_read(fd, &h, body) == 0) {
+        if (h.opcode == SKP_OP_INFO) {
+            g_ensure_infos++;
+            srv_error(fd, h.opcode, g_ensure_info_status, h.id, "info refused");
+        } else if (h.opcode == SKP_OP_LOAD_BYTES) {
+            g_ensure_loads++;
+            g_ensure_body_len = h.body_len;
+            memcpy(g_ensure_body, body, h.body_len < 64 ? h.body_len : 64);
+            srv_error(fd, h.opcode, SKP_S_BAD_FILE, h.id, "not a zip");
+        } else {
+            fake_failf(f, "unexpected opcode %u", h.opcode);
+        }
+    }
+}
+
+/* Each way an ensure can end calls its callback exactly once (on_reply counts): an INFO
+ * error other than NOT_FOUND (no upload), NOT_FOUND then a refused upload (the bytes sent are
+ * those given), an INFO that times out, and the handle freed while INFO is pending. */
+START_TEST(async_ensure_outcomes)
+{
+    static const char bytes[] = "skf bytes";
+    struct fake f;
+    struct loop l;
+    for (int pass = 0; pass < 2; pass++) {
+        seen_reset();
+        g_ensure_info_status = pass ? SKP_S_NOT_FOUND : SKP_S_BUSY;
+        g_ensure_infos = g_ensure_loads = 0;
+        fake_start(&f, script_ensure);
+        skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
+        ck_assert_int_eq(skc_async_ensure(ac, bytes, sizeof bytes, on_reply, (void *)&g_index[0]),
+                         0);
+        g_seen.disconnect_after = 1;
+        loop_attach(&l, ac, 1);
+        loop_run(&l);
+        fake_stop(&f);
+        ck_assert_str_eq(f.fail, "");
+        ck_assert_int_eq(g_seen.n, 1);
+        ck_assert_int_eq(g_seen.err[0], SKC_ESERVER);
+        ck_assert_int_eq(g_ensure_infos, 1);
+        if (!pass) {
+            ck_assert_int_eq(g_seen.status[0], SKC_S_BUSY);
+            ck_assert_int_eq(g_ensure_loads, 0);
+        } else {
+            ck_assert_int_eq(g_seen.status[0], SKC_S_BAD_FILE);
+            ck_assert_int_eq(g_ensure_loads, 1);
+            ck_assert_uint_eq(g_ensure_body_len, 4 + sizeof bytes); /* u32 length, bytes */
+            ck_assert(memcmp(g_ensure_body + 4, bytes, sizeof bytes) == 0);
+        }
+    }
+
+    seen_reset(); /* INFO never answered */
+    fake_start(&f, script_mute);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 100);
+    ck_assert_int_eq(skc_async_ensure(ac, bytes, sizeof bytes, on_reply, (void *)&g_index[0]), 0);
+    g_seen.disconnect_after = 1;
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    fake_stop(&f);
+    ck_assert_int_eq(g_seen.n, 1);
+    ck_assert_int_eq(g_seen.err[0], SKC_ETIMEOUT);
+
+    seen_reset(); /* freed with INFO pending: the ensure ends with the handle */
+    fake_start(&f, script_mute);
+    ac = async_to(f.uri, NULL, 2000, 5000);
+    ck_assert_int_eq(skc_async_ping(ac, "p", 1, on_reply, (void *)&g_index[0]), 0);
+    ck_assert_int_eq(skc_async_ensure(ac, bytes, sizeof bytes, on_reply, (void *)&g_index[1]), 0);
+    skc_async_free(ac);
+    ck_assert_int_eq(g_seen.n, 2);
+    ck_assert_int_eq(g_seen.err[1], SKC_EIO);
+    fake_stop(&f);
+}
+END_TEST
+
 START_TEST(async_refused)
 {
     seen_reset();
@@ -1770,6 +1856,7 @@ static Suite *client_suite(void)
     tcase_add_test(tc, async_connection_error_fails_pending);
     tcase_add_test(tc, async_free_inside_callback);
     tcase_add_test(tc, async_timeouts);
+    tcase_add_test(tc, async_ensure_outcomes);
     tcase_add_test(tc, async_refused);
     tcase_add_test(tc, async_wrong_token);
     tcase_add_test(tc, async_handlers_ignored_in_callbacks);
