@@ -48,17 +48,22 @@ static const char digit_pairs[201] = "000102030405060708091011121314151617181920
                                      "50515253545556575859606162636465666768697071727374"
                                      "75767778798081828384858687888990919293949596979899";
 
-/* Writes u in decimal (at most 10 digits); returns the length. */
+/* Writes u in decimal (at most 10 digits); returns the length. The length first, then two
+ * digits at a time from the pairs table, from the right, in place. */
 static size_t fmt_u32(char *buf, uint32_t u)
 {
-    char tmp[10];
-    size_t n = 0;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    for (size_t i = 0; i < n; i++)
-        buf[i] = tmp[n - 1 - i];
+    size_t n = 1;
+    while (n < 10 && u >= pow10_u64[n])
+        n++;
+    size_t at = n;
+    for (; u >= 100; u /= 100) {
+        at -= 2;
+        memcpy(buf + at, digit_pairs + 2 * (u % 100), 2);
+    }
+    if (u >= 10)
+        memcpy(buf, digit_pairs + 2 * u, 2);
+    else
+        buf[0] = (char)('0' + u);
     return n;
 }
 
@@ -82,7 +87,12 @@ static uint32_t g9_digits(double a, int *xout)
         int k = 8 - x;
         uint64_t q;
         bool up;
-        if (k >= 0) {
+        if (k >= 0 && sh < 64) { /* a >= 2^-10: the remainder is in the low word */
+            unsigned __int128 n = (unsigned __int128)mant * pow10_u64[k];
+            uint64_t half = UINT64_C(1) << (sh - 1), r = (uint64_t)n & ((half << 1) - 1);
+            q = (uint64_t)(n >> sh);
+            up = r + (q & 1) > half; /* above half, or half and q odd (ties to even) */
+        } else if (k >= 0) {
             unsigned __int128 n = (unsigned __int128)mant * pow10_u64[k];
             unsigned __int128 half = (unsigned __int128)1 << (sh - 1);
             unsigned __int128 r = n & ((half << 1) - 1);

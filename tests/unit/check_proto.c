@@ -2544,6 +2544,16 @@ START_TEST(fmt_g9_matches_printf)
         checked++;
     }
     ck_assert_int_gt(checked, 1500000);
+    /* Whole numbers (written two digits at a time): every length, each side of 10^k. */
+    for (uint32_t w = 1; w < 1000000000u; w = w < 200000 ? w + 1 : w * 3 + 7) {
+        for (int sign = 0; sign < 2; sign++) {
+            double v = sign ? -(double)w : (double)w;
+            size_t n = skp_fmt_g9(got, v);
+            snprintf(want, sizeof want, "%.9g", v);
+            ck_assert_msg(n == strlen(want) && !strcmp(got, want), "%.17g: got %s, printf %s", v,
+                          got, want);
+        }
+    }
     static const double edges[] = {1e-5,
                                    9.9999999949e-5,
                                    0.000123456789,
@@ -2552,6 +2562,12 @@ START_TEST(fmt_g9_matches_printf)
                                    9.9999999949,
                                    9.99999999501,
                                    999999999.5,
+                                   999999999,
+                                   100000000,
+                                   99,
+                                   100,
+                                   0.0009765625,
+                                   0.00097656249999999989,
                                    123456789.5,
                                    123456788.5,
                                    1e9,
