@@ -1,7 +1,6 @@
 /* Requests (PROTOCOL.md "Messages"): argument checks, body encoders, and the public blocking,
  * pipelined and asynchronous calls built from them. The library checks only what it needs to
  * encode a request (counts, lengths, field ranges); the daemon judges the meaning. */
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

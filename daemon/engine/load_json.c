@@ -92,6 +92,19 @@ static int get_str(struct ctx *c, json_t *obj, const char *key, const char *path
     return 0;
 }
 
+/* Component name of the object at path.key, for get_vec2 and get_color. Its JSON path is for
+ * an error message only, so it is read with an empty one first, and only a wrong component is
+ * read again with its path (formatting them all up front was 2% of a load). */
+static int get_component(struct ctx *c, json_t *v, const char *name, const char *path,
+                         const char *key, double def, double *out)
+{
+    if (!get_num(c, v, name, "", def, out))
+        return 0;
+    char sub[160];
+    snprintf(sub, sizeof sub, "%s%s%s", path, DOT(path), key);
+    return get_num(c, v, name, sub, def, out);
+}
+
 static int get_vec2(struct ctx *c, json_t *obj, const char *key, const char *path, struct vec2 def,
                     struct vec2 *out)
 {
@@ -102,14 +115,8 @@ static int get_vec2(struct ctx *c, json_t *obj, const char *key, const char *pat
     }
     if (!json_is_object(v))
         return BAD(c, "%s%s%s: expected an object {\"x\", \"y\"}", path, DOT(path), key);
-    /* The components' path is for an error message only: made when one is wrong, by reading
-     * them again with it (a thousand snprintf calls were 2% of a load). */
-    if (!get_num(c, v, "x", "", def.x, &out->x) && !get_num(c, v, "y", "", def.y, &out->y))
-        return 0;
-    char sub[160];
-    snprintf(sub, sizeof sub, "%s%s%s", path, DOT(path), key);
-    int rc = get_num(c, v, "x", sub, def.x, &out->x);
-    return rc ? rc : get_num(c, v, "y", sub, def.y, &out->y);
+    int rc = get_component(c, v, "x", path, key, def.x, &out->x);
+    return rc ? rc : get_component(c, v, "y", path, key, def.y, &out->y);
 }
 
 static int get_color(struct ctx *c, json_t *obj, const char *key, const char *path,
@@ -124,15 +131,8 @@ static int get_color(struct ctx *c, json_t *obj, const char *key, const char *pa
         return BAD(c, "%s%s%s: expected an object {\"r\", \"g\", \"b\", \"a\"}", path, DOT(path),
                    key);
     static const char *const names[4] = {"r", "g", "b", "a"};
-    const char *sub = ""; /* as in get_vec2: the path only when a component is wrong */
-    char full[160];
     for (int i = 0; i < 4; i++) {
-        int rc = get_num(c, v, names[i], sub, def[i] / c->tint_scale, &out[i]);
-        if (rc && !*sub) {
-            snprintf(full, sizeof full, "%s%s%s", path, DOT(path), key);
-            sub = full;
-            rc = get_num(c, v, names[i], sub, def[i] / c->tint_scale, &out[i]);
-        }
+        int rc = get_component(c, v, names[i], path, key, def[i] / c->tint_scale, &out[i]);
         if (rc)
             return rc;
         out[i] *= c->tint_scale; /* the engine's tint is 0..255 in both layouts */
