@@ -1,9 +1,9 @@
 /* The default deflate's two tokenizers agree byte for byte. deflate_dyn.c is built into this
  * test a second time with __SSE2__ undefined, which is the byte-by-byte path a machine
  * without SSE2 takes, and both builds must write the same stream for pictures made to put
- * repeats of every length (below, at and above MIN_REPEAT) at every place in the sixteen
- * bytes the SIMD path compares at once, with and without live spans. Each stream must also
- * inflate (zlib) to its input. */
+ * repeats of every length (below, at and above MIN_REPEAT) at every place in the
+ * thirty-two bytes the SIMD path compares at once, with and without live spans. Each stream must
+ * also inflate (zlib) to its input. */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,15 +105,16 @@ START_TEST(sse2_and_byte_by_byte_agree)
 }
 END_TEST
 
-/* Repeats of exactly each length from 1 to 20 at each of the sixteen offsets of a window,
- * in a row of otherwise distinct bytes: the greedy choice at the edge of MIN_REPEAT. */
+/* Repeats of exactly each length from 1 to 40 at each of the 32 offsets of a window, in a
+ * row of otherwise distinct bytes: the greedy choice at the edge of MIN_REPEAT, and repeats
+ * that end in the window, at its end and past it. */
 START_TEST(each_repeat_length_at_each_offset)
 {
     uint32_t w = 40, h = 2;
     size_t stride = (size_t)w * 4 + 1, n = stride * h;
     char what[64];
-    for (size_t len = 1; len <= 20; len++)
-        for (size_t off = 0; off < 16; off++)
+    for (size_t len = 1; len <= 40; len++)
+        for (size_t off = 0; off < 32; off++)
             for (int up = 0; up < 2; up++) {
                 uint8_t *in = calloc(n, 1);
                 ck_assert_ptr_nonnull(in);
