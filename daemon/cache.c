@@ -94,6 +94,11 @@ struct cache_entry *cache_get(struct cache *c, const uint8_t id[32])
     return e;
 }
 
+bool cache_contains(struct cache *c, const uint8_t id[32])
+{
+    return find(c, id) != NULL;
+}
+
 static void evict(struct cache *c)
 {
     struct cache_entry *e = c->tail;

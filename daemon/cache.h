@@ -42,6 +42,9 @@ void cache_close(struct cache *c);
 /* The entry for id with a reference taken, or NULL (counts a hit or a miss). */
 struct cache_entry *cache_get(struct cache *c, const uint8_t id[32]);
 
+/* Whether id is cached, without counting a hit or a miss or touching its place in the LRU. */
+bool cache_contains(struct cache *c, const uint8_t id[32]);
+
 /* Adds arm (taking ownership) under id and returns it with a reference taken. If id is
  * already present (a racing load), frees arm and returns the existing entry. Then evicts
  * unreferenced entries from the cold end while over budget. NULL on allocation failure

@@ -104,8 +104,48 @@ static uint16_t open_error(int err, const char *rel, char *why, size_t whylen)
     }
 }
 
-uint16_t confine_read(int root_fd, const char *rel, uint64_t max, void **buf, size_t *len,
-                      char *why, size_t whylen)
+static struct confine_sig sig_of(const struct stat *st)
+{
+    return (struct confine_sig){(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+                                (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec,
+                                (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec};
+}
+
+bool confine_sig_equal(const struct confine_sig *a, const struct confine_sig *b)
+{
+    return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+           a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+bool confine_sig_settled(const struct confine_sig *sig, int64_t now_ns)
+{
+    return sig->ctime_ns <= now_ns - CONFINE_SETTLED_NS && sig->mtime_ns <= now_ns;
+}
+
+/* The checks and the read of an open file whose status is st. */
+static uint16_t read_open(int fd, const struct stat *st, const char *rel, uint64_t max, void **buf,
+                          size_t *len, char *why, size_t whylen)
+{
+    if (!S_ISREG(st->st_mode)) {
+        snprintf(why, whylen, "%.*s: not a regular file", SHOWN(rel));
+        return SKP_S_BAD_REQUEST;
+    }
+    if ((uint64_t)st->st_size > max) {
+        snprintf(why, whylen, "%.*s: file larger than %llu bytes (--max-skf-mb)", SHOWN(rel),
+                 (unsigned long long)max);
+        return SKP_S_LIMIT;
+    }
+    struct eng_error err;
+    int rc = eng_read_fd(fd, max, buf, len, &err);
+    if (!rc)
+        return SKP_S_OK;
+    snprintf(why, whylen, "%.*s: %s", SHOWN(rel),
+             rc == ENG_ENOMEM ? "out of memory" : "read error");
+    return rc == ENG_ENOMEM ? SKP_S_NO_MEMORY : rc == ENG_ELIMIT ? SKP_S_LIMIT : SKP_S_NOT_FOUND;
+}
+
+uint16_t confine_read(int root_fd, const char *rel, uint64_t max, const struct confine_sig *known,
+                      struct confine_sig *sig, void **buf, size_t *len, char *why, size_t whylen)
 {
     *buf = NULL;
     *len = 0;
@@ -113,26 +153,17 @@ uint16_t confine_read(int root_fd, const char *rel, uint64_t max, void **buf, si
     if (fd < 0)
         return open_error(errno, rel, why, whylen);
     struct stat st;
-    uint16_t status = SKP_S_OK;
+    uint16_t status;
     if (fstat(fd, &st) != 0) {
         status = open_error(errno, rel, why, whylen);
-    } else if (!S_ISREG(st.st_mode)) {
-        snprintf(why, whylen, "%.*s: not a regular file", SHOWN(rel));
-        status = SKP_S_BAD_REQUEST;
-    } else if ((uint64_t)st.st_size > max) {
-        snprintf(why, whylen, "%.*s: file larger than %llu bytes (--max-skf-mb)", SHOWN(rel),
-                 (unsigned long long)max);
-        status = SKP_S_LIMIT;
     } else {
-        struct eng_error err;
-        int rc = eng_read_fd(fd, max, buf, len, &err);
-        if (rc) {
-            snprintf(why, whylen, "%.*s: %s", SHOWN(rel),
-                     rc == ENG_ENOMEM ? "out of memory" : "read error");
-            status = rc == ENG_ENOMEM   ? SKP_S_NO_MEMORY
-                     : rc == ENG_ELIMIT ? SKP_S_LIMIT
-                                        : SKP_S_NOT_FOUND;
-        }
+        struct confine_sig seen = sig_of(&st);
+        if (sig)
+            *sig = seen;
+        if (S_ISREG(st.st_mode) && known && confine_sig_equal(known, &seen) && seen.size <= max)
+            status = SKP_S_OK; /* the version already read: nothing to read again */
+        else
+            status = read_open(fd, &st, rel, max, buf, len, why, whylen);
     }
     close(fd);
     return status;

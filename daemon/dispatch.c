@@ -615,6 +615,72 @@ static void finish_waiter(struct request *w, const struct request *leader)
     finish_load(w);
 }
 
+/* ---- the path memo ------------------------------------------------------------------------ */
+
+/* Direct-mapped by a hash of the path: a path that collides replaces the one before, so the
+ * memo stays small and a lookup is one comparison. */
+#define PATH_MEMO_SLOTS 512
+
+struct path_memo {
+    char *path; /* NULL: empty */
+    struct confine_sig sig;
+    uint8_t digest[32];
+};
+
+static struct path_memo *memo_slot(struct dispatch *d, const char *path)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return &d->memo[h % PATH_MEMO_SLOTS];
+}
+
+/* A LOAD by path of a file whose armature is cached: the worker need only see that the file
+ * is still the version that made it. */
+static void memo_recall(struct request *r)
+{
+    struct path_memo *m = r->d->memo ? memo_slot(r->d, r->work.path) : NULL;
+    if (!m || !m->path || strcmp(m->path, r->work.path) || !cache_contains(r->d->cache, m->digest))
+        return;
+    r->work.has_known = true;
+    r->work.known = m->sig;
+    memcpy(r->work.known_digest, m->digest, sizeof m->digest);
+}
+
+/* After a read: a settled file's version is remembered, an unsettled one's forgotten (it
+ * may change again without changing its signature). */
+static void memo_learn(struct request *r)
+{
+    struct path_memo *m = r->d->memo ? memo_slot(r->d, r->work.path) : NULL;
+    if (!m || r->work.unchanged)
+        return;
+    bool same_path = m->path && !strcmp(m->path, r->work.path);
+    if (!r->work.settled) {
+        if (same_path) {
+            free(m->path);
+            m->path = NULL;
+        }
+        return;
+    }
+    if (!same_path) {
+        char *copy = strdup(r->work.path);
+        if (!copy)
+            return; /* the memo only saves work */
+        free(m->path);
+        m->path = copy;
+    }
+    m->sig = r->work.sig;
+    memcpy(m->digest, r->work.digest, sizeof m->digest);
+}
+
+static void memo_free(struct dispatch *d)
+{
+    for (size_t i = 0; d->memo && i < PATH_MEMO_SLOTS; i++)
+        free(d->memo[i].path);
+    free(d->memo);
+    d->memo = NULL;
+}
+
 static void submit_load_step(struct request *r, void (*run)(struct job *, struct worker *),
                              void (*done)(struct job *));
 static void on_load_done(struct job *job);
@@ -670,6 +736,16 @@ static void submit_load_step(struct request *r, void (*run)(struct job *, struct
 static void on_load_hashed(struct job *job)
 {
     struct request *r = (struct request *)job;
+    if (!r->work.status && r->work.path && r->work.root_fd >= 0) {
+        memo_learn(r);
+        r->d->unchanged += r->work.unchanged;
+        if (r->work.unchanged && !cache_contains(r->d->cache, r->work.digest)) {
+            /* evicted since the memo was asked: the bytes are needed after all */
+            r->work.has_known = r->work.unchanged = false;
+            submit_load_step(r, work_load_hash, on_load_hashed);
+            return;
+        }
+    }
     struct cache_entry *e = r->work.status ? NULL : cache_get(r->d->cache, r->work.digest);
     if (r->work.status || e) {
         if (e)
@@ -710,6 +786,8 @@ static void start_load(struct request *r)
     r->work.max_arm_bytes = r->d->cache->budget;
     if (r->conn)
         conn_job_started(r->conn);
+    if (r->work.path && r->work.root_fd >= 0)
+        memo_recall(r);
     submit_load_step(r, work_load_hash, on_load_hashed);
 }
 
@@ -948,6 +1026,7 @@ void dispatch_counters(const struct dispatch *s, struct dispatch_counters *out)
         {"results.evictions", s->results.stats.evictions},
         {"results.bytes", s->results.stats.bytes},
         {"loads.parsed", s->parses},
+        {"loads.unchanged", s->unchanged},
         {"cache.hits", s->cache->stats.hits},
         {"cache.misses", s->cache->stats.misses},
         {"cache.evictions", s->cache->stats.evictions},
@@ -1095,8 +1174,10 @@ int dispatch_init(struct dispatch *d, uv_loop_t *loop, const struct config *cfg,
     }
     if (!cfg->root)
         log_msg(LOG_INFO, "no --root: LOAD by path is refused");
-    if (rcache_init(&d->results, (size_t)cfg->result_cache_mb << 20)) {
+    if ((cfg->root && !(d->memo = calloc(PATH_MEMO_SLOTS, sizeof *d->memo))) ||
+        rcache_init(&d->results, (size_t)cfg->result_cache_mb << 20)) {
         log_msg(LOG_ERROR, "out of memory for the result cache");
+        memo_free(d);
         if (d->root_fd >= 0)
             close(d->root_fd);
         return -1;
@@ -1107,6 +1188,7 @@ int dispatch_init(struct dispatch *d, uv_loop_t *loop, const struct config *cfg,
 void dispatch_close(struct dispatch *d)
 {
     rcache_close(&d->results);
+    memo_free(d);
     if (d->root_fd >= 0)
         close(d->root_fd);
     d->root_fd = -1;

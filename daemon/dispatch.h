@@ -21,6 +21,8 @@ struct request;
 struct skp_eval_req;
 struct skp_render_req;
 
+struct path_memo;
+
 struct dispatch {
     uv_loop_t *loop;
     const struct config *cfg;
@@ -39,7 +41,10 @@ struct dispatch {
     uint16_t start_status;
     char start_msg[256];
     /* counters (STATS) */
-    uint64_t requests[SKP_OP_MAX], busy, parses;
+    uint64_t requests[SKP_OP_MAX], busy, parses, unchanged;
+    /* LOAD by path: per path, the signature and digest of the version last read (settled
+     * files only), so that a file whose armature is cached is opened but not read again */
+    struct path_memo *memo;
     uint64_t latency_us[16]; /* histogram: bucket i counts latencies below 2^i * 64 us */
 };
 
@@ -56,7 +61,7 @@ void dispatch_close(struct dispatch *d);
 
 /* The daemon's counters, named and ordered as PROTOCOL.md lists the STATS reply's: the one
  * source of the STATS reply and of GET /metrics. */
-#define DISPATCH_PLAIN_COUNTERS 21 /* between the requests.* and the latency.* ones */
+#define DISPATCH_PLAIN_COUNTERS 22 /* between the requests.* and the latency.* ones */
 #define DISPATCH_COUNTERS (SKP_OP_MAX - 1 + DISPATCH_PLAIN_COUNTERS + 16)
 struct dispatch_counters {
     struct skp_counter k[DISPATCH_COUNTERS];

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "confine.h"
 #include "engine/request.h"
 #include "job.h"
 
@@ -26,6 +27,11 @@ struct work {
     size_t input_len;
     char *path;  /* LOAD by path: the file to read (owned), relative to root_fd; else NULL */
     int root_fd; /* the --root directory LOAD by path is confined to; -1: not confined */
+    /* LOAD by path: the version of the file read before and its digest (has_known), from the
+     * loop's memo: if the file still has that signature it is not read or hashed again */
+    bool has_known;
+    struct confine_sig known;
+    uint8_t known_digest[32];
     uint64_t max_skf;
     uint64_t max_json; /* armature.json's bytes */
     uint32_t max_bones;
@@ -37,6 +43,9 @@ struct work {
     size_t body_len;
     struct armature *loaded; /* LOAD: the parsed armature (owned) */
     uint8_t digest[32];      /* LOAD: SHA-256 of the bytes, the armature id */
+    struct confine_sig sig;  /* LOAD by path: the file's signature as it was opened */
+    bool unchanged;          /* ... and it was the known version: digest is known_digest */
+    bool settled;            /* ... and it may be remembered (confine_sig_settled) */
     uint64_t json_size;      /* LOAD: armature.json's size (0 if unknown), after hashing */
 };
 

@@ -9,7 +9,8 @@
 #      connection and pipelined 64 deep, each in runs alternating with the binary protocol's
 #      on one daemon, and the median ratio of the pairs; a repeated 256x256 render (the result cache's hit path when it has
 #      one); the same render answered 304 (If-None-Match); the RSS once distinct renders
-#      have filled the 64 MiB result cache
+#      have filled the 64 MiB result cache; POSE by a file's path (/v1/files/) against by its
+#      id, alternating
 # Each throughput figure is the median of RUNS runs of SECONDS seconds.
 #
 #   contrib/bench/bench-daemon.sh FILE.skf [RUNS] [SECONDS]
@@ -131,6 +132,22 @@ report() {
 }
 pairs 1 | report "POSE keep-alive, one in flight per connection, 2 workers, no result cache"
 pairs 64 | report "POSE pipelined 4 x 64, 2 workers, no result cache"
+# The same POSE of the robot by its path under --root (/v1/files/) and by its id, alternating
+# run by run: a path's file is opened for every request, but read and hashed again only when
+# it changed (loads.unchanged).
+rid=$(curl -s -X POST --data-binary @samples/robot.skf "$web/v1/armatures" | sed -n 's/.*"id":"\([0-9a-f]*\)".*/\1/p')
+n=0
+while [ $n -lt "$runs" ]; do
+    p=$(wrk -t2 -c4 -d"${secs}s" "$web/v1/files/robot.skf/pose?anim=0&frame=7" |
+        sed -n 's/^Requests\/sec: *\([0-9.]*\)/\1/p')
+    i=$(wrk -t2 -c4 -d"${secs}s" "$web/v1/armatures/$rid/pose?anim=0&frame=7" |
+        sed -n 's/^Requests\/sec: *\([0-9.]*\)/\1/p')
+    echo "$i $p"
+    n=$((n + 1))
+done >"$dir/paths"
+echo "HTTP POSE by path (/v1/files/robot.skf) $(awk '{print $2}' "$dir/paths" | median) req/s, by id \
+$(awk '{print $1}' "$dir/paths" | median) req/s; path / id $(awk '$1 > 0 {print $2 / $1}' "$dir/paths" | median) \
+(median of $runs pairs); files seen unchanged: $(curl -s "$web/metrics" | awk '$1 == "skeld_loads_unchanged_total" {print $2}')"
 stop
 start 2 64
 web=$(sed -n 's/^listening \(http:.*\)/\1/p' "$dir/out")

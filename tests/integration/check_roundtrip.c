@@ -2280,6 +2280,53 @@ START_TEST(load_path_swap_race)
 }
 END_TEST
 
+/* A file LOADed by path again, still the version read before and its armature still cached,
+ * is opened but not read or hashed: loads.unchanged counts it, and the answer is the same.
+ * Only a file whose status changed a second or more before it was read is remembered; the
+ * project's samples are written by the build, minutes before this runs (a younger one would
+ * make the outcome depend on the clock: SKIP). Another spelling of the path is read once for
+ * itself; once the armature is unloaded the file is read and parsed again, and remembered. */
+START_TEST(load_path_reads_a_settled_file_once)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    ck_assert_int_eq(stat(sample(path, "critter.skf"), &st), 0);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    if (now.tv_sec - st.st_ctim.tv_sec < 3) {
+        fprintf(stderr, "SKIP load_path_reads_a_settled_file_once: %s changed %lld s ago\n", path,
+                (long long)(now.tv_sec - st.st_ctim.tv_sec));
+        return;
+    }
+    struct daemon *d = daemon_up(g_samples, NULL);
+    skc_client *c = client_open(d->unix_uri, NULL);
+    unsigned char id[SKC_ID_SIZE], again[SKC_ID_SIZE];
+    uint64_t parsed = counter(c, "loads.parsed");
+    load_path(c, "critter.skf", id);
+    ck_assert_uint_eq(counter(c, "loads.unchanged"), 0);
+    load_path(c, "critter.skf", again);
+    ck_assert(!memcmp(id, again, SKC_ID_SIZE));
+    ck_assert_uint_eq(counter(c, "loads.unchanged"), 1);
+    ck_assert_uint_eq(counter(c, "loads.parsed"), parsed + 1);
+    load_path(c, "./critter.skf", again);
+    ck_assert(!memcmp(id, again, SKC_ID_SIZE));
+    ck_assert_uint_eq(counter(c, "loads.unchanged"), 1);
+    load_path(c, "./critter.skf", again);
+    ck_assert_uint_eq(counter(c, "loads.unchanged"), 2);
+
+    ck_assert_msg(skc_unload(c, id) == 0, "UNLOAD: %s", skc_errmsg(c));
+    load_path(c, "critter.skf", again);
+    ck_assert(!memcmp(id, again, SKC_ID_SIZE));
+    ck_assert_uint_eq(counter(c, "loads.parsed"), parsed + 2);
+    ck_assert_uint_eq(counter(c, "loads.unchanged"), 2);
+    load_path(c, "critter.skf", again);
+    ck_assert_uint_eq(counter(c, "loads.unchanged"), 3);
+    ck_assert_uint_eq(counter(c, "loads.parsed"), parsed + 2);
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 START_TEST(load_path_confined)
 {
     char root[PATH_MAX], outside[PATH_MAX];
@@ -2643,6 +2690,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, stalled_reader_is_closed);
     tc = tcase(s, "paths");
     tcase_add_test(tc, load_path_confined);
+    tcase_add_test(tc, load_path_reads_a_settled_file_once);
     tcase_add_test(tc, load_path_fifo_and_leaks);
     tcase_add_test(tc, load_path_swap_race);
     tc = tcase(s, "hostile");

@@ -1,0 +1,214 @@
+/* LOAD by path's file access (daemon/confine.c): the signature a read reports, a read skipped
+ * only for exactly the known signature (every field counts), confinement and the checks still
+ * applied when a signature is known, and when a signature may be trusted at all
+ * (confine_sig_settled). Files are made in a fresh temporary directory; nothing here waits. */
+#define _GNU_SOURCE
+#include <check.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "confine.h"
+#include "skp.h"
+
+static char dir[64];
+static int root_fd = -1;
+
+static void setup(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/skeld-confine-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    root_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ck_assert_int_ge(root_fd, 0);
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    close(root_fd);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static void put(const char *name, const char *bytes)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(bytes, 1, strlen(bytes), f), strlen(bytes));
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Reads name under the root with known (may be NULL): the status, the signature and, if read,
+ * the bytes (caller frees). */
+static uint16_t read_as(const char *name, const struct confine_sig *known, struct confine_sig *sig,
+                        char **bytes, size_t *len)
+{
+    char why[256];
+    void *buf = NULL;
+    uint16_t st = confine_read(root_fd, name, 1 << 20, known, sig, &buf, len, why, sizeof why);
+    *bytes = buf;
+    return st;
+}
+
+START_TEST(known_signature_skips_the_read)
+{
+    put("a.skf", "first version");
+    struct confine_sig sig, again;
+    char *bytes;
+    size_t len;
+    ck_assert_uint_eq(read_as("a.skf", NULL, &sig, &bytes, &len), SKP_S_OK);
+    ck_assert_uint_eq(len, 13);
+    ck_assert(!memcmp(bytes, "first version", 13));
+    free(bytes);
+    ck_assert_uint_eq(sig.size, 13);
+    ck_assert_uint_ne(sig.ino, 0);
+
+    /* the same file again, its signature known: opened, not read */
+    ck_assert_uint_eq(read_as("a.skf", &sig, &again, &bytes, &len), SKP_S_OK);
+    ck_assert_ptr_null(bytes);
+    ck_assert_uint_eq(len, 0);
+    ck_assert(confine_sig_equal(&sig, &again));
+
+    /* any field that differs means another version: read */
+    for (int field = 0; field < 5; field++) {
+        struct confine_sig other = sig;
+        switch (field) {
+        case 0: other.dev++; break;
+        case 1: other.ino++; break;
+        case 2: other.size++; break;
+        case 3: other.mtime_ns++; break;
+        default: other.ctime_ns++; break;
+        }
+        ck_assert(!confine_sig_equal(&sig, &other));
+        ck_assert_uint_eq(read_as("a.skf", &other, &again, &bytes, &len), SKP_S_OK);
+        ck_assert_msg(bytes && len == 13 && !memcmp(bytes, "first version", 13),
+                      "field %d: not read", field);
+        free(bytes);
+    }
+}
+END_TEST
+
+/* A file rewritten with other bytes of the same size may keep its times if the clock has not
+ * ticked in between: then its first signature must not have counted as settled, so no memo
+ * would ever have held it. */
+START_TEST(a_rewrite_is_never_mistaken_for_the_known_version)
+{
+    put("b.skf", "version one!");
+    struct confine_sig sig, now_sig;
+    char *bytes;
+    size_t len;
+    ck_assert_uint_eq(read_as("b.skf", NULL, &sig, &bytes, &len), SKP_S_OK);
+    free(bytes);
+    bool settled = confine_sig_settled(&sig, now_ns());
+    put("b.skf", "version two!");
+    ck_assert_uint_eq(read_as("b.skf", &sig, &now_sig, &bytes, &len), SKP_S_OK);
+    if (!bytes) /* taken for the known version: only possible for a signature never trusted */
+        ck_assert_msg(!settled, "a settled signature survived a rewrite");
+    else
+        ck_assert(len == 12 && !memcmp(bytes, "version two!", 12));
+    free(bytes);
+
+    /* a replacement by rename is another inode */
+    put("c.skf", "version 3!!!");
+    char from[128], to[128];
+    snprintf(from, sizeof from, "%s/c.skf", dir);
+    snprintf(to, sizeof to, "%s/b.skf", dir);
+    ck_assert_int_eq(rename(from, to), 0);
+    ck_assert_uint_eq(read_as("b.skf", &now_sig, &sig, &bytes, &len), SKP_S_OK);
+    ck_assert(bytes && len == 12 && !memcmp(bytes, "version 3!!!", 12));
+    ck_assert_uint_ne(sig.ino, now_sig.ino);
+    free(bytes);
+}
+END_TEST
+
+/* A known signature changes none of the checks: the root's confinement, regular files only,
+ * the size limit, a missing file. */
+START_TEST(checks_hold_with_a_known_signature)
+{
+    char outside[128], link[128], why[256];
+    snprintf(outside, sizeof outside, "%s-outside.skf", dir);
+    FILE *f = fopen(outside, "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs("outside", f);
+    fclose(f);
+    snprintf(link, sizeof link, "%s/out.skf", dir);
+    ck_assert_int_eq(symlink(outside, link), 0);
+    struct stat st;
+    ck_assert_int_eq(stat(outside, &st), 0);
+    struct confine_sig known = {(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
+                                (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
+                                (int64_t)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec};
+    struct confine_sig sig;
+    char *bytes;
+    size_t len;
+    ck_assert_uint_eq(read_as("out.skf", &known, &sig, &bytes, &len), SKP_S_FORBIDDEN_PATH);
+    ck_assert_ptr_null(bytes);
+    unlink(outside);
+
+    ck_assert_uint_eq(read_as("missing.skf", &known, &sig, &bytes, &len), SKP_S_NOT_FOUND);
+
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/dir.skf", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    ck_assert_uint_eq(read_as("dir.skf", NULL, &sig, &bytes, &len), SKP_S_BAD_REQUEST);
+    struct confine_sig dir_sig = sig;
+    ck_assert_uint_eq(read_as("dir.skf", &dir_sig, &sig, &bytes, &len), SKP_S_BAD_REQUEST);
+
+    put("big.skf", "0123456789");
+    ck_assert_uint_eq(read_as("big.skf", NULL, &sig, &bytes, &len), SKP_S_OK);
+    free(bytes);
+    void *buf = NULL;
+    ck_assert_uint_eq(confine_read(root_fd, "big.skf", 5, &sig, NULL, &buf, &len, why, sizeof why),
+                      SKP_S_LIMIT);
+    ck_assert_ptr_null(buf);
+}
+END_TEST
+
+START_TEST(settled_means_a_second_old)
+{
+    int64_t now = 1700000000LL * 1000000000LL;
+    struct confine_sig s = {1, 2, 3, now - 5000000000LL, now - CONFINE_SETTLED_NS};
+    ck_assert(confine_sig_settled(&s, now));
+    s.ctime_ns = now - CONFINE_SETTLED_NS + 1;
+    ck_assert(!confine_sig_settled(&s, now));
+    s.ctime_ns = now - 3 * CONFINE_SETTLED_NS;
+    s.mtime_ns = now + 1; /* contents dated in the future (touch -d): the clock cannot vouch */
+    ck_assert(!confine_sig_settled(&s, now));
+}
+END_TEST
+
+static Suite *confine_suite(void)
+{
+    Suite *s = suite_create("confine");
+    TCase *tc = tcase_create("signatures");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, known_signature_skips_the_read);
+    tcase_add_test(tc, a_rewrite_is_never_mistaken_for_the_known_version);
+    tcase_add_test(tc, checks_hold_with_a_known_signature);
+    tcase_add_test(tc, settled_means_a_second_old);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(confine_suite());
+    srunner_run_all(sr, CK_ENV);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
