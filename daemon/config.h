@@ -37,6 +37,7 @@ struct config {
     int64_t frame_timeout;
     int64_t drain_grace;
     int64_t max_input_mb;
+    int64_t file_settle_ms;
 };
 
 /* Fills c with defaults (threads = cores). */

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -104,11 +105,35 @@ static uint16_t open_error(int err, const char *rel, char *why, size_t whylen)
     }
 }
 
-static struct confine_sig sig_of(const struct stat *st)
+/* Filesystems whose file times the kernel sets itself, to the tick (statfs f_type). */
+static bool local_fs(int fd)
 {
-    return (struct confine_sig){(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+    static const unsigned long kinds[] = {
+        0xEF53,     /* ext2/3/4 */
+        0x58465342, /* xfs */
+        0x9123683E, /* btrfs */
+        0x01021994, /* tmpfs */
+        0x794c7630, /* overlayfs */
+        0xF2F52010, /* f2fs */
+        0x2fc12fc1, /* zfs */
+    };
+    struct statfs fs;
+    if (fstatfs(fd, &fs) != 0)
+        return false;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if ((unsigned long)fs.f_type == kinds[i])
+            return true;
+    return false;
+}
+
+static struct confine_sig sig_of(int fd, const struct stat *st)
+{
+    return (struct confine_sig){(uint64_t)st->st_dev,
+                                (uint64_t)st->st_ino,
+                                (uint64_t)st->st_size,
                                 (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec,
-                                (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec};
+                                (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec,
+                                local_fs(fd)};
 }
 
 bool confine_sig_equal(const struct confine_sig *a, const struct confine_sig *b)
@@ -117,9 +142,10 @@ bool confine_sig_equal(const struct confine_sig *a, const struct confine_sig *b)
            a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
 }
 
-bool confine_sig_settled(const struct confine_sig *sig, int64_t now_ns)
+bool confine_sig_settled(const struct confine_sig *sig, int64_t opened_ns, int64_t settle_ns)
 {
-    return sig->ctime_ns <= now_ns - CONFINE_SETTLED_NS && sig->mtime_ns <= now_ns;
+    return settle_ns >= 0 && sig->local && sig->ctime_ns <= opened_ns - settle_ns &&
+           sig->mtime_ns <= opened_ns;
 }
 
 /* The checks and the read of an open file whose status is st. */
@@ -144,25 +170,27 @@ static uint16_t read_open(int fd, const struct stat *st, const char *rel, uint64
     return rc == ENG_ENOMEM ? SKP_S_NO_MEMORY : rc == ENG_ELIMIT ? SKP_S_LIMIT : SKP_S_NOT_FOUND;
 }
 
-uint16_t confine_read(int root_fd, const char *rel, uint64_t max, const struct confine_sig *known,
-                      struct confine_sig *sig, void **buf, size_t *len, char *why, size_t whylen)
+uint16_t confine_read(int root_fd, const char *rel, uint64_t max, struct confine_version *v,
+                      void **buf, size_t *len, char *why, size_t whylen)
 {
     *buf = NULL;
     *len = 0;
+    if (v)
+        v->unchanged = false;
     int fd = root_fd >= 0 ? open_beneath(root_fd, rel) : open(rel, FILE_FLAGS);
     if (fd < 0)
         return open_error(errno, rel, why, whylen);
     struct stat st;
-    uint16_t status;
+    uint16_t status = SKP_S_OK;
     if (fstat(fd, &st) != 0) {
         status = open_error(errno, rel, why, whylen);
     } else {
-        struct confine_sig seen = sig_of(&st);
-        if (sig)
-            *sig = seen;
-        if (S_ISREG(st.st_mode) && known && confine_sig_equal(known, &seen) && seen.size <= max)
-            status = SKP_S_OK; /* the version already read: nothing to read again */
-        else
+        if (v) {
+            v->sig = sig_of(fd, &st);
+            v->unchanged = S_ISREG(st.st_mode) && v->known && v->sig.size <= max &&
+                           confine_sig_equal(v->known, &v->sig);
+        }
+        if (!v || !v->unchanged) /* the version already read needs no reading again */
             status = read_open(fd, &st, rel, max, buf, len, why, whylen);
     }
     close(fd);

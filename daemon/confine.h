@@ -17,30 +17,41 @@ uint16_t confine_check(const char *rel, size_t len, char *why, size_t whylen);
 
 /* What tells one version of a file from another without reading it: which file (device and
  * inode), its size, and when its contents and its status last changed (ns). The status-change
- * time is set by the kernel on every write, rename or truncation, and cannot be set back. */
+ * time is set by the kernel on every write, rename, link or truncation, and cannot be set
+ * back by a program. local: the file is on a filesystem whose times the kernel keeps to the
+ * tick (ext2/3/4, xfs, btrfs, tmpfs, overlayfs, f2fs, zfs); other filesystems (network,
+ * FUSE, FAT) are never trusted. */
 struct confine_sig {
     uint64_t dev, ino, size;
     int64_t mtime_ns, ctime_ns;
+    bool local;
 };
 
-/* A signature is trusted only for a file whose status changed this long before it was read:
- * file times advance in clock ticks, so a file written again within the tick it was read in
- * could keep its signature with new contents. */
-#define CONFINE_SETTLED_NS 1000000000LL
+/* A read that may be skipped: known (NULL: none) is the signature of the version read before;
+ * confine_read fills sig whenever the file was opened, and sets unchanged (and reads
+ * nothing) if the file is a regular file within the size limit with exactly that signature. */
+struct confine_version {
+    const struct confine_sig *known;
+    struct confine_sig sig;
+    bool unchanged;
+};
 
 /* Opens rel beneath the directory root_fd (or, with root_fd -1, rel as it is: the operator's
  * --preload) and reads it whole, at most max bytes, into *buf (caller frees). SKP_S_OK, or a
  * wire status (NOT_FOUND, FORBIDDEN_PATH, BAD_REQUEST for what is not a regular file, LIMIT,
- * NO_MEMORY) with why filled. If sig is not NULL it receives the file's signature once the
- * file is open; if known is not NULL and the file's signature equals it, nothing is read
- * (SKP_S_OK with *buf NULL): the open still goes through the root's confinement. */
-uint16_t confine_read(int root_fd, const char *rel, uint64_t max, const struct confine_sig *known,
-                      struct confine_sig *sig, void **buf, size_t *len, char *why, size_t whylen);
+ * NO_MEMORY) with why filled. With v (may be NULL), the read is skipped for the known
+ * version (SKP_S_OK with *buf NULL): the open still goes through the root's confinement. */
+uint16_t confine_read(int root_fd, const char *rel, uint64_t max, struct confine_version *v,
+                      void **buf, size_t *len, char *why, size_t whylen);
 
 bool confine_sig_equal(const struct confine_sig *a, const struct confine_sig *b);
 
-/* Whether sig, seen at now_ns (CLOCK_REALTIME), names contents that cannot change without
- * changing it (CONFINE_SETTLED_NS). */
-bool confine_sig_settled(const struct confine_sig *sig, int64_t now_ns);
+/* Whether sig may stand for the file's contents from now on: the file is local and its
+ * status last changed at least settle_ns before opened_ns (CLOCK_REALTIME, taken before the
+ * file was opened), with its contents not dated after that. File times advance in clock
+ * ticks, so a file written again within the tick it was read in could keep its signature
+ * with new contents; a margin of seconds covers the tick and small clock steps. settle_ns < 0
+ * trusts nothing. */
+bool confine_sig_settled(const struct confine_sig *sig, int64_t opened_ns, int64_t settle_ns);
 
 #endif

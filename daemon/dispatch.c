@@ -615,6 +615,11 @@ static void finish_waiter(struct request *w, const struct request *leader)
     finish_load(w);
 }
 
+static void submit_load_step(struct request *r, void (*run)(struct job *, struct worker *),
+                             void (*done)(struct job *));
+static void on_load_done(struct job *job);
+static void on_load_hashed(struct job *job);
+
 /* ---- the path memo ------------------------------------------------------------------------ */
 
 /* Direct-mapped by a hash of the path: a path that collides replaces the one before, so the
@@ -673,6 +678,21 @@ static void memo_learn(struct request *r)
     memcpy(m->digest, r->work.digest, sizeof m->digest);
 }
 
+/* A LOAD by path hashed (or found unchanged): the memo learns from it. True if the file was
+ * the known version but its armature was evicted meanwhile: the load was started again, to
+ * read the bytes after all. */
+static bool memo_settle(struct request *r)
+{
+    memo_learn(r);
+    if (r->work.unchanged && !cache_contains(r->d->cache, r->work.digest)) {
+        r->work.has_known = r->work.unchanged = false;
+        submit_load_step(r, work_load_hash, on_load_hashed);
+        return true;
+    }
+    r->d->unchanged += r->work.unchanged;
+    return false;
+}
+
 static void memo_free(struct dispatch *d)
 {
     for (size_t i = 0; d->memo && i < PATH_MEMO_SLOTS; i++)
@@ -680,10 +700,6 @@ static void memo_free(struct dispatch *d)
     free(d->memo);
     d->memo = NULL;
 }
-
-static void submit_load_step(struct request *r, void (*run)(struct job *, struct worker *),
-                             void (*done)(struct job *));
-static void on_load_done(struct job *job);
 
 /* The big parse finished: the next big one in line starts. */
 static void next_big_parse(struct dispatch *d)
@@ -736,16 +752,8 @@ static void submit_load_step(struct request *r, void (*run)(struct job *, struct
 static void on_load_hashed(struct job *job)
 {
     struct request *r = (struct request *)job;
-    if (!r->work.status && r->work.path && r->work.root_fd >= 0) {
-        memo_learn(r);
-        r->d->unchanged += r->work.unchanged;
-        if (r->work.unchanged && !cache_contains(r->d->cache, r->work.digest)) {
-            /* evicted since the memo was asked: the bytes are needed after all */
-            r->work.has_known = r->work.unchanged = false;
-            submit_load_step(r, work_load_hash, on_load_hashed);
-            return;
-        }
-    }
+    if (!r->work.status && r->work.path && r->work.root_fd >= 0 && memo_settle(r))
+        return;
     struct cache_entry *e = r->work.status ? NULL : cache_get(r->d->cache, r->work.digest);
     if (r->work.status || e) {
         if (e)
@@ -781,6 +789,7 @@ static void on_load_hashed(struct job *job)
 static void start_load(struct request *r)
 {
     r->work.max_skf = (uint64_t)r->d->cfg->max_skf_mb << 20;
+    r->work.settle_ns = r->d->cfg->file_settle_ms < 0 ? -1 : r->d->cfg->file_settle_ms * 1000000;
     r->work.max_json = (uint64_t)r->d->cfg->max_json_mb << 20;
     r->work.max_bones = (uint32_t)r->d->cfg->max_bones;
     r->work.max_arm_bytes = r->d->cache->budget;
@@ -1176,7 +1185,7 @@ int dispatch_init(struct dispatch *d, uv_loop_t *loop, const struct config *cfg,
         log_msg(LOG_INFO, "no --root: LOAD by path is refused");
     if ((cfg->root && !(d->memo = calloc(PATH_MEMO_SLOTS, sizeof *d->memo))) ||
         rcache_init(&d->results, (size_t)cfg->result_cache_mb << 20)) {
-        log_msg(LOG_ERROR, "out of memory for the result cache");
+        log_msg(LOG_ERROR, "out of memory for the %s", d->memo ? "result cache" : "path memo");
         memo_free(d);
         if (d->root_fd >= 0)
             close(d->root_fd);

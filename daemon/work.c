@@ -90,19 +90,27 @@ static void finish(struct work *r, struct skp_writer *w)
 
 /* ---- LOAD --------------------------------------------------------------------------------- */
 
-/* Reads the file, or finds it is the known version (unchanged) and reads nothing. */
+static int64_t realtime_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+}
+
+/* Reads the file, or finds it is the known version (unchanged) and reads nothing. The clock
+ * is read before the file is opened, so that settled measures from before its signature. */
 static int read_file(struct work *r)
 {
     void *buf;
-    const struct confine_sig *known = r->has_known ? &r->known : NULL;
-    r->status = confine_read(r->root_fd, r->path, r->max_skf, known, &r->sig, &buf, &r->input_len,
-                             r->msg, sizeof r->msg);
+    struct confine_version v = {r->has_known ? &r->known : NULL, {0}, false};
+    int64_t opened = realtime_ns();
+    r->status = confine_read(r->root_fd, r->path, r->max_skf, &v, &buf, &r->input_len, r->msg,
+                             sizeof r->msg);
     if (r->status)
         return -1;
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    r->settled = confine_sig_settled(&r->sig, (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec);
-    r->unchanged = known && confine_sig_equal(known, &r->sig); /* then nothing was read */
+    r->sig = v.sig;
+    r->unchanged = v.unchanged;
+    r->settled = confine_sig_settled(&v.sig, opened, r->settle_ns);
     r->input = buf;
     return 0;
 }

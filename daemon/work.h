@@ -32,6 +32,7 @@ struct work {
     bool has_known;
     struct confine_sig known;
     uint8_t known_digest[32];
+    int64_t settle_ns; /* --file-settle-ms: when a signature may be remembered (-1: never) */
     uint64_t max_skf;
     uint64_t max_json; /* armature.json's bytes */
     uint32_t max_bones;

@@ -2282,46 +2282,59 @@ END_TEST
 
 /* A file LOADed by path again, still the version read before and its armature still cached,
  * is opened but not read or hashed: loads.unchanged counts it, and the answer is the same.
- * Only a file whose status changed a second or more before it was read is remembered; the
- * project's samples are written by the build, minutes before this runs (a younger one would
- * make the outcome depend on the clock: SKIP). Another spelling of the path is read once for
- * itself; once the armature is unloaded the file is read and parsed again, and remembered. */
-START_TEST(load_path_reads_a_settled_file_once)
+ * With --file-settle-ms 0 a file is remembered as soon as it is read (the default waits until
+ * it has not changed for 3 s; -1 never remembers). Another spelling of the path is read once
+ * for itself; a file replaced by another is read again; once the armature is unloaded the
+ * file is read and parsed again, and remembered. */
+START_TEST(load_path_reads_an_unchanged_file_once)
 {
-    char path[PATH_MAX];
-    struct stat st;
-    ck_assert_int_eq(stat(sample(path, "critter.skf"), &st), 0);
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    if (now.tv_sec - st.st_ctim.tv_sec < 3) {
-        fprintf(stderr, "SKIP load_path_reads_a_settled_file_once: %s changed %lld s ago\n", path,
-                (long long)(now.tv_sec - st.st_ctim.tv_sec));
-        return;
-    }
-    struct daemon *d = daemon_up(g_samples, NULL);
+    char root[PATH_MAX], p[PATH_MAX], src[PATH_MAX];
+    make_root(g_work, root);
+    struct daemon *d = daemon_up(root, FLAGS("--file-settle-ms", "0"));
     skc_client *c = client_open(d->unix_uri, NULL);
     unsigned char id[SKC_ID_SIZE], again[SKC_ID_SIZE];
     uint64_t parsed = counter(c, "loads.parsed");
-    load_path(c, "critter.skf", id);
+    load_path(c, "robot.skf", id);
     ck_assert_uint_eq(counter(c, "loads.unchanged"), 0);
-    load_path(c, "critter.skf", again);
+    load_path(c, "robot.skf", again);
     ck_assert(!memcmp(id, again, SKC_ID_SIZE));
     ck_assert_uint_eq(counter(c, "loads.unchanged"), 1);
     ck_assert_uint_eq(counter(c, "loads.parsed"), parsed + 1);
-    load_path(c, "./critter.skf", again);
+    load_path(c, "./robot.skf", again);
     ck_assert(!memcmp(id, again, SKC_ID_SIZE));
     ck_assert_uint_eq(counter(c, "loads.unchanged"), 1);
-    load_path(c, "./critter.skf", again);
+    load_path(c, "./robot.skf", again);
     ck_assert_uint_eq(counter(c, "loads.unchanged"), 2);
 
-    ck_assert_msg(skc_unload(c, id) == 0, "UNLOAD: %s", skc_errmsg(c));
-    load_path(c, "critter.skf", again);
-    ck_assert(!memcmp(id, again, SKC_ID_SIZE));
-    ck_assert_uint_eq(counter(c, "loads.parsed"), parsed + 2);
+    /* replaced by another armature (another size, another inode): read, a new id */
+    char tmp[PATH_MAX];
+    copy_file(sample(src, "critter.skf"), join(tmp, root, "new.tmp"));
+    ck_assert_int_eq(rename(tmp, join(p, root, "robot.skf")), 0);
+    load_path(c, "robot.skf", again);
+    ck_assert(memcmp(id, again, SKC_ID_SIZE) != 0);
     ck_assert_uint_eq(counter(c, "loads.unchanged"), 2);
-    load_path(c, "critter.skf", again);
-    ck_assert_uint_eq(counter(c, "loads.unchanged"), 3);
     ck_assert_uint_eq(counter(c, "loads.parsed"), parsed + 2);
+    load_path(c, "robot.skf", id);
+    ck_assert(!memcmp(id, again, SKC_ID_SIZE));
+    ck_assert_uint_eq(counter(c, "loads.unchanged"), 3);
+
+    /* unloaded: read and parsed again, then remembered again */
+    ck_assert_msg(skc_unload(c, id) == 0, "UNLOAD: %s", skc_errmsg(c));
+    load_path(c, "robot.skf", again);
+    ck_assert(!memcmp(id, again, SKC_ID_SIZE));
+    ck_assert_uint_eq(counter(c, "loads.parsed"), parsed + 3);
+    ck_assert_uint_eq(counter(c, "loads.unchanged"), 3);
+    load_path(c, "robot.skf", again);
+    ck_assert_uint_eq(counter(c, "loads.unchanged"), 4);
+    skc_free(c);
+    daemon_stop(d);
+
+    /* -1: every LOAD reads the file */
+    d = daemon_up(root, FLAGS("--file-settle-ms", "-1"));
+    c = client_open(d->unix_uri, NULL);
+    for (int i = 0; i < 3; i++)
+        load_path(c, "robot.skf", again);
+    ck_assert_uint_eq(counter(c, "loads.unchanged"), 0);
     skc_free(c);
     daemon_stop(d);
 }
@@ -2690,7 +2703,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, stalled_reader_is_closed);
     tc = tcase(s, "paths");
     tcase_add_test(tc, load_path_confined);
-    tcase_add_test(tc, load_path_reads_a_settled_file_once);
+    tcase_add_test(tc, load_path_reads_an_unchanged_file_once);
     tcase_add_test(tc, load_path_fifo_and_leaks);
     tcase_add_test(tc, load_path_swap_race);
     tc = tcase(s, "hostile");

@@ -1,7 +1,8 @@
 /* LOAD by path's file access (daemon/confine.c): the signature a read reports, a read skipped
  * only for exactly the known signature (every field counts), confinement and the checks still
  * applied when a signature is known, and when a signature may be trusted at all
- * (confine_sig_settled). Files are made in a fresh temporary directory; nothing here waits. */
+ * (confine_sig_settled: old enough, and on a filesystem the kernel keeps times for). Files are made
+ * in a fresh temporary directory; nothing here waits. */
 #define _GNU_SOURCE
 #include <check.h>
 #include <fcntl.h>
@@ -58,8 +59,11 @@ static uint16_t read_as(const char *name, const struct confine_sig *known, struc
 {
     char why[256];
     void *buf = NULL;
-    uint16_t st = confine_read(root_fd, name, 1 << 20, known, sig, &buf, len, why, sizeof why);
+    struct confine_version v = {known, {0}, false};
+    uint16_t st = confine_read(root_fd, name, 1 << 20, &v, &buf, len, why, sizeof why);
     *bytes = buf;
+    *sig = v.sig;
+    ck_assert(v.unchanged == (st == SKP_S_OK && !buf)); /* unchanged: nothing was read */
     return st;
 }
 
@@ -110,9 +114,10 @@ START_TEST(a_rewrite_is_never_mistaken_for_the_known_version)
     struct confine_sig sig, now_sig;
     char *bytes;
     size_t len;
+    int64_t opened = now_ns(); /* as the daemon does: the clock first, then the file */
     ck_assert_uint_eq(read_as("b.skf", NULL, &sig, &bytes, &len), SKP_S_OK);
     free(bytes);
-    bool settled = confine_sig_settled(&sig, now_ns());
+    bool settled = confine_sig_settled(&sig, opened, 1000000000LL);
     put("b.skf", "version two!");
     ck_assert_uint_eq(read_as("b.skf", &sig, &now_sig, &bytes, &len), SKP_S_OK);
     if (!bytes) /* taken for the known version: only possible for a signature never trusted */
@@ -171,22 +176,56 @@ START_TEST(checks_hold_with_a_known_signature)
     ck_assert_uint_eq(read_as("big.skf", NULL, &sig, &bytes, &len), SKP_S_OK);
     free(bytes);
     void *buf = NULL;
-    ck_assert_uint_eq(confine_read(root_fd, "big.skf", 5, &sig, NULL, &buf, &len, why, sizeof why),
+    struct confine_version v = {&sig, {0}, false};
+    ck_assert_uint_eq(confine_read(root_fd, "big.skf", 5, &v, &buf, &len, why, sizeof why),
                       SKP_S_LIMIT);
     ck_assert_ptr_null(buf);
+    ck_assert(!v.unchanged);
+    /* without a version at all, as the operator's --preload reads */
+    ck_assert_uint_eq(confine_read(root_fd, "big.skf", 64, NULL, &buf, &len, why, sizeof why),
+                      SKP_S_OK);
+    ck_assert(buf && len == 10 && !memcmp(buf, "0123456789", 10));
+    free(buf);
 }
 END_TEST
 
-START_TEST(settled_means_a_second_old)
+START_TEST(settled_means_old_enough_and_local)
 {
-    int64_t now = 1700000000LL * 1000000000LL;
-    struct confine_sig s = {1, 2, 3, now - 5000000000LL, now - CONFINE_SETTLED_NS};
-    ck_assert(confine_sig_settled(&s, now));
-    s.ctime_ns = now - CONFINE_SETTLED_NS + 1;
-    ck_assert(!confine_sig_settled(&s, now));
-    s.ctime_ns = now - 3 * CONFINE_SETTLED_NS;
+    const int64_t now = 1700000000LL * 1000000000LL, margin = 3000000000LL;
+    struct confine_sig s = {1, 2, 3, now - 5000000000LL, now - margin, true};
+    ck_assert(confine_sig_settled(&s, now, margin));
+    ck_assert(!confine_sig_settled(&s, now, -1)); /* --file-settle-ms -1: never */
+    s.ctime_ns = now - margin + 1;
+    ck_assert(!confine_sig_settled(&s, now, margin));
+    ck_assert(confine_sig_settled(&s, now, 0));
+    s.ctime_ns = now - 3 * margin;
     s.mtime_ns = now + 1; /* contents dated in the future (touch -d): the clock cannot vouch */
-    ck_assert(!confine_sig_settled(&s, now));
+    ck_assert(!confine_sig_settled(&s, now, margin));
+    s.mtime_ns = now - margin;
+    s.local = false; /* a network or FUSE filesystem keeps its own times */
+    ck_assert(!confine_sig_settled(&s, now, margin));
+    ck_assert(!confine_sig_settled(&s, now, 0));
+}
+END_TEST
+
+/* The temporary directory is on a filesystem the kernel keeps times for (tmpfs or ext4 here);
+ * /proc is not one. */
+START_TEST(local_filesystems_are_told_apart)
+{
+    put("d.skf", "local");
+    struct confine_sig sig;
+    char *bytes;
+    size_t len;
+    ck_assert_uint_eq(read_as("d.skf", NULL, &sig, &bytes, &len), SKP_S_OK);
+    free(bytes);
+    ck_assert_msg(sig.local, "%s: not a local filesystem", dir);
+    char why[256];
+    void *buf = NULL;
+    struct confine_version v = {NULL, {0}, false};
+    ck_assert_uint_eq(confine_read(-1, "/proc/self/stat", 1 << 20, &v, &buf, &len, why, sizeof why),
+                      SKP_S_OK);
+    free(buf);
+    ck_assert(!v.sig.local);
 }
 END_TEST
 
@@ -198,7 +237,8 @@ static Suite *confine_suite(void)
     tcase_add_test(tc, known_signature_skips_the_read);
     tcase_add_test(tc, a_rewrite_is_never_mistaken_for_the_known_version);
     tcase_add_test(tc, checks_hold_with_a_known_signature);
-    tcase_add_test(tc, settled_means_a_second_old);
+    tcase_add_test(tc, settled_means_old_enough_and_local);
+    tcase_add_test(tc, local_filesystems_are_told_apart);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
     return s;
