@@ -126,14 +126,21 @@ static bool local_fs(int fd)
     return false;
 }
 
+/* A file time in ns, clamped for dates past 2262 (touch -d accepts them) so that none
+ * overflows; a clamped time is in the future, which no settled signature has. */
+static int64_t ns_of(const struct timespec *t)
+{
+    if (t->tv_sec >= INT64_MAX / 1000000000LL - 1)
+        return INT64_MAX;
+    if (t->tv_sec <= INT64_MIN / 1000000000LL + 1)
+        return INT64_MIN;
+    return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
 static struct confine_sig sig_of(int fd, const struct stat *st)
 {
-    return (struct confine_sig){(uint64_t)st->st_dev,
-                                (uint64_t)st->st_ino,
-                                (uint64_t)st->st_size,
-                                (int64_t)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec,
-                                (int64_t)st->st_ctim.tv_sec * 1000000000LL + st->st_ctim.tv_nsec,
-                                local_fs(fd)};
+    return (struct confine_sig){(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
+                                ns_of(&st->st_mtim),  ns_of(&st->st_ctim),  local_fs(fd)};
 }
 
 bool confine_sig_equal(const struct confine_sig *a, const struct confine_sig *b)
@@ -145,7 +152,7 @@ bool confine_sig_equal(const struct confine_sig *a, const struct confine_sig *b)
 bool confine_sig_settled(const struct confine_sig *sig, int64_t opened_ns, int64_t settle_ns)
 {
     return settle_ns >= 0 && sig->local && sig->ctime_ns <= opened_ns - settle_ns &&
-           sig->mtime_ns <= opened_ns;
+           sig->mtime_ns <= opened_ns && sig->ctime_ns != INT64_MIN;
 }
 
 /* The checks and the read of an open file whose status is st. */

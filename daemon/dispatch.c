@@ -644,7 +644,9 @@ static struct path_memo *memo_slot(struct dispatch *d, const char *path)
  * is still the version that made it. */
 static void memo_recall(struct request *r)
 {
-    struct path_memo *m = r->d->memo ? memo_slot(r->d, r->work.path) : NULL;
+    /* --file-settle-ms -1 (perhaps since a reload) trusts no signature, even remembered ones */
+    struct path_memo *m =
+        r->d->memo && r->work.settle_ns >= 0 ? memo_slot(r->d, r->work.path) : NULL;
     if (!m || !m->path || strcmp(m->path, r->work.path) || !cache_contains(r->d->cache, m->digest))
         return;
     r->work.has_known = true;
@@ -1185,7 +1187,8 @@ int dispatch_init(struct dispatch *d, uv_loop_t *loop, const struct config *cfg,
         log_msg(LOG_INFO, "no --root: LOAD by path is refused");
     if ((cfg->root && !(d->memo = calloc(PATH_MEMO_SLOTS, sizeof *d->memo))) ||
         rcache_init(&d->results, (size_t)cfg->result_cache_mb << 20)) {
-        log_msg(LOG_ERROR, "out of memory for the %s", d->memo ? "result cache" : "path memo");
+        log_msg(LOG_ERROR, "out of memory for the %s",
+                cfg->root && !d->memo ? "path memo" : "result cache");
         memo_free(d);
         if (d->root_fd >= 0)
             close(d->root_fd);

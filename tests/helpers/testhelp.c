@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <zip.h>
 
 #include "engine/load.h"
@@ -221,4 +222,17 @@ struct armature *th_load_path(const char *dir, const char *name)
     int rc = armature_load_file(path, NULL, &arm, &err);
     ck_assert_msg(rc == 0, "loading %s: %s", path, err.msg);
     return arm;
+}
+
+bool th_local_fs(const char *path)
+{
+    static const long kinds[] = {0xEF53,     0x58465342, 0x9123683E, 0x01021994,
+                                 0x794c7630, 0xF2F52010, 0x2fc12fc1};
+    struct statfs fs;
+    if (statfs(path, &fs) != 0)
+        return false;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if ((long)fs.f_type == kinds[i])
+            return true;
+    return false;
 }

@@ -46,6 +46,11 @@ int th_exit_status(int failed, bool needs_shared);
 /* $SKELD_SAMPLES (the built sample armatures) or NULL if unset. */
 const char *th_samples_dir(void);
 
+/* Whether path is on a filesystem whose file times the daemon trusts for LOAD by path
+ * (daemon/confine.c: ext2/3/4, xfs, btrfs, tmpfs, overlayfs, f2fs, zfs), told by statfs
+ * here independently of the daemon's own list. */
+bool th_local_fs(const char *path);
+
 /* Loads "<dir>/<name>" or fails the current test. */
 struct armature *th_load_path(const char *dir, const char *name);
 

@@ -61,9 +61,11 @@ static uint8_t *picture(uint32_t w, uint32_t h, unsigned literal_pct, int32_t *l
     return in;
 }
 
-/* Both builds on in[0..n): the same bytes, and they inflate to in. */
-static void both_agree(const uint8_t *in, size_t n, size_t stride, const int32_t *live,
-                       const char *what)
+/* Both builds on in[0..n): the same bytes, and they inflate to in. Returns the first block's
+ * type (RFC 1951: 0 stored, 2 dynamic Huffman), which only a Huffman block makes depend on
+ * the tokens. */
+static int both_agree(const uint8_t *in, size_t n, size_t stride, const int32_t *live,
+                      const char *what)
 {
     size_t bound = deflate_dyn_bound(n) + 8;
     uint16_t *tokens = malloc(n * sizeof *tokens);
@@ -77,10 +79,12 @@ static void both_agree(const uint8_t *in, size_t n, size_t stride, const int32_t
     uLongf got = (uLongf)n + 1;
     ck_assert_msg(uncompress(back, &got, a, (uLong)la) == Z_OK && got == n && !memcmp(back, in, n),
                   "%s: the stream does not inflate to its input", what);
+    int type = a[2] >> 1 & 3; /* after the 2-byte zlib header: BFINAL, then BTYPE */
     free(tokens);
     free(a);
     free(b);
     free(back);
+    return type;
 }
 
 START_TEST(sse2_and_byte_by_byte_agree)
@@ -107,10 +111,11 @@ END_TEST
 
 /* Repeats of exactly each length from 1 to 40 at each of the 32 offsets of a window, in a
  * row of otherwise distinct bytes: the greedy choice at the edge of MIN_REPEAT, and repeats
- * that end in the window, at its end and past it. */
+ * that end in the window, at its end and past it. Empty rows below make the picture worth a
+ * Huffman block (a stored one would hide any difference in the tokens), which is checked. */
 START_TEST(each_repeat_length_at_each_offset)
 {
-    uint32_t w = 40, h = 2;
+    uint32_t w = 40, h = 24;
     size_t stride = (size_t)w * 4 + 1, n = stride * h;
     char what[64];
     for (size_t len = 1; len <= 40; len++)
@@ -118,13 +123,14 @@ START_TEST(each_repeat_length_at_each_offset)
             for (int up = 0; up < 2; up++) {
                 uint8_t *in = calloc(n, 1);
                 ck_assert_ptr_nonnull(in);
-                for (size_t i = 1; i < n; i++)
+                for (size_t i = 1; i < 2 * stride; i++)
                     in[i] = i % stride ? (uint8_t)(i * 37 % 251 + 1) : 0;
                 size_t d = up ? stride : 4, at = stride + 32 + off;
                 for (size_t k = 0; k < len; k++)
                     in[at + k] = in[at + k - d];
                 snprintf(what, sizeof what, "length %zu at offset %zu, distance %zu", len, off, d);
-                both_agree(in, n, stride, NULL, what);
+                ck_assert_msg(both_agree(in, n, stride, NULL, what) == 2, "%s: not a Huffman block",
+                              what);
                 free(in);
             }
 }
