@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/load.h"
@@ -137,6 +138,13 @@ static int64_t ns_of(const struct timespec *t)
     return (int64_t)t->tv_sec * 1000000000LL + t->tv_nsec;
 }
 
+static int64_t realtime_ns(void)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return ns_of(&now);
+}
+
 static struct confine_sig sig_of(int fd, const struct stat *st)
 {
     return (struct confine_sig){(uint64_t)st->st_dev, (uint64_t)st->st_ino, (uint64_t)st->st_size,
@@ -182,8 +190,11 @@ uint16_t confine_read(int root_fd, const char *rel, uint64_t max, struct confine
 {
     *buf = NULL;
     *len = 0;
-    if (v)
-        v->unchanged = false;
+    int64_t opened = 0;
+    if (v) {
+        v->unchanged = v->settled = false;
+        opened = realtime_ns(); /* before the open: settled measures from before the signature */
+    }
     int fd = root_fd >= 0 ? open_beneath(root_fd, rel) : open(rel, FILE_FLAGS);
     if (fd < 0)
         return open_error(errno, rel, why, whylen);
@@ -196,6 +207,7 @@ uint16_t confine_read(int root_fd, const char *rel, uint64_t max, struct confine
             v->sig = sig_of(fd, &st);
             v->unchanged = S_ISREG(st.st_mode) && v->known && v->sig.size <= max &&
                            confine_sig_equal(v->known, &v->sig);
+            v->settled = confine_sig_settled(&v->sig, opened, v->settle_ns);
         }
         if (!v || !v->unchanged) /* the version already read needs no reading again */
             status = read_open(fd, &st, rel, max, buf, len, why, whylen);

@@ -27,13 +27,16 @@ struct confine_sig {
     bool local;
 };
 
-/* A read that may be skipped: known (NULL: none) is the signature of the version read before;
- * confine_read fills sig whenever the file was opened, and sets unchanged (and reads
- * nothing) if the file is a regular file within the size limit with exactly that signature. */
+/* A read that may be skipped, and what may be remembered of it. In: known (NULL: none), the
+ * signature of the version read before, and settle_ns (see confine_sig_settled). Out, once
+ * the file is open: its sig; unchanged (nothing read) if it is a regular file within the
+ * size limit with exactly the known signature; settled, whether sig may be remembered,
+ * judged against the clock read before the open. */
 struct confine_version {
     const struct confine_sig *known;
+    int64_t settle_ns;
     struct confine_sig sig;
-    bool unchanged;
+    bool unchanged, settled;
 };
 
 /* Opens rel beneath the directory root_fd (or, with root_fd -1, rel as it is: the operator's

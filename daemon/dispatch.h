@@ -40,11 +40,11 @@ struct dispatch {
     struct request *starting;
     uint16_t start_status;
     char start_msg[256];
-    /* counters (STATS) */
-    uint64_t requests[SKP_OP_MAX], busy, parses, unchanged;
     /* LOAD by path: per path, the signature and digest of the version last read (settled
      * files only), so that a file whose armature is cached is opened but not read again */
     struct path_memo *memo;
+    /* counters (STATS) */
+    uint64_t requests[SKP_OP_MAX], busy, parses, unchanged;
     uint64_t latency_us[16]; /* histogram: bucket i counts latencies below 2^i * 64 us */
 };
 

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #ifdef __GLIBC__ /* defined by the headers above */
 #include <malloc.h>
 #endif
@@ -90,27 +89,19 @@ static void finish(struct work *r, struct skp_writer *w)
 
 /* ---- LOAD --------------------------------------------------------------------------------- */
 
-static int64_t realtime_ns(void)
-{
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    return (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
-}
-
-/* Reads the file, or finds it is the known version (unchanged) and reads nothing. The clock
- * is read before the file is opened, so that settled measures from before its signature. */
+/* Reads the file, or finds it is the known version (unchanged) and reads nothing. */
 static int read_file(struct work *r)
 {
     void *buf;
-    struct confine_version v = {r->has_known ? &r->known : NULL, {0}, false};
-    int64_t opened = realtime_ns();
+    struct confine_version v = {.known = r->has_known ? &r->known : NULL,
+                                .settle_ns = r->settle_ns};
     r->status = confine_read(r->root_fd, r->path, r->max_skf, &v, &buf, &r->input_len, r->msg,
                              sizeof r->msg);
     if (r->status)
         return -1;
     r->sig = v.sig;
     r->unchanged = v.unchanged;
-    r->settled = confine_sig_settled(&v.sig, opened, r->settle_ns);
+    r->settled = v.settled;
     r->input = buf;
     return 0;
 }
