@@ -130,6 +130,7 @@ static int encode_and_write(struct render_run *j, const char *path, const struct
 {
     j->buf.len = 0;
     j->png.live = img->live; /* a rendered frame's empty space; NULL for a sheet */
+    j->png.scanlines = img->pitch != (size_t)img->width * 4; /* render()'s png_rows */
     if (png_encode(img->rgba, img->width, img->height, &j->png, &j->buf, &j->scratch)) {
         fprintf(stderr, "skeld render: PNG encoding failed\n");
         return 1;
@@ -195,7 +196,8 @@ static int resolve(const struct skp_cli_render *r, const struct skp_cli_eval *f,
         return cli_fail("render", &err);
     j->output = r->output;
     png_opts_for_level(&j->png, j->pr.png_level);
-    j->pr.opts.straight_alpha = true; /* PNG files hold straight alpha */
+    j->pr.opts.straight_alpha = true;  /* PNG files hold straight alpha */
+    j->pr.opts.png_rows = !j->pr.cols; /* frames are encoded as they are drawn */
     j->total = j->pr.range ? (long)j->pr.last - j->pr.first + 1 : 1;
     j->tty = isatty(STDERR_FILENO);
     return 0;
@@ -223,8 +225,10 @@ static int run(const struct skp_cli_render *r, const struct skp_cli_eval *f, str
     pose_reset(p);
     if ((rc = request_play(p, &j->req, NULL, &j->pr, emit, j)) || !j->pr.cols)
         return rc;
-    struct image whole = {
-        .width = j->sheet.width, .height = j->sheet.height, .rgba = j->sheet.rgba};
+    struct image whole = {.width = j->sheet.width,
+                          .height = j->sheet.height,
+                          .rgba = j->sheet.rgba,
+                          .pitch = (size_t)j->sheet.width * 4};
     if ((rc = encode_and_write(j, j->output, &whole)))
         return rc;
     return write_sheet_json(j, &b);

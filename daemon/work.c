@@ -446,7 +446,8 @@ static int append_u32(struct byte_buf *b, uint32_t v)
     return byte_buf_append(b, x, 4);
 }
 
-/* Appends one picture record (frame, size, PNG or raw bytes) to out. */
+/* Appends one picture record (frame, size, PNG or raw bytes) to out. rgba's rows are
+ * scanlines (render_opts.png_rows) when it is a frame going out as a PNG. */
 static int put_picture(struct work *r, struct worker *w, const uint8_t *rgba, const int32_t *live,
                        uint32_t width, uint32_t height, uint32_t frame, struct byte_buf *out)
 {
@@ -462,6 +463,7 @@ static int put_picture(struct work *r, struct worker *w, const uint8_t *rgba, co
     struct png_opts po;
     png_opts_for_level(&po, r->picture.png_level);
     po.live = live;
+    po.scanlines = rgba == w->image.rgba && r->picture.opts.png_rows;
     if (png_encode(rgba, width, height, &po, out, &w->png_scratch))
         return -1;
     skp_put_u32(out->data + at, (uint32_t)(out->len - at - 4));
@@ -549,6 +551,8 @@ void work_render(struct job *job, struct worker *w)
     if (!p || (request_needs_bounds(&r->picture) && frame_picture(r, w, p, &b)))
         return;
     r->picture.opts.straight_alpha = true;
+    /* A frame that goes out as a PNG is drawn as its scanlines: encoded without a copy. */
+    r->picture.opts.png_rows = !sheet && r->format != SKP_FORMAT_RGBA;
     struct render_out out = {r, w, {0}, {0}, 0};
     if (sheet && start_sheet(r, &out))
         return;

@@ -56,7 +56,7 @@ static size_t libdeflate_png(struct libdeflate_compressor *c, const struct image
     size_t row = (size_t)img->width * 4;
     lines->len = 0;
     for (uint32_t y = 0; y < img->height; y++) {
-        const uint8_t *px = img->rgba + y * row, *above = y ? px - row : NULL;
+        const uint8_t *px = img->rgba + y * img->pitch, *above = y ? px - img->pitch : NULL;
         uint8_t *d = lines->data + lines->len;
         *d++ = up && y ? 2 : 0;
         for (size_t x = 0; x < row; x++)
@@ -84,10 +84,12 @@ static size_t encode_once(enum encoder e, const struct image *img, struct byte_b
                           struct byte_buf *scratch, struct libdeflate_compressor *c)
 {
     /* The default as the daemon runs it: with the renderer's spans of what it drew. */
-    const struct png_opts opts[4] = {{.level = PNG_LEVEL_DEFAULT, .live = img->live},
-                                     {.level = PNG_LEVEL_FAST},
-                                     {.level = 1, .filter = PNG_FILTER_CHOICE_SUB},
-                                     {.level = 1, .filter = PNG_FILTER_CHOICE_NONE}};
+    bool rows = img->pitch != (size_t)img->width * 4; /* render_opts.png_rows */
+    const struct png_opts opts[4] = {
+        {.level = PNG_LEVEL_DEFAULT, .live = img->live, .scanlines = rows},
+        {.level = PNG_LEVEL_FAST, .scanlines = rows},
+        {.level = 1, .filter = PNG_FILTER_CHOICE_SUB, .scanlines = rows},
+        {.level = 1, .filter = PNG_FILTER_CHOICE_NONE, .scanlines = rows}};
     if (e >= ENC_LD1_NONE)
         return libdeflate_png(c, img, e == ENC_LD1_UP, scratch, png);
     png->len = 0;
@@ -151,6 +153,7 @@ static int bench_file(const char *path, int renders, uint32_t w, uint32_t h, boo
     opts.width = w;
     opts.height = h;
     opts.straight_alpha = true;
+    opts.png_rows = true; /* as the daemon draws a frame it sends as a PNG */
     pose_like_player(arm, p, &opts);
     struct image img;
     image_init(&img);
@@ -166,7 +169,7 @@ static int bench_file(const char *path, int renders, uint32_t w, uint32_t h, boo
             render(arm, p, &opts, &img);
             t_raster += bench_now_us() - t1;
             png.len = 0;
-            struct png_opts po = {.level = PNG_LEVEL_DEFAULT, .live = img.live};
+            struct png_opts po = {.level = PNG_LEVEL_DEFAULT, .live = img.live, .scanlines = true};
             png_encode(img.rgba, img.width, img.height, &po, &png, &scratch);
         }
         raster[b] = t_raster / BATCH / 1000.0;

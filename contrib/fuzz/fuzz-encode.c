@@ -5,6 +5,8 @@
  * palette (long matches, both distances) or straight from the input (literals), and spans of
  * drawn pixels per row as the renderer reports them (png_opts.live), honest or past the edge;
  * with honest spans the default encoder must write the very bytes it writes without them.
+ * Each picture is encoded again from its scanlines (png_opts.scanlines, a buffer of exactly
+ * their size, so that a read past them is caught), and must give the same bytes.
  * One scratch buffer serves every input, as a worker's does. Any difference aborts.
  * Build and run: contrib/fuzz/run.sh encode */
 #include <stdbool.h>
@@ -82,6 +84,30 @@ static void encode_or_die(const struct picture *p, const struct png_opts *o, str
     }
 }
 
+/* The same picture from its scanlines (a zero byte before each row), as render_opts.png_rows
+ * lays them out: the same PNG. */
+static void same_from_scanlines(const struct picture *p, struct png_opts o,
+                                const struct byte_buf *want)
+{
+    size_t row = (size_t)p->w * 4;
+    uint8_t *lines = malloc((row + 1) * p->h);
+    struct byte_buf png = {0};
+    if (!lines)
+        return;
+    for (uint32_t y = 0; y < p->h; y++) {
+        lines[y * (row + 1)] = 0;
+        memcpy(lines + y * (row + 1) + 1, p->rgba + y * row, row);
+    }
+    o.scanlines = true;
+    if (png_encode(lines + 1, p->w, p->h, &o, &png, &scratch) || png.len != want->len ||
+        memcmp(png.data, want->data, png.len)) {
+        fprintf(stderr, "%ux%u (mode %#x): other bytes from scanlines\n", p->w, p->h, p->mode);
+        abort();
+    }
+    free(png.data);
+    free(lines);
+}
+
 static void decode_and_compare(const struct picture *p, const struct byte_buf *png)
 {
     uint32_t w, h;
@@ -110,6 +136,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
             o.live = p.live;
         encode_or_die(&p, &o, &png);
         decode_and_compare(&p, &png);
+        same_from_scanlines(&p, o, &png);
         if (o.live) { /* the spans change how it reads, never what it writes */
             o.live = NULL;
             encode_or_die(&p, &o, &plain);

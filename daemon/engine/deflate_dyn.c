@@ -4,11 +4,13 @@
  * pixel and the pixel above, checked eight bytes at a time, so empty and flat areas cost
  * almost nothing, and one dynamic Huffman block fitted to the picture's symbols makes the
  * literals of the drawn parts cheaper than fixed codes would. Two passes: tokens and their
- * frequencies, then the codes and the bits; a run of literals is one token, its bytes read
- * again from the input in pass 2, and every match token's bits come from one table. */
+ * frequencies, then the codes and the bits; a run of literals is one token, its bytes copied
+ * aside in pass 1 for pass 2 to read in order, and every match token's bits come from one
+ * table. */
 #include "deflate_dyn.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,6 +75,18 @@ static unsigned dist_code(size_t d)
 size_t deflate_dyn_bound(size_t n)
 {
     return n + n / 8 + 1024;
+}
+
+/* The tokens (at most n: each covers a byte at least), then the literals' bytes (at most n,
+ * and the 32 a window's copy may write past the last). */
+static size_t lit_bytes_at(size_t n)
+{
+    return (n * sizeof(uint16_t) + 15) & ~(size_t)15;
+}
+
+size_t deflate_dyn_scratch_size(size_t n)
+{
+    return n < SIZE_MAX / 4 ? lit_bytes_at(n) + n + 32 : 0;
 }
 
 /* ---- pass 1: tokens ---------------------------------------------------------------------- */
@@ -161,9 +175,15 @@ static size_t repeat4_len(const uint8_t *in, size_t i, size_t n, const int32_t *
     return l >= MIN_REPEAT ? l : 0;
 }
 
+/* What pass 1 finds besides the tokens: the symbols' frequencies, and the literals' bytes
+ * in order. Pass 2 reads those from here, in cache, rather than from the picture, whose
+ * 1 MiB has left the cache by then: reading them in place cost a miss for each run of
+ * literals. */
 struct freqs {
     uint32_t lit[LITLEN_SYMS];
     uint32_t dist[DIST_SYMS];
+    uint8_t *lit_bytes;
+    size_t lit_count;
 };
 
 /* A repeat of the previous pixel longer than one match can say (empty space, mostly): as
@@ -180,21 +200,14 @@ static size_t long_repeat(uint16_t *tok, size_t t, size_t l, struct freqs *f, un
     return t;
 }
 
-/* Counts the k literals at p and adds them to the run token that ends tok[0..t), or starts
- * one. Returns the new token count. Counted four to a turn: the loop's own count and branch
- * cost more instructions than the count itself did (callgrind). */
-static inline __attribute__((always_inline)) size_t
-add_literals(uint16_t *tok, size_t t, const uint8_t *p, unsigned k, struct freqs *f)
+/* Adds k literals (already copied to f->lit_bytes) to the run token that ends tok[0..t), or
+ * starts one. Returns the new token count. They are counted by symbol at the end of pass 1
+ * (count_literals): counting them here, in a loop whose length changes from one window to
+ * the next, cost a mispredicted branch or two a window. */
+static inline __attribute__((always_inline)) size_t add_literals(uint16_t *tok, size_t t,
+                                                                 unsigned k, struct freqs *f)
 {
-    unsigned j = 0;
-    for (; j + 4 <= k; j += 4) {
-        f->lit[p[j]]++;
-        f->lit[p[j + 1]]++;
-        f->lit[p[j + 2]]++;
-        f->lit[p[j + 3]]++;
-    }
-    for (; j < k; j++)
-        f->lit[p[j]]++;
+    f->lit_count += k;
     if (t > 0 && tok[t - 1] >= LITERALS && tok[t - 1] - LITERALS + 1 + k <= MAX_LITERALS) {
         tok[t - 1] = (uint16_t)(tok[t - 1] + k);
         return t;
@@ -216,7 +229,8 @@ static inline __attribute__((always_inline)) size_t take(const uint8_t *in, size
         return long_repeat(tok, t, l4, f, d4);
     }
     if (l4 == 0 && lu == 0) {
-        t = add_literals(tok, t, in + *i, 1, f);
+        f->lit_bytes[f->lit_count] = in[*i];
+        t = add_literals(tok, t, 1, f);
         *i += 1;
         return t;
     }
@@ -250,6 +264,14 @@ static unsigned ones_from_0(uint32_t m, unsigned k)
     return (unsigned)__builtin_ctzll(~(uint64_t)m | 1ull << k);
 }
 
+/* The window's 32 bytes copied to at (which has room for 32, whatever the caller keeps). */
+static void copy_window(uint8_t *at, const uint8_t *p)
+{
+    _mm_storeu_si128((__m128i *)(void *)at, _mm_loadu_si128((const __m128i *)(const void *)p));
+    _mm_storeu_si128((__m128i *)(void *)(at + 16),
+                     _mm_loadu_si128((const __m128i *)(const void *)(p + 16)));
+}
+
 /* The mask of the window's bytes equal to those d back. */
 static uint32_t same_as(const uint8_t *p, size_t d)
 {
@@ -273,8 +295,10 @@ static size_t tokenize_window(const uint8_t *in, size_t *i, size_t n, size_t str
     uint32_t m4 = same_as(in + *i, 4), mu = same_as(in + *i, stride);
     uint32_t starts = repeat_starts(m4) | repeat_starts(mu);
     unsigned lits = starts ? (unsigned)__builtin_ctz(starts) : WINDOW_STARTS;
-    if (lits)
-        t = add_literals(tok, t, in + *i, lits, f);
+    if (lits) {
+        copy_window(f->lit_bytes + f->lit_count, in + *i);
+        t = add_literals(tok, t, lits, f);
+    }
     *i += lits;
     if (lits == WINDOW_STARTS)
         return t;
@@ -289,6 +313,27 @@ static size_t tokenize_window(const uint8_t *in, size_t *i, size_t n, size_t str
     return take(in, i, l4, lu, tok, t, f, d4, dup);
 }
 #endif
+
+/* Adds the literals' bytes to their symbols' frequencies: one loop of a known length, four
+ * bytes a turn, each into its own table so that a byte value that recurs (an opaque alpha)
+ * does not wait on its own previous count. */
+static void count_literals(struct freqs *f)
+{
+    uint32_t more[3][256];
+    memset(more, 0, sizeof more);
+    const uint8_t *p = f->lit_bytes;
+    size_t i = 0, n = f->lit_count;
+    for (; i + 4 <= n; i += 4) {
+        f->lit[p[i]]++;
+        more[0][p[i + 1]]++;
+        more[1][p[i + 2]]++;
+        more[2][p[i + 3]]++;
+    }
+    for (; i < n; i++)
+        f->lit[p[i]]++;
+    for (unsigned s = 0; s < 256; s++)
+        f->lit[s] += more[0][s] + more[1][s] + more[2][s];
+}
 
 /* Greedy: at each byte the longer of the two repeats, else a literal (take). */
 static size_t tokenize(const uint8_t *in, size_t n, size_t stride, const int32_t *live,
@@ -311,6 +356,7 @@ static size_t tokenize(const uint8_t *in, size_t n, size_t stride, const int32_t
         t = take(in, &i, l4, lu, tok, t, f, d4, dup);
     }
     f->lit[256]++; /* end of block */
+    count_literals(f);
     return t;
 }
 
@@ -553,7 +599,7 @@ static void put_literals(struct bits *b, const struct lit_codes *lc, const uint8
 }
 
 static void put_tokens(struct bits *b, const struct block *bk, const uint16_t *tok, size_t count,
-                       const uint8_t *in, size_t stride)
+                       const uint8_t *lit_bytes, size_t stride)
 {
     struct dist_bits d4 = dist_bits_of(bk, 4), dup = stride ? dist_bits_of(bk, stride) : d4;
     /* Every match token's bits whole, length code and extra bits then the distance's (at most
@@ -577,17 +623,16 @@ static void put_tokens(struct bits *b, const struct block *bk, const uint16_t *t
         longest = lc.len[s] > longest ? lc.len[s] : longest;
     }
     bool four = longest <= 14;
-    size_t at = 0; /* where the next token's bytes are in the input */
+    const uint8_t *lit = lit_bytes;
     for (size_t t = 0; t < count; t++) {
         unsigned x = tok[t];
         if (x >= LITERALS) {
             size_t run = x - LITERALS + 1;
-            put_literals(b, &lc, in + at, run, four);
-            at += run;
+            put_literals(b, &lc, lit, run, four);
+            lit += run;
             continue;
         }
         bits_put(b, match_code[x], match_len[x]);
-        at += (x & 255u) + 3;
     }
     bits_put(b, bk->lit_code[256], bk->lit_len[256]);
 }
@@ -621,12 +666,14 @@ static uint8_t *put_stored(uint8_t *out, const uint8_t *in, size_t n)
 }
 
 size_t deflate_dyn(const uint8_t *in, size_t n, size_t stride, const int32_t *live, uint32_t adler,
-                   uint16_t *tokens, uint8_t *out)
+                   void *scratch, uint8_t *out)
 {
     if (stride > MAX_DIST || !stride)
         stride = 0, live = NULL;
+    uint16_t *tokens = scratch;
     struct freqs f;
     memset(&f, 0, sizeof f);
+    f.lit_bytes = (uint8_t *)scratch + lit_bytes_at(n);
     size_t count =
         tokenize(in, n, stride, live, tokens, &f, dist_code(4), stride ? dist_code(stride) : 0);
     struct block bk;
@@ -639,7 +686,7 @@ size_t deflate_dyn(const uint8_t *in, size_t n, size_t stride, const int32_t *li
     } else {
         struct bits b = {out, 0, 0};
         put_header(&b, &bk);
-        put_tokens(&b, &bk, tokens, count, in, stride);
+        put_tokens(&b, &bk, tokens, count, f.lit_bytes, stride);
         out = bits_end(&b);
     }
     for (int k = 3; k >= 0; k--)

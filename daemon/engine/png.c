@@ -20,6 +20,7 @@ void png_opts_default(struct png_opts *o)
     o->level = PNG_LEVEL_DEFAULT;
     o->filter = PNG_FILTER_CHOICE_NONE;
     o->live = NULL;
+    o->scanlines = false;
 }
 
 void png_opts_for_level(struct png_opts *o, int level)
@@ -69,8 +70,9 @@ static bool write_png(png_structp png, png_infop info, const uint8_t *rgba, uint
     png_set_IHDR(png, info, w, h, 8, PNG_COLOR_TYPE_RGB_ALPHA, PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_write_info(png, info);
+    size_t pitch = (size_t)w * 4 + o->scanlines;
     for (uint32_t y = 0; y < h; y++)
-        png_write_row(png, (png_const_bytep)(rgba + (size_t)y * w * 4));
+        png_write_row(png, (png_const_bytep)(rgba + (size_t)y * pitch));
     png_write_end(png, NULL);
     return true;
 }
@@ -134,23 +136,26 @@ struct line_sum {
     size_t zeros;
 };
 
-/* Scanline y into line (filter byte, then the row), summed into sum: with live spans, the
- * empty parts are zeroed and counted without being read. */
-static void put_scanline(uint8_t *line, const uint8_t *px, size_t row, const int32_t *live,
-                         uint32_t y, struct line_sum *sum)
+/* The bytes [lo, hi) of row y that live says may be other than zero. */
+static void live_bytes(const int32_t *live, uint32_t y, size_t row, size_t *lo, size_t *hi)
 {
-    line[0] = 0; /* filter: none */
+    *lo = (size_t)live[2 * y] * 4;
+    *hi = (size_t)live[2 * y + 1] * 4;
+    if (*lo >= *hi)
+        *lo = *hi = row;
+}
+
+/* Scanline y (its filter byte, 0, then the row) summed into sum: with live spans, the empty
+ * parts are counted without being read. */
+static void sum_scanline(const uint8_t *line, size_t row, const int32_t *live, uint32_t y,
+                         struct line_sum *sum)
+{
     if (!live) { /* then no row has zeros pending: live is the same for every row */
-        memcpy(line + 1, px, row);
         sum->adler = libdeflate_adler32(sum->adler, line, row + 1);
         return;
     }
-    size_t lo = (size_t)live[2 * y] * 4, hi = (size_t)live[2 * y + 1] * 4;
-    if (lo >= hi)
-        lo = hi = row;
-    memset(line + 1, 0, lo);
-    memcpy(line + 1 + lo, px + lo, hi - lo);
-    memset(line + 1 + hi, 0, row - hi);
+    size_t lo, hi;
+    live_bytes(live, y, row, &lo, &hi);
     sum->zeros += 1 + lo;
     if (hi > lo) {
         sum->adler = adler_zeros(sum->adler, sum->zeros);
@@ -160,33 +165,66 @@ static void put_scanline(uint8_t *line, const uint8_t *px, size_t row, const int
     sum->zeros += row - hi;
 }
 
-static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, const int32_t *live,
-                      struct byte_buf *out, struct byte_buf *scratch)
+/* Scanline y into line (filter byte, then the row), summed into sum: with live spans, the
+ * empty parts are zeroed rather than copied. */
+static void put_scanline(uint8_t *line, const uint8_t *px, size_t row, const int32_t *live,
+                         uint32_t y, struct line_sum *sum)
+{
+    line[0] = 0; /* filter: none */
+    size_t lo = 0, hi = row;
+    if (live)
+        live_bytes(live, y, row, &lo, &hi);
+    memset(line + 1, 0, lo);
+    memcpy(line + 1 + lo, px + lo, hi - lo);
+    memset(line + 1 + hi, 0, row - hi);
+    sum_scanline(line, row, live, y, sum);
+}
+
+/* The scanlines of rgba (w x h): rgba's own when they are scanlines already (in_place), else
+ * copied to the start of scratch. The default encoder's checksum is summed row by row, while
+ * each is in cache (vectorised by libdeflate: zlib's took 60% of the encoding time);
+ * deflate_fast sums as it goes. */
+static const uint8_t *scanlines_of(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast,
+                                   bool in_place, const int32_t *live, uint8_t *scratch,
+                                   uint32_t *adler)
+{
+    size_t row = (size_t)w * 4;
+    const uint8_t *lines = in_place ? rgba - 1 : scratch;
+    struct line_sum sum = {1, 0};
+    for (uint32_t y = 0; y < h && !(fast && in_place); y++) {
+        size_t at = y * (row + 1);
+        if (in_place) {
+            sum_scanline(lines + at, row, live, y, &sum);
+        } else if (fast) {
+            scratch[at] = 0;
+            memcpy(scratch + at + 1, rgba + y * row, row);
+        } else {
+            put_scanline(scratch + at, rgba + y * row, row, live, y, &sum);
+        }
+    }
+    *adler = adler_zeros(sum.adler, sum.zeros);
+    return lines;
+}
+
+static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, bool in_place,
+                      const int32_t *live, struct byte_buf *out, struct byte_buf *scratch)
 {
     static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     size_t row = (size_t)w * 4, raw = (row + 1) * h;
     for (uint32_t y = 0; live && y < h; y++) /* spans that do not fit: read everything */
         if (live[2 * y] < 0 || live[2 * y] > live[2 * y + 1] || live[2 * y + 1] > (int64_t)w)
             live = NULL;
-    size_t tokens_at = (raw + 7) & ~(size_t)7, need = fast ? raw : tokens_at + raw * 2;
+    size_t dyn_at = in_place ? 0 : (raw + 15) & ~(size_t)15,
+           dyn_size = deflate_dyn_scratch_size(raw);
+    size_t need = fast ? (in_place ? 0 : raw) : dyn_at + dyn_size;
     size_t bound = fast ? deflate_fast_bound(raw) : deflate_dyn_bound(raw);
     scratch->len = 0;
-    if (raw / (row + 1) != h || need < raw || byte_buf_reserve(scratch, need) ||
+    bool fits = fast || (dyn_size && need >= dyn_size);
+    if (raw / (row + 1) != h || !fits || byte_buf_reserve(scratch, need) ||
         byte_buf_reserve(out, 8 + 25 + 12 + bound + 12))
         return ENG_ENOMEM;
-    /* The scanlines' checksum row by row as they are copied, while each is in cache
-     * (vectorised by libdeflate: zlib's took 60% of the encoding time). */
-    struct line_sum sum = {1, 0};
-    for (uint32_t y = 0; y < h; y++) {
-        uint8_t *line = scratch->data + y * (row + 1);
-        if (fast) { /* deflate_fast sums as it goes */
-            line[0] = 0;
-            memcpy(line + 1, rgba + y * row, row);
-        } else {
-            put_scanline(line, rgba + y * row, row, live, y, &sum);
-        }
-    }
-    uint32_t adler = adler_zeros(sum.adler, sum.zeros);
+    uint32_t adler;
+    const uint8_t *lines = scanlines_of(rgba, w, h, fast, in_place, live, scratch->data, &adler);
     memcpy(out->data + out->len, sig, 8);
     size_t at = out->len + 8;
     uint8_t *ihdr = out->data + at + 8;
@@ -196,9 +234,8 @@ static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, co
     close_chunk(out, at, "IHDR", 13);
     at = out->len;
     uint8_t *z = out->data + at + 8;
-    size_t zlen = fast ? deflate_fast(scratch->data, raw, z)
-                       : deflate_dyn(scratch->data, raw, row + 1, live, adler,
-                                     (uint16_t *)(void *)(scratch->data + tokens_at), z);
+    size_t zlen = fast ? deflate_fast(lines, raw, z)
+                       : deflate_dyn(lines, raw, row + 1, live, adler, scratch->data + dyn_at, z);
     close_chunk(out, at, "IDAT", zlen);
     close_chunk(out, out->len, "IEND", 0);
     return 0;
@@ -216,7 +253,7 @@ int png_encode(const uint8_t *rgba, uint32_t w, uint32_t h, const struct png_opt
         return ENG_EINVAL;
     if (o.level < 0) {
         struct byte_buf own = {0};
-        int rc = encode_own(rgba, w, h, o.level == PNG_LEVEL_FAST, o.live, out,
+        int rc = encode_own(rgba, w, h, o.level == PNG_LEVEL_FAST, o.scanlines, o.live, out,
                             scratch ? scratch : &own);
         free(own.data);
         return rc;

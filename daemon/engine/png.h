@@ -4,6 +4,7 @@
 #ifndef SKELD_ENGINE_PNG_H
 #define SKELD_ENGINE_PNG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,10 @@ struct png_opts {
      * (image.live). The default encoder then passes over that empty space without reading
      * it; the PNG is the same picture either way. */
     const int32_t *live;
+    /* The pixels are PNG scanlines already (render_opts.png_rows): row y at rgba + y * (w * 4
+     * + 1), each after a zero byte, which the encoder reads as the row's filter type. skeld's
+     * encoders then deflate the rows where they are, without copying them. */
+    bool scanlines;
 };
 
 /* A growable byte buffer; free with free(buf->data). */

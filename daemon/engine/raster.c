@@ -899,11 +899,11 @@ static void resolve_span(const struct raster *r, uint8_t *row, uint32_t y, int l
         store(row + (size_t)x * 4, finish(average(s, r->ns), r->background, straight));
 }
 
-void raster_resolve(const struct raster *r, uint8_t *out, bool straight)
+void raster_resolve(const struct raster *r, uint8_t *out, size_t pitch, bool straight)
 {
     uint32_t bg = straight ? raster_unpremultiply(r->background) : r->background;
     for (uint32_t y = 0; y < r->h; y++) {
-        uint8_t *row = out + (size_t)y * r->w * 4;
+        uint8_t *row = out + (size_t)y * pitch;
         int32_t *span = r->spans + 2 * (size_t)y;
         if ((int)y < r->y0 || (int)y >= r->y1 || r->x0 >= r->x1) {
             fill(row, r->w, bg);

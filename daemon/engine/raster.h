@@ -3,6 +3,7 @@
 #define SKELD_ENGINE_RASTER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* A vertex in pixel space (y down) with its atlas coordinates (0..1). */
@@ -51,10 +52,11 @@ void raster_set_texture(struct raster *r, const uint8_t *rgba, uint32_t w, uint3
 void raster_triangle(struct raster *r, const struct raster_vertex *a, const struct raster_vertex *b,
                      const struct raster_vertex *c);
 
-/* Averages each pixel's samples over the background into out (RGBA8, w*h*4), premultiplied
- * or, if straight, unpremultiplied. Leaves every row's span (all h of them) saying which
- * pixels [lo, hi) may differ from the background (lo = hi = 0: none). */
-void raster_resolve(const struct raster *r, uint8_t *out, bool straight);
+/* Averages each pixel's samples over the background into out (RGBA8, row y at out + y * pitch,
+ * pitch >= w * 4; the bytes between rows are left alone), premultiplied or, if straight,
+ * unpremultiplied. Leaves every row's span (all h of them) saying which pixels [lo, hi) may
+ * differ from the background (lo = hi = 0: none). */
+void raster_resolve(const struct raster *r, uint8_t *out, size_t pitch, bool straight);
 
 /* Premultiplied packed RGBA -> straight (alpha 0 becomes all zero). */
 uint32_t raster_unpremultiply(uint32_t px);

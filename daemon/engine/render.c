@@ -28,7 +28,7 @@ void image_init(struct image *img)
 
 void image_close(struct image *img)
 {
-    free(img->rgba);
+    free(img->rgba_mem);
     free(img->samples);
     free(img->spans);
     free(img->order);
@@ -282,9 +282,9 @@ static int prepare(struct image *img, const struct armature *arm, const struct r
     for (uint32_t i = 0; i < o->style_count; i++)
         if (o->styles[i] < 0 || (uint32_t)o->styles[i] >= arm->style_count)
             return ENG_EINVAL;
-    size_t px = (size_t)o->width * o->height;
+    size_t px = (size_t)o->width * o->height, pitch = (size_t)o->width * 4 + o->png_rows;
     int rc;
-    if ((rc = reserve((void **)&img->rgba, &img->rgba_cap, px * 4)) ||
+    if ((rc = reserve((void **)&img->rgba_mem, &img->rgba_cap, pitch * o->height)) ||
         (rc = reserve((void **)&img->samples, &img->sample_cap, px * o->samples * 4)) ||
         (rc = reserve((void **)&img->spans, &img->span_cap,
                       (size_t)o->height * 2 * sizeof(int32_t))) ||
@@ -292,6 +292,10 @@ static int prepare(struct image *img, const struct armature *arm, const struct r
         return rc;
     img->width = o->width;
     img->height = o->height;
+    img->pitch = pitch;
+    img->rgba = img->rgba_mem + o->png_rows;
+    for (uint32_t y = 0; o->png_rows && y < o->height; y++)
+        img->rgba_mem[y * pitch] = 0; /* the filter byte: None */
     return 0;
 }
 
@@ -413,7 +417,7 @@ int render(const struct armature *arm, const struct pose *p, const struct render
         else
             draw_quad(&r, arm, opts, b, o, t);
     }
-    raster_resolve(&r, img->rgba, opts->straight_alpha);
+    raster_resolve(&r, img->rgba, img->pitch, opts->straight_alpha);
     /* Resolving set every row's span, and outside them is the background: all zero bytes
      * when it is transparent, premultiplied or not. */
     img->live = r.background == 0 ? img->spans : NULL;
@@ -422,15 +426,16 @@ int render(const struct armature *arm, const struct pose *p, const struct render
 
 void image_unpremultiply(struct image *img)
 {
-    size_t n = (size_t)img->width * img->height;
-    uint8_t *px = img->rgba;
-    for (size_t i = 0; i < n; i++, px += 4) {
-        if (px[3] == 255)
-            continue;
-        uint32_t v =
-            (uint32_t)px[0] | (uint32_t)px[1] << 8 | (uint32_t)px[2] << 16 | (uint32_t)px[3] << 24;
-        v = raster_unpremultiply(v);
-        for (int c = 0; c < 4; c++)
-            px[c] = (uint8_t)(v >> (8 * c));
+    for (uint32_t y = 0; y < img->height; y++) {
+        uint8_t *px = img->rgba + y * img->pitch;
+        for (uint32_t x = 0; x < img->width; x++, px += 4) {
+            if (px[3] == 255)
+                continue;
+            uint32_t v = (uint32_t)px[0] | (uint32_t)px[1] << 8 | (uint32_t)px[2] << 16 |
+                         (uint32_t)px[3] << 24;
+            v = raster_unpremultiply(v);
+            for (int c = 0; c < 4; c++)
+                px[c] = (uint8_t)(v >> (8 * c));
+        }
     }
 }

@@ -23,6 +23,10 @@ struct render_opts {
     uint32_t style_count;          /* 0: the style named "Default", else all in file order */
     uint32_t samples;              /* 1 (no antialiasing) or 4 (the player's 4x MSAA) */
     bool straight_alpha; /* output straight alpha (what PNG holds); default: premultiplied */
+    /* Lay the picture out as PNG scanlines: each row after a zero byte (the filter type None),
+     * image.pitch = width * 4 + 1, so that png_encode (png_opts.scanlines) deflates the rows
+     * where they are instead of copying 1 MiB a 512x512 frame first. */
+    bool png_rows;
 };
 
 /* An RGBA8 picture plus the renderer's reusable scratch. Pixels are premultiplied after
@@ -30,7 +34,9 @@ struct render_opts {
 struct image {
     uint32_t width, height;
     uint8_t *rgba;
+    size_t pitch; /* bytes from a row to the next: width * 4, or width * 4 + 1 with png_rows */
     /* scratch, owned */
+    uint8_t *rgba_mem; /* rgba is here, or one byte in with png_rows */
     uint32_t *samples; /* per-sample premultiplied colour, width*height*samples */
     int32_t *spans;    /* per row, the pixels drawn so far: 2*height */
     /* After render(): spans if every pixel outside them is transparent black (the

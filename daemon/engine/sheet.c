@@ -46,7 +46,7 @@ void sheet_put(struct sheet *s, const struct image *cell, uint32_t index)
     size_t x0 = (size_t)(index % s->cols) * s->cell_w, y0 = (size_t)(index / s->cols) * s->cell_h;
     size_t row = (size_t)s->cell_w * 4;
     for (uint32_t y = 0; y < s->cell_h; y++)
-        memcpy(s->rgba + ((y0 + y) * s->width + x0) * 4, cell->rgba + y * row, row);
+        memcpy(s->rgba + ((y0 + y) * s->width + x0) * 4, cell->rgba + y * cell->pitch, row);
 }
 
 /* snprintf into what is left of buf; counts the full length either way. */

@@ -12,13 +12,15 @@
 #undef __SSE2__
 #define deflate_dyn deflate_dyn_portable
 #define deflate_dyn_bound deflate_dyn_bound_portable
+#define deflate_dyn_scratch_size deflate_dyn_scratch_size_portable
 #include "engine/deflate_dyn.c"
 #undef deflate_dyn
 #undef deflate_dyn_bound
+#undef deflate_dyn_scratch_size
 
 /* The library's build (SSE2 on x86-64), as deflate_dyn.h declares it. */
 size_t deflate_dyn(const uint8_t *in, size_t n, size_t stride, const int32_t *live, uint32_t adler,
-                   uint16_t *tokens, uint8_t *out);
+                   void *scratch, uint8_t *out);
 
 static uint32_t rng_state;
 
@@ -68,19 +70,19 @@ static int both_agree(const uint8_t *in, size_t n, size_t stride, const int32_t 
                       const char *what)
 {
     size_t bound = deflate_dyn_bound(n) + 8;
-    uint16_t *tokens = malloc(n * sizeof *tokens);
+    void *scratch = malloc(deflate_dyn_scratch_size_portable(n));
     uint8_t *a = malloc(bound), *b = malloc(bound), *back = malloc(n + 1);
-    ck_assert(tokens && a && b && back);
+    ck_assert(scratch && a && b && back);
     uint32_t adler = (uint32_t)adler32(adler32(0, NULL, 0), in, (uInt)n);
-    size_t la = deflate_dyn(in, n, stride, live, adler, tokens, a);
-    size_t lb = deflate_dyn_portable(in, n, stride, live, adler, tokens, b);
+    size_t la = deflate_dyn(in, n, stride, live, adler, scratch, a);
+    size_t lb = deflate_dyn_portable(in, n, stride, live, adler, scratch, b);
     ck_assert_msg(la == lb && !memcmp(a, b, la), "%s: SSE2 %zu bytes, byte by byte %zu, differ",
                   what, la, lb);
     uLongf got = (uLongf)n + 1;
     ck_assert_msg(uncompress(back, &got, a, (uLong)la) == Z_OK && got == n && !memcmp(back, in, n),
                   "%s: the stream does not inflate to its input", what);
     int type = a[2] >> 1 & 3; /* after the 2-byte zlib header: BFINAL, then BTYPE */
-    free(tokens);
+    free(scratch);
     free(a);
     free(b);
     free(back);

@@ -149,7 +149,7 @@ static void draw_rest(const struct armature *arm, const struct render_opts *o, s
 static const uint8_t *pix(const struct image *img, int x, int y)
 {
     ck_assert(x >= 0 && y >= 0 && (uint32_t)x < img->width && (uint32_t)y < img->height);
-    return img->rgba + ((size_t)y * img->width + (size_t)x) * 4;
+    return img->rgba + (size_t)y * img->pitch + (size_t)x * 4;
 }
 
 static bool near(const uint8_t *a, const uint8_t *b, int tol)
@@ -1063,6 +1063,7 @@ START_TEST(unpremultiply_arithmetic)
     image_init(&img);
     img.width = 5;
     img.height = 1;
+    img.pitch = sizeof px;
     img.rgba = px;
     image_unpremultiply(&img);
     static const uint8_t want[] = {50, 255, 0, 51, 51, 120, 255, 85, 0, 0,
@@ -1492,6 +1493,78 @@ START_TEST(png_live_spans_change_nothing)
     free(px);
     free(scratch.data);
     image_close(&img);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
+/* render_opts.png_rows lays the same picture out as PNG scanlines (a zero filter byte before
+ * each row), with the same spans; png_encode told so (png_opts.scanlines) writes the same PNG
+ * from them, without copying, as from the packed picture, at every level. One image switches
+ * between the layouts, as a worker's does between requests. */
+START_TEST(png_rows_same_picture_same_png)
+{
+    struct armature *arm = busy();
+    struct pose *p = pose_new(arm);
+    rest_step(p);
+    struct image packed, rows, both;
+    image_init(&packed);
+    image_init(&rows);
+    image_init(&both);
+    struct byte_buf scratch = {0}, a = {0}, b = {0};
+    static const struct png_opts levels[] = {{.level = PNG_LEVEL_DEFAULT},
+                                             {.level = PNG_LEVEL_FAST},
+                                             {.level = 1, .filter = PNG_FILTER_CHOICE_SUB},
+                                             {.level = 6, .filter = PNG_FILTER_CHOICE_NONE}};
+    char what[96];
+    for (int variant = 0; variant < 4; variant++) {
+        struct render_opts o;
+        busy_opts(&o, 203, 97);
+        o.background[3] = variant & 1 ? 40 : 0; /* coloured: no spans */
+        o.straight_alpha = variant & 2;
+        render_ok(arm, p, &o, &packed);
+        o.png_rows = true;
+        render_ok(arm, p, &o, &rows);
+        for (int again = 0; again < 3; again++) { /* rows, packed, rows */
+            o.png_rows = again != 1;
+            render_ok(arm, p, &o, &both);
+        }
+        ck_assert_uint_eq(packed.pitch, 203 * 4);
+        ck_assert_uint_eq(rows.pitch, 203 * 4 + 1);
+        ck_assert_uint_eq(both.pitch, rows.pitch);
+        ck_assert(!packed.live == !rows.live && !rows.live == (variant & 1));
+        for (uint32_t y = 0; y < 97; y++) {
+            const uint8_t *want = packed.rgba + y * packed.pitch;
+            ck_assert_msg(!memcmp(rows.rgba + y * rows.pitch, want, 203 * 4) &&
+                              !memcmp(both.rgba + y * both.pitch, want, 203 * 4),
+                          "variant %d: row %u differs", variant, y);
+            ck_assert_msg(rows.rgba[y * rows.pitch - 1] == 0, "row %u: filter byte %u", y,
+                          rows.rgba[y * rows.pitch - 1]);
+            ck_assert(!rows.live || (rows.live[2 * y] == packed.live[2 * y] &&
+                                     rows.live[2 * y + 1] == packed.live[2 * y + 1]));
+        }
+        for (size_t l = 0; l < sizeof levels / sizeof levels[0]; l++) {
+            struct png_opts po = levels[l];
+            po.live = packed.live;
+            snprintf(what, sizeof what, "variant %d, level %d, packed", variant, po.level);
+            roundtrip(packed.rgba, 203, 97, &po, &a, &scratch, what);
+            /* the scanlines' own round trip: unpack them for roundtrip's comparison */
+            po.live = rows.live;
+            po.scanlines = true;
+            b.len = 0;
+            ck_assert_int_eq(png_encode(rows.rgba, 203, 97, &po, &b, &scratch), 0);
+            ck_assert_msg(a.len - 8 == b.len && !memcmp(a.data + 8, b.data, b.len),
+                          "variant %d, level %d: %zu bytes from scanlines, %zu packed, or "
+                          "different bytes",
+                          variant, po.level, b.len, a.len - 8);
+        }
+    }
+    free(scratch.data);
+    free(a.data);
+    free(b.data);
+    image_close(&packed);
+    image_close(&rows);
+    image_close(&both);
     pose_free(p);
     armature_free(arm);
 }
@@ -2078,6 +2151,7 @@ static void fill_cell(struct image *cell, uint8_t *px, uint8_t v)
 {
     memset(px, v, 2 * 2 * 4);
     cell->width = cell->height = 2;
+    cell->pitch = 2 * 4;
     cell->rgba = px;
 }
 
@@ -2769,6 +2843,7 @@ static Suite *render_suite(void)
     tcase_add_test(tc, png_roundtrip_levels_and_filters);
     tcase_add_test(tc, png_default_encoder_edges);
     tcase_add_test(tc, png_live_spans_change_nothing);
+    tcase_add_test(tc, png_rows_same_picture_same_png);
     tcase_add_test(tc, simd_and_portable_paths_agree);
     suite_add_tcase(s, tc);
 
