@@ -37,7 +37,12 @@ struct exchange {
     struct http_req *hr;
     struct request *job; /* dispatch's, while one runs */
     enum route route;
-    bool files;     /* under /v1/files/: the armature is a file under --root */
+    bool files; /* under /v1/files/: the armature is a file under --root */
+    /* ... file is its path, and recalled says its armature came from the path memo, not yet
+     * checked against the file: the evaluation checks it (dispatch_recall_file) */
+    const char *file;
+    bool recalled;
+    struct dispatch_file known;
     bool check_put; /* PUT /v1/armatures/{id}: the bytes must hash to want */
     uint8_t want[32];
     char *query; /* the query string (owned), read again once the armature is known */
@@ -215,10 +220,16 @@ static bool render_part(const uint8_t *body, size_t len, bool sheet, const uint8
     return *out != NULL && !rd.err;
 }
 
+static void load_file(struct exchange *ex);
+
 static void on_eval_done(void *ctx, struct dispatch_result *res)
 {
     struct exchange *ex = ctx;
     ex->job = NULL;
+    if (res->file_changed) {
+        load_file(ex);
+        return;
+    }
     if (res->status) {
         fail_status(ex, res->status, res->msg);
         return;
@@ -244,8 +255,9 @@ static void on_eval_done(void *ctx, struct dispatch_result *res)
 /* The query as the flags of the route: pose and mesh take the evaluation flags and engine
  * options (pose also matrix), render.png and sheet.json the render flags. 0, or -1 after
  * answering 400. */
-static int read_query(struct exchange *ex, struct skp_cli_args *a, struct skp_eval_req *m,
-                      struct skp_render_req *rm, struct skp_cli_eval *e, struct skp_cli_render *r)
+static int read_query(struct exchange *ex, char *query, struct skp_cli_args *a,
+                      struct skp_eval_req *m, struct skp_render_req *rm, struct skp_cli_eval *e,
+                      struct skp_cli_render *r)
 {
     bool render = ex->route == R_RENDER || ex->route == R_SHEET;
     char msg[256];
@@ -253,7 +265,7 @@ static int read_query(struct exchange *ex, struct skp_cli_args *a, struct skp_ev
                        : ex->route == R_POSE ? SKP_CLI_POSE_FLAGS
                                              : SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS;
     allowed &= ~SKP_CLI_BIT(SKP_CLI_HELP) & ~SKP_CLI_BIT(SKP_CLI_OUTPUT);
-    if (skp_cli_query(ex->query, allowed, a, msg, sizeof msg) ||
+    if (skp_cli_query(query, allowed, a, msg, sizeof msg) ||
         skp_cli_eval_parse(a, !render, e, msg, sizeof msg) ||
         (render && skp_cli_render_parse(a, r, msg, sizeof msg))) {
         fail(ex, 400, NULL, "%s", msg);
@@ -279,8 +291,9 @@ static int read_query(struct exchange *ex, struct skp_cli_args *a, struct skp_ev
     return 0;
 }
 
-/* The resource asked of the cached entry e (referenced by the caller for this call). */
-static void run_resource(struct exchange *ex, struct cache_entry *e)
+/* The resource asked of the cached entry e (referenced by the caller for this call), query
+ * being ex's, which reading cuts up. */
+static void run_query(struct exchange *ex, struct cache_entry *e, char *query)
 {
     if (ex->route == R_INFO) {
         if (make_etag(ex, e->id, NULL, NULL, false))
@@ -304,11 +317,15 @@ static void run_resource(struct exchange *ex, struct cache_entry *e)
     struct skp_eval_req m;
     struct skp_render_req rm;
     bool render = ex->route == R_RENDER || ex->route == R_SHEET;
-    if (read_query(ex, &a, &m, &rm, &ev, &rv))
+    if (read_query(ex, query, &a, &m, &rm, &ev, &rv))
         return;
     bool matrix = a.value[SKP_CLI_MATRIX] != NULL; /* pose only: read_query saw to it */
     if (make_etag(ex, e->id, &m, render ? &rm : NULL, matrix))
         return;
+    if (ex->recalled && (not_modified(ex) || rcache_has(&ex->api->d->results, ex->key))) {
+        load_file(ex); /* what the client or the cache holds stands once the file is checked */
+        return;
+    }
     if (not_modified(ex)) {
         char h[256];
         reply(ex, 304, NULL, cache_headers(ex, h, sizeof h), NULL, 0);
@@ -325,10 +342,28 @@ static void run_resource(struct exchange *ex, struct cache_entry *e)
                  : ex->route == R_MESH ? SKP_OP_MESH
                                        : SKP_OP_RENDER;
     uint8_t output = matrix ? WORK_OUT_JSON_MATRIX : WORK_OUT_JSON;
-    ex->job = dispatch_eval(ex->api->d, e, op, output, &m, render ? &rm : NULL, on_eval_done, ex,
-                            &st, why, sizeof why);
-    if (!ex->job)
+    ex->job =
+        dispatch_eval(ex->api->d, e, op, output, &m, render ? &rm : NULL,
+                      ex->recalled ? &ex->known : NULL, on_eval_done, ex, &st, why, sizeof why);
+    if (!ex->job && ex->recalled) /* judged against an armature the file may no longer be */
+        load_file(ex);
+    else if (!ex->job)
         fail_status(ex, st, why);
+}
+
+/* The resource asked of the cached entry e (referenced by the caller for this call). A
+ * recalled file's query may have to be read again, after the file is loaded: a copy is read. */
+static void run_resource(struct exchange *ex, struct cache_entry *e)
+{
+    char *query = ex->recalled ? strdup(ex->query) : ex->query;
+    if (!query) {
+        fail(ex, 500, NULL, "out of memory");
+        return;
+    }
+    bool copy = query != ex->query; /* ex may end within run_query */
+    run_query(ex, e, query);
+    if (copy)
+        free(query);
 }
 
 /* ---- armatures ------------------------------------------------------------------------------- */
@@ -514,10 +549,29 @@ static void route_file(struct exchange *ex, char *path)
         fail(ex, 400, NULL, "malformed percent-encoding in the path");
         return;
     }
+    ex->file = path;
+    /* A file whose version the daemon knows and whose armature is cached: the evaluation
+     * checks the file itself, one trip to a worker rather than two. */
+    struct cache *cache = ex->api->d->cache; /* run_resource may end ex */
+    struct cache_entry *e =
+        ex->route == R_INFO ? NULL : dispatch_recall_file(ex->api->d, path, &ex->known);
+    if (e) {
+        ex->recalled = true;
+        run_resource(ex, e);
+        cache_unref(cache, e);
+        return;
+    }
+    load_file(ex);
+}
+
+/* LOADs ex's file (checked beneath --root by a worker), then answers from its armature. */
+static void load_file(struct exchange *ex)
+{
     uint16_t st;
     char why[256];
-    ex->job = dispatch_load_path(ex->api->d, path, strlen(path), on_file_loaded, ex, &st, why,
-                                 sizeof why);
+    ex->recalled = false;
+    ex->job = dispatch_load_path(ex->api->d, ex->file, strlen(ex->file), on_file_loaded, ex, &st,
+                                 why, sizeof why);
     if (!ex->job)
         fail_status(ex, st, why);
 }

@@ -175,8 +175,9 @@ static void reply_done(struct request *r)
         return;
     }
     if (!c) { /* another front's: it takes the result (and the body) */
-        struct dispatch_result res = {r->work.status, r->work.msg, r->work.body, r->work.body_len,
-                                      r->work.digest};
+        bool changed = r->work.check_run && !r->work.status && !r->work.unchanged;
+        struct dispatch_result res = {r->work.status,   r->work.msg,    r->work.body,
+                                      r->work.body_len, r->work.digest, changed};
         if (r->done)
             r->done(r->done_ctx, &res);
         r->work.body = res.body; /* NULL if taken */
@@ -241,6 +242,7 @@ static void on_job_done(struct job *job)
     struct request *r = (struct request *)job;
     outstanding_remove(r);
     struct dispatch *s = r->d;
+    s->unchanged += r->work.check_run && r->work.unchanged; /* a file checked, not read */
     record_latency(s, now_us() - r->started_us);
     reply_done(r);
     if (r->inst)
@@ -640,14 +642,27 @@ static struct path_memo *memo_slot(struct dispatch *d, const char *path)
     return &d->memo[h % PATH_MEMO_SLOTS];
 }
 
+static int64_t settle_ns_of(const struct config *cfg)
+{
+    return cfg->file_settle_ms < 0 ? -1 : cfg->file_settle_ms * 1000000;
+}
+
+/* What the memo knows of path, if its armature is still cached; else NULL. */
+static struct path_memo *memo_known(struct dispatch *d, const char *path)
+{
+    /* --file-settle-ms -1 (perhaps since a reload) trusts no signature, even remembered ones */
+    struct path_memo *m = d->memo && d->cfg->file_settle_ms >= 0 ? memo_slot(d, path) : NULL;
+    if (!m || !m->path || strcmp(m->path, path) || !cache_contains(d->cache, m->digest))
+        return NULL;
+    return m;
+}
+
 /* A LOAD by path of a file whose armature is cached: the worker need only see that the file
  * is still the version that made it. */
 static void memo_recall(struct request *r)
 {
-    /* --file-settle-ms -1 (perhaps since a reload) trusts no signature, even remembered ones */
-    struct path_memo *m =
-        r->d->memo && r->work.settle_ns >= 0 ? memo_slot(r->d, r->work.path) : NULL;
-    if (!m || !m->path || strcmp(m->path, r->work.path) || !cache_contains(r->d->cache, m->digest))
+    struct path_memo *m = memo_known(r->d, r->work.path);
+    if (!m)
         return;
     r->work.has_known = true;
     r->work.known = m->sig;
@@ -791,7 +806,7 @@ static void on_load_hashed(struct job *job)
 static void start_load(struct request *r)
 {
     r->work.max_skf = (uint64_t)r->d->cfg->max_skf_mb << 20;
-    r->work.settle_ns = r->d->cfg->file_settle_ms < 0 ? -1 : r->d->cfg->file_settle_ms * 1000000;
+    r->work.settle_ns = settle_ns_of(r->d->cfg);
     r->work.max_json = (uint64_t)r->d->cfg->max_json_mb << 20;
     r->work.max_bones = (uint32_t)r->d->cfg->max_bones;
     r->work.max_arm_bytes = r->d->cache->budget;
@@ -1335,10 +1350,40 @@ struct request *dispatch_load_path(struct dispatch *d, const char *rel, size_t l
     return NULL;
 }
 
+struct cache_entry *dispatch_recall_file(struct dispatch *d, const char *rel,
+                                         struct dispatch_file *file)
+{
+    char why[256];
+    struct path_memo *m =
+        d->root_fd >= 0 && confine_check(rel, strlen(rel), why, sizeof why) == SKP_S_OK
+            ? memo_known(d, rel)
+            : NULL;
+    if (!m)
+        return NULL;
+    file->path = rel;
+    file->sig = m->sig;
+    return cache_get(d->cache, m->digest);
+}
+
+/* An evaluation of a file's armature checks the file first (work_checked). */
+static int check_file_first(struct request *r, const struct dispatch_file *file)
+{
+    if (!(r->work.path = strdup(file->path)))
+        return -1;
+    r->work.root_fd = r->d->root_fd;
+    r->work.has_known = true;
+    r->work.known = file->sig;
+    r->work.settle_ns = settle_ns_of(r->d->cfg);
+    r->work.max_skf = (uint64_t)r->d->cfg->max_skf_mb << 20;
+    r->work.check_run = r->work.job.run;
+    r->work.job.run = work_checked;
+    return 0;
+}
+
 struct request *dispatch_eval(struct dispatch *d, struct cache_entry *e, uint8_t op, uint8_t output,
                               const struct skp_eval_req *m, const struct skp_render_req *rm,
-                              dispatch_done_fn done, void *ctx, uint16_t *status, char *why,
-                              size_t whylen)
+                              const struct dispatch_file *file, dispatch_done_fn done, void *ctx,
+                              uint16_t *status, char *why, size_t whylen)
 {
     struct request *r = front_request(d, op, done, ctx);
     if (!r) {
@@ -1363,6 +1408,11 @@ struct request *dispatch_eval(struct dispatch *d, struct cache_entry *e, uint8_t
         return NULL;
     }
     r->work.job.run = op == SKP_OP_POSE ? work_pose : op == SKP_OP_MESH ? work_mesh : work_render;
+    if (file && check_file_first(r, file)) {
+        free_request(r);
+        no_memory(status, why, whylen);
+        return NULL;
+    }
     return front_start(r, start_eval, status, why, whylen);
 }
 

@@ -11,6 +11,7 @@
 
 #include "cache.h"
 #include "config.h"
+#include "confine.h"
 #include "conn.h"
 #include "pool.h"
 #include "rcache.h"
@@ -83,6 +84,9 @@ struct dispatch_result {
     uint8_t *body; /* POSE/MESH: JSON or wire body (as asked); RENDER: the wire reply body */
     size_t len;
     const uint8_t *id; /* LOAD: the armature id */
+    /* An evaluation with a file (dispatch_eval): the file was no longer the version its
+     * armature was read from, so nothing was evaluated (status OK, no body): load it again. */
+    bool file_changed;
 };
 typedef void (*dispatch_done_fn)(void *ctx, struct dispatch_result *res);
 
@@ -97,14 +101,30 @@ struct request *dispatch_load_path(struct dispatch *d, const char *rel, size_t l
                                    dispatch_done_fn done, void *ctx, uint16_t *status, char *why,
                                    size_t whylen);
 
+/* A file under --root as the path memo knows it: the version its cached armature was read
+ * from. */
+struct dispatch_file {
+    const char *path; /* the caller's: read within dispatch_eval only */
+    struct confine_sig sig;
+};
+
+/* The cached armature that the file rel (under --root) was last read as, referenced, when the
+ * memo knows the file's version (file is filled) and the armature is still cached; else NULL,
+ * and the file must be LOADed. Whether the file is still that version only a worker can say:
+ * pass file to dispatch_eval, which checks it before evaluating. */
+struct cache_entry *dispatch_recall_file(struct dispatch *d, const char *rel,
+                                         struct dispatch_file *file);
+
 /* POSE, MESH (output: enum work_output) or RENDER (rm non-NULL) of the cached entry e (which
  * the caller holds a reference to for the call), judged by the same request model as the
- * binary protocol's. done is called once, later. NULL with *status and why when the request
- * is refused (done is then never called). */
+ * binary protocol's. With file (from dispatch_recall_file; may be NULL), the worker first
+ * checks that the file is still the version e was read from: if not, the result says
+ * file_changed. done is called once, later. NULL with *status and why when the request is
+ * refused (done is then never called). */
 struct request *dispatch_eval(struct dispatch *d, struct cache_entry *e, uint8_t op, uint8_t output,
                               const struct skp_eval_req *m, const struct skp_render_req *rm,
-                              dispatch_done_fn done, void *ctx, uint16_t *status, char *why,
-                              size_t whylen);
+                              const struct dispatch_file *file, dispatch_done_fn done, void *ctx,
+                              uint16_t *status, char *why, size_t whylen);
 
 /* The front's client is gone: done will not be called, and work not yet started is dropped. */
 void dispatch_forget(struct request *r);

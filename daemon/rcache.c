@@ -126,6 +126,11 @@ const struct rcache_item *rcache_get(struct rcache *rc, const uint8_t key[32])
     return it;
 }
 
+bool rcache_has(const struct rcache *rc, const uint8_t key[32])
+{
+    return rc->buckets && find(rc, key);
+}
+
 int rcache_put(struct rcache *rc, const uint8_t key[32], uint8_t kind, const void *body, size_t len)
 {
     if (!rc->buckets)

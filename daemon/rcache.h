@@ -17,6 +17,7 @@
 #ifndef SKELD_RCACHE_H
 #define SKELD_RCACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -62,6 +63,9 @@ void rcache_close(struct rcache *rc);
  * The item belongs to the cache and is valid until the next rcache_put, rcache_clear or
  * rcache_close on rc: copy what you need before calling any of them. */
 const struct rcache_item *rcache_get(struct rcache *rc, const uint8_t key[32]);
+
+/* Whether key has an item, without counting a hit or a miss or touching the order. */
+bool rcache_has(const struct rcache *rc, const uint8_t key[32]);
 
 /* Stores a copy of body (len bytes; body may be NULL when len is 0, and may point into this
  * cache, e.g. at an item from rcache_get: it is copied before anything is freed) under key,

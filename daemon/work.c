@@ -126,6 +126,20 @@ void work_load_hash(struct job *job, struct worker *w)
         r->json_size = 0;
 }
 
+void work_checked(struct job *job, struct worker *w)
+{
+    struct work *r = req_of(job);
+    if (read_file(r))
+        return;
+    if (!r->unchanged) { /* read whole to find it changed: the LOAD that follows reads again */
+        free(r->input);
+        r->input = NULL;
+        r->input_len = 0;
+        return;
+    }
+    r->check_run(job, w);
+}
+
 static void trim_memory(void)
 {
 #ifdef __GLIBC__

@@ -33,6 +33,9 @@ struct work {
     struct confine_sig known;
     uint8_t known_digest[32];
     int64_t settle_ns; /* --file-settle-ms: when a signature may be remembered (-1: never) */
+    /* An evaluation of the armature the file at path was read as (has_known: its version
+     * then): work_checked runs check_run only if the file is still that version. */
+    void (*check_run)(struct job *job, struct worker *w);
     uint64_t max_skf;
     uint64_t max_json; /* armature.json's bytes */
     uint32_t max_bones;
@@ -82,6 +85,11 @@ void work_load(struct job *job, struct worker *w);
 void work_pose(struct job *job, struct worker *w);
 void work_mesh(struct job *job, struct worker *w);
 void work_render(struct job *job, struct worker *w);
+/* An evaluation (check_run) of an armature made from a file under --root, run only if the
+ * file still has the known signature (has_known). Else nothing is evaluated: unchanged stays
+ * false with no status, and the front loads the file again; or the status says why the file
+ * could not be opened (gone: NOT_FOUND), as a LOAD of it would. */
+void work_checked(struct job *job, struct worker *w);
 
 /* Encodes the reply of LOAD (id and summary) or, with bones, of INFO (summary and bone list).
  * NULL on allocation failure. Any thread. */

@@ -40,7 +40,7 @@ static const struct {
     {"results.bytes", "results_bytes", "gauge", "Result cache size."},
     {"loads.parsed", "loads_parsed_total", "counter", "Armature files parsed."},
     {"loads.unchanged", "loads_unchanged_total", "counter",
-     "Loads by path of a file seen unchanged since it was read: not read again."},
+     "Loads by path (and evaluations of files) that found the file unchanged: not read again."},
     {"cache.hits", "cache_hits_total", "counter", "Armature cache hits."},
     {"cache.misses", "cache_misses_total", "counter", "Armature cache misses."},
     {"cache.evictions", "cache_evictions_total", "counter", "Armatures evicted."},

@@ -1023,5 +1023,50 @@ check "G: so does STATS over the binary protocol (connections.refused)" \
     grep -qE '^connections\.refused [1-9]' "$TMP/gs.out"
 stop G
 
+# =============================================================================================
+# Daemon H: a file under --root replaced and removed while the daemon serves it. With
+# --file-settle-ms 0 every file's version is remembered at once, so an evaluation under
+# /v1/files/ of a known file runs without a LOAD: its worker checks the file first. Anything
+# answered without evaluating (the result cache, 304) waits for a LOAD's check; a file found
+# changed, or a query the remembered armature refuses, is LOADed again.
+HR="$TMP/h-root"
+mkdir -p "$HR"
+cp "$S/robot.skf" "$HR/a.skf"
+start H --root "$HR" --file-settle-ms 0 || exit 1
+H=http://127.0.0.1:${PORT[H]}
+# loads: LOAD_PATH requests, and files found unchanged (by a LOAD or an evaluation)
+loads() {
+    get hm "$H/metrics"
+    echo "$(metric hm 'skeld_requests_total{op="LOAD_PATH"}') $(metric hm skeld_loads_unchanged_total)"
+}
+get h1 "$H/v1/files/a.skf/pose?anim=Walk&frame=3"
+check "H: the first pose of a file LOADs it" eval 'is "$ST" 200 && is "$(loads)" "1 0"'
+get h2 "$H/v1/files/a.skf/pose?anim=Walk&frame=4"
+get byid "$H/v1/armatures/$ROBOT/pose?anim=Walk&frame=4"
+check "H: a known file's next pose needs no LOAD (the evaluation checked the file)" \
+    eval 'is "$ST" 200 && same "$TMP/h2.body" "$TMP/byid.body" && is "$(loads)" "1 1"'
+get h3 "$H/v1/files/a.skf/pose?anim=Walk&frame=4"
+check "H: the same query is answered from the result cache, after a LOAD found the file unchanged" \
+    eval 'is "$ST" 200 && same "$TMP/h3.body" "$TMP/byid.body" && is "$(loads)" "2 2"'
+get h4 "$H/v1/files/a.skf/pose?anim=Walk&frame=4" -H "If-None-Match: $(hdr h3 ETag)"
+check "H: ... and If-None-Match with its ETag is 304, after a LOAD too" \
+    eval 'is "$ST" 304 && is "$(loads)" "3 3"'
+cp "$S/critter.skf" "$HR/new.skf"
+mv "$HR/new.skf" "$HR/a.skf"
+get h5 "$H/v1/files/a.skf/pose?frame=2"
+get byid "$H/v1/armatures/$CRITTER/pose?frame=2"
+check "H: a file replaced by rename is found changed by the evaluation and LOADed: the new pose" \
+    eval 'is "$ST" 200 && same "$TMP/h5.body" "$TMP/byid.body" && is "$(loads)" "4 3"'
+get h6 "$H/v1/files/a.skf/pose?anim=Walk&frame=4"
+check "H: the robot's cached answer is not served for the critter's file: no Walk, 404" \
+    errjson h6 404 Walk
+get h7 "$H/v1/files/a.skf/pose?anim=Hop&frame=2"
+check "H: a query the remembered armature takes is evaluated with the file's check again" \
+    eval 'is "$ST" 200 && is "$(loads)" "5 5"'
+rm "$HR/a.skf"
+get h8 "$H/v1/files/a.skf/pose?frame=3"
+check "H: a removed file is 404, as a LOAD of it is" errjson h8 404 a.skf
+stop H
+
 echo "http: $passed passed, $failed failed in $(($(date +%s) - START)) s"
 [ $failed -eq 0 ]
