@@ -77,8 +77,9 @@ size_t deflate_dyn_bound(size_t n)
     return n + n / 8 + 1024;
 }
 
-/* The tokens (at most n: each covers a byte at least), then the literals' bytes (at most n,
- * and the 32 a window's copy may write past the last). */
+/* The tokens (at most n: each covers a byte at least), then the literals' bytes (at most n;
+ * a window's 32-byte copy ends within them, since it starts at most 32 before the input's
+ * end, and 32 more bytes spare that reasoning). */
 static size_t lit_bytes_at(size_t n)
 {
     return (n * sizeof(uint16_t) + 15) & ~(size_t)15;

@@ -29,7 +29,9 @@ struct png_opts {
     const int32_t *live;
     /* The pixels are PNG scanlines already (render_opts.png_rows): row y at rgba + y * (w * 4
      * + 1), each after a zero byte, which the encoder reads as the row's filter type. skeld's
-     * encoders then deflate the rows where they are, without copying them. */
+     * encoders then deflate the rows where they are, without copying them: so with live, the
+     * bytes outside the spans must really be zero (the renderer's are), since they are
+     * neither read nor, as a copy would, zeroed. */
     bool scanlines;
 };
 

@@ -288,8 +288,12 @@ static int prepare(struct image *img, const struct armature *arm, const struct r
         (rc = reserve((void **)&img->samples, &img->sample_cap, px * o->samples * 4)) ||
         (rc = reserve((void **)&img->spans, &img->span_cap,
                       (size_t)o->height * 2 * sizeof(int32_t))) ||
-        (rc = image_reserve_bones(img, arm->bone_count)))
+        (rc = image_reserve_bones(img, arm->bone_count))) {
+        img->width = img->height = 0; /* nothing to read: rgba_mem may have moved */
+        img->pitch = 0;
+        img->rgba = NULL;
         return rc;
+    }
     img->width = o->width;
     img->height = o->height;
     img->pitch = pitch;
