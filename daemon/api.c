@@ -252,9 +252,19 @@ static void on_eval_done(void *ctx, struct dispatch_result *res)
     reply_content(ex, content_of(ex->route), part, len);
 }
 
+/* A query that does not parse: 400, once the file of a recalled exchange is known to be there
+ * (a LOAD answers first if it is not, as it did before the path memo). */
+static void bad_query(struct exchange *ex, const char *msg)
+{
+    if (ex->recalled)
+        load_file(ex);
+    else
+        fail(ex, 400, NULL, "%s", msg);
+}
+
 /* The query as the flags of the route: pose and mesh take the evaluation flags and engine
  * options (pose also matrix), render.png and sheet.json the render flags. 0, or -1 after
- * answering 400. */
+ * answering (bad_query). */
 static int read_query(struct exchange *ex, char *query, struct skp_cli_args *a,
                       struct skp_eval_req *m, struct skp_render_req *rm, struct skp_cli_eval *e,
                       struct skp_cli_render *r)
@@ -268,22 +278,22 @@ static int read_query(struct exchange *ex, char *query, struct skp_cli_args *a,
     if (skp_cli_query(query, allowed, a, msg, sizeof msg) ||
         skp_cli_eval_parse(a, !render, e, msg, sizeof msg) ||
         (render && skp_cli_render_parse(a, r, msg, sizeof msg))) {
-        fail(ex, 400, NULL, "%s", msg);
+        bad_query(ex, msg);
         return -1;
     }
     skp_cli_eval_req(e, m);
     if (!render)
         return 0;
     if (r->range && !(r->cols || r->rows)) {
-        fail(ex, 400, NULL, "frames needs sheet=COLSxROWS: one picture per answer");
+        bad_query(ex, "frames needs sheet=COLSxROWS: one picture per answer");
         return -1;
     }
     if (ex->route == R_SHEET && !(r->cols || r->rows)) {
-        fail(ex, 400, NULL, "sheet.json needs frames=F0-F1 and sheet=COLSxROWS");
+        bad_query(ex, "sheet.json needs frames=F0-F1 and sheet=COLSxROWS");
         return -1;
     }
     if (skp_cli_render_req(r, rm, msg, sizeof msg)) {
-        fail(ex, 400, NULL, "%s", msg);
+        bad_query(ex, msg);
         return -1;
     }
     if (r->range)
@@ -345,7 +355,9 @@ static void run_query(struct exchange *ex, struct cache_entry *e, char *query)
     ex->job =
         dispatch_eval(ex->api->d, e, op, output, &m, render ? &rm : NULL,
                       ex->recalled ? &ex->known : NULL, on_eval_done, ex, &st, why, sizeof why);
-    if (!ex->job && ex->recalled) /* judged against an armature the file may no longer be */
+    /* refused by an armature the file may no longer be: asked again of the file's */
+    bool busy = st == SKP_S_BUSY || st == SKP_S_NO_MEMORY || st == SKP_S_SHUTDOWN;
+    if (!ex->job && ex->recalled && !busy)
         load_file(ex);
     else if (!ex->job)
         fail_status(ex, st, why);

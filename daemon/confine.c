@@ -209,7 +209,7 @@ uint16_t confine_read(int root_fd, const char *rel, uint64_t max, struct confine
                            confine_sig_equal(v->known, &v->sig);
             v->settled = confine_sig_settled(&v->sig, opened, v->settle_ns);
         }
-        if (!v || !v->unchanged) /* the version already read needs no reading again */
+        if (!v || (!v->unchanged && !v->check_only)) /* the known version is not read again */
             status = read_open(fd, &st, rel, max, buf, len, why, whylen);
     }
     close(fd);

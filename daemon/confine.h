@@ -28,13 +28,15 @@ struct confine_sig {
 };
 
 /* A read that may be skipped, and what may be remembered of it. In: known (NULL: none), the
- * signature of the version read before, and settle_ns (see confine_sig_settled). Out, once
- * the file is open: its sig; unchanged (nothing read) if it is a regular file within the
- * size limit with exactly the known signature; settled, whether sig may be remembered,
- * judged against the clock read before the open. */
+ * signature of the version read before, and settle_ns (see confine_sig_settled); check_only:
+ * only say whether the file is the known version, never read it. Out, once the file is open:
+ * its sig; unchanged (nothing read) if it is a regular file within the size limit with
+ * exactly the known signature; settled, whether sig may be remembered, judged against the
+ * clock read before the open. */
 struct confine_version {
     const struct confine_sig *known;
     int64_t settle_ns;
+    bool check_only;
     struct confine_sig sig;
     bool unchanged, settled;
 };
@@ -43,7 +45,9 @@ struct confine_version {
  * --preload) and reads it whole, at most max bytes, into *buf (caller frees). SKP_S_OK, or a
  * wire status (NOT_FOUND, FORBIDDEN_PATH, BAD_REQUEST for what is not a regular file, LIMIT,
  * NO_MEMORY) with why filled. With v (may be NULL), the read is skipped for the known
- * version (SKP_S_OK with *buf NULL): the open still goes through the root's confinement. */
+ * version (SKP_S_OK with *buf NULL): the open still goes through the root's confinement.
+ * With v->check_only, it is skipped for any other file too (SKP_S_OK, *buf NULL, unchanged
+ * false). */
 uint16_t confine_read(int root_fd, const char *rel, uint64_t max, struct confine_version *v,
                       void **buf, size_t *len, char *why, size_t whylen);
 

@@ -94,7 +94,8 @@ static int read_file(struct work *r)
 {
     void *buf;
     struct confine_version v = {.known = r->has_known ? &r->known : NULL,
-                                .settle_ns = r->settle_ns};
+                                .settle_ns = r->settle_ns,
+                                .check_only = r->check_run != NULL};
     r->status = confine_read(r->root_fd, r->path, r->max_skf, &v, &buf, &r->input_len, r->msg,
                              sizeof r->msg);
     if (r->status)
@@ -129,14 +130,8 @@ void work_load_hash(struct job *job, struct worker *w)
 void work_checked(struct job *job, struct worker *w)
 {
     struct work *r = req_of(job);
-    if (read_file(r))
+    if (read_file(r) || !r->unchanged) /* changed: opened, not read; the LOAD reads it */
         return;
-    if (!r->unchanged) { /* read whole to find it changed: the LOAD that follows reads again */
-        free(r->input);
-        r->input = NULL;
-        r->input_len = 0;
-        return;
-    }
     r->check_run(job, w);
 }
 

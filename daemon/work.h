@@ -35,7 +35,7 @@ struct work {
     int64_t settle_ns; /* --file-settle-ms: when a signature may be remembered (-1: never) */
     /* An evaluation of the armature the file at path was read as (has_known: its version
      * then): work_checked runs check_run only if the file is still that version. */
-    void (*check_run)(struct job *job, struct worker *w);
+    void (*check_run)(struct job *job, struct worker *w); /* then the file is not read */
     uint64_t max_skf;
     uint64_t max_json; /* armature.json's bytes */
     uint32_t max_bones;

@@ -99,6 +99,17 @@ START_TEST(known_signature_skips_the_read)
         ck_assert_msg(bytes && len == 13 && !memcmp(bytes, "first version", 13),
                       "field %d: not read", field);
         free(bytes);
+        /* check_only: told it differs, still not read */
+        char why[256];
+        void *buf = NULL;
+        struct confine_version v = {.known = &other, .settle_ns = 0, .check_only = true};
+        ck_assert_uint_eq(confine_read(root_fd, "a.skf", 1 << 20, &v, &buf, &len, why, sizeof why),
+                          SKP_S_OK);
+        ck_assert_msg(!buf && len == 0 && !v.unchanged, "field %d: check_only read", field);
+        v.known = &sig; /* and told it is the same */
+        ck_assert_uint_eq(confine_read(root_fd, "a.skf", 1 << 20, &v, &buf, &len, why, sizeof why),
+                          SKP_S_OK);
+        ck_assert(!buf && v.unchanged);
     }
 }
 END_TEST
