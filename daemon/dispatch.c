@@ -642,9 +642,12 @@ static struct path_memo *memo_slot(struct dispatch *d, const char *path)
     return &d->memo[h % PATH_MEMO_SLOTS];
 }
 
-static int64_t settle_ns_of(const struct config *cfg)
+/* What a worker reading a file under --root goes by: its size limit and the settle margin. */
+static void file_limits(struct request *r)
 {
-    return cfg->file_settle_ms < 0 ? -1 : cfg->file_settle_ms * 1000000;
+    const struct config *cfg = r->d->cfg;
+    r->work.max_skf = (uint64_t)cfg->max_skf_mb << 20;
+    r->work.settle_ns = cfg->file_settle_ms < 0 ? -1 : cfg->file_settle_ms * 1000000;
 }
 
 /* What the memo knows of path, if its armature is still cached; else NULL. */
@@ -805,8 +808,7 @@ static void on_load_hashed(struct job *job)
 
 static void start_load(struct request *r)
 {
-    r->work.max_skf = (uint64_t)r->d->cfg->max_skf_mb << 20;
-    r->work.settle_ns = settle_ns_of(r->d->cfg);
+    file_limits(r);
     r->work.max_json = (uint64_t)r->d->cfg->max_json_mb << 20;
     r->work.max_bones = (uint32_t)r->d->cfg->max_bones;
     r->work.max_arm_bytes = r->d->cache->budget;
@@ -1373,8 +1375,7 @@ static int check_file_first(struct request *r, const struct dispatch_file *file)
     r->work.root_fd = r->d->root_fd;
     r->work.has_known = true;
     r->work.known = file->sig;
-    r->work.settle_ns = settle_ns_of(r->d->cfg);
-    r->work.max_skf = (uint64_t)r->d->cfg->max_skf_mb << 20;
+    file_limits(r);
     r->work.check_run = r->work.job.run;
     r->work.job.run = work_checked;
     return 0;

@@ -130,7 +130,7 @@ static int encode_and_write(struct render_run *j, const char *path, const struct
 {
     j->buf.len = 0;
     j->png.live = img->live; /* a rendered frame's empty space; NULL for a sheet */
-    j->png.scanlines = img->pitch != (size_t)img->width * 4; /* render()'s png_rows */
+    j->png.scanlines = image_png_rows(img);
     if (png_encode(img->rgba, img->width, img->height, &j->png, &j->buf, &j->scratch)) {
         fprintf(stderr, "skeld render: PNG encoding failed\n");
         return 1;
@@ -225,10 +225,7 @@ static int run(const struct skp_cli_render *r, const struct skp_cli_eval *f, str
     pose_reset(p);
     if ((rc = request_play(p, &j->req, NULL, &j->pr, emit, j)) || !j->pr.cols)
         return rc;
-    struct image whole = {.width = j->sheet.width,
-                          .height = j->sheet.height,
-                          .rgba = j->sheet.rgba,
-                          .pitch = (size_t)j->sheet.width * 4};
+    struct image whole = sheet_image(&j->sheet);
     if ((rc = encode_and_write(j, j->output, &whole)))
         return rc;
     return write_sheet_json(j, &b);

@@ -455,25 +455,25 @@ static int append_u32(struct byte_buf *b, uint32_t v)
     return byte_buf_append(b, x, 4);
 }
 
-/* Appends one picture record (frame, size, PNG or raw bytes) to out. rgba's rows are
- * scanlines (render_opts.png_rows) when it is a frame going out as a PNG. */
-static int put_picture(struct work *r, struct worker *w, const uint8_t *rgba, const int32_t *live,
-                       uint32_t width, uint32_t height, uint32_t frame, struct byte_buf *out)
+/* Appends one picture record (frame, size, PNG or raw bytes) to out. Raw RGBA is only ever
+ * asked of packed rows (work_render sets png_rows for PNGs alone). */
+static int put_picture(struct work *r, struct worker *w, const struct image *img, uint32_t frame,
+                       struct byte_buf *out)
 {
-    if (append_u32(out, frame) || append_u32(out, width) || append_u32(out, height))
+    if (append_u32(out, frame) || append_u32(out, img->width) || append_u32(out, img->height))
         return -1;
     if (r->format == SKP_FORMAT_RGBA) {
-        size_t len = (size_t)width * height * 4;
-        return append_u32(out, (uint32_t)len) || byte_buf_append(out, rgba, len) ? -1 : 0;
+        size_t len = (size_t)img->width * img->height * 4;
+        return append_u32(out, (uint32_t)len) || byte_buf_append(out, img->rgba, len) ? -1 : 0;
     }
     size_t at = out->len;
     if (append_u32(out, 0))
         return -1;
     struct png_opts po;
     png_opts_for_level(&po, r->picture.png_level);
-    po.live = live;
-    po.scanlines = rgba == w->image.rgba && r->picture.opts.png_rows;
-    if (png_encode(rgba, width, height, &po, out, &w->png_scratch))
+    po.live = img->live;
+    po.scanlines = image_png_rows(img);
+    if (png_encode(img->rgba, img->width, img->height, &po, out, &w->png_scratch))
         return -1;
     skp_put_u32(out->data + at, (uint32_t)(out->len - at - 4));
     return 0;
@@ -501,8 +501,7 @@ static int emit_frame(void *ctx, const struct pose *p, uint32_t frame, uint32_t 
         return 0;
     }
     out->count++;
-    return put_picture(out->r, out->w, out->w->image.rgba, out->w->image.live, o->width, o->height,
-                       frame, &out->buf);
+    return put_picture(out->r, out->w, &out->w->image, frame, &out->buf);
 }
 
 /* The sheet as the one picture of the reply, then its JSON (sheet.h). */
@@ -510,7 +509,8 @@ static int put_sheet(struct work *r, struct worker *w, struct render_out *out,
                      const struct bounds *b)
 {
     struct sheet *s = &out->sheet;
-    if (put_picture(r, w, s->rgba, NULL, s->width, s->height, s->first, &out->buf))
+    struct image whole = sheet_image(s);
+    if (put_picture(r, w, &whole, s->first, &out->buf))
         return -1;
     out->count = 1;
     size_t len = sheet_json(NULL, 0, s, &r->picture.opts, b);

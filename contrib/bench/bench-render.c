@@ -84,7 +84,7 @@ static size_t encode_once(enum encoder e, const struct image *img, struct byte_b
                           struct byte_buf *scratch, struct libdeflate_compressor *c)
 {
     /* The default as the daemon runs it: with the renderer's spans of what it drew. */
-    bool rows = img->pitch != (size_t)img->width * 4; /* render_opts.png_rows */
+    bool rows = image_png_rows(img);
     const struct png_opts opts[4] = {
         {.level = PNG_LEVEL_DEFAULT, .live = img->live, .scanlines = rows},
         {.level = PNG_LEVEL_FAST, .scanlines = rows},

@@ -191,7 +191,10 @@ static const uint8_t *scanlines_of(const uint8_t *rgba, uint32_t w, uint32_t h, 
     size_t row = (size_t)w * 4;
     const uint8_t *lines = in_place ? rgba - 1 : scratch;
     struct line_sum sum = {1, 0};
-    for (uint32_t y = 0; y < h && !(fast && in_place); y++) {
+    *adler = 1;
+    if (fast && in_place)
+        return lines;
+    for (uint32_t y = 0; y < h; y++) {
         size_t at = y * (row + 1);
         if (in_place) {
             sum_scanline(lines + at, row, live, y, &sum);

@@ -49,6 +49,12 @@ struct image {
     size_t bone_cap;
 };
 
+/* Whether img's rows are PNG scanlines (render_opts.png_rows): png_opts.scanlines for it. */
+static inline bool image_png_rows(const struct image *img)
+{
+    return img->pitch == (size_t)img->width * 4 + 1;
+}
+
 /* Defaults: 512x512, transparent, scale 1, position 0, default styles, 4 samples. */
 void render_opts_default(struct render_opts *o);
 

@@ -41,6 +41,12 @@ void sheet_close(struct sheet *s)
     s->rgba = NULL;
 }
 
+struct image sheet_image(const struct sheet *s)
+{
+    return (struct image){
+        .width = s->width, .height = s->height, .rgba = s->rgba, .pitch = (size_t)s->width * 4};
+}
+
 void sheet_put(struct sheet *s, const struct image *cell, uint32_t index)
 {
     size_t x0 = (size_t)(index % s->cols) * s->cell_w, y0 = (size_t)(index / s->cols) * s->cell_h;

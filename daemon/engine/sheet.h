@@ -27,6 +27,9 @@ int sheet_init(struct sheet *s, uint32_t cols, uint32_t rows, uint32_t cell_w, u
                uint32_t first, uint32_t count, struct eng_error *err);
 void sheet_close(struct sheet *s);
 
+/* The whole sheet as a picture (packed rows, no spans), to encode; it owns nothing. */
+struct image sheet_image(const struct sheet *s);
+
 /* Copies a cell-sized picture into cell index (0 .. count-1). */
 void sheet_put(struct sheet *s, const struct image *cell, uint32_t index);
 
