@@ -401,11 +401,6 @@ static void shrink_input(struct conn *c)
         resize_input(c, IN_CHUNK);
 }
 
-bool conn_more_input(const struct conn *c)
-{
-    return c->more_input;
-}
-
 void conn_set_max_frame(struct conn *c, uint32_t max)
 {
     c->max_frame = max;
@@ -456,7 +451,6 @@ static void parse_input(struct conn *c)
             break;
         }
         off += used;
-        c->more_input = off < c->in_len;
         conn_note(c, uv_hrtime() / 1000, NULL); /* a reply given at once is timed from here */
         c->set->hooks->on_frame(c->set->owner, c, &f);
         c->note_started_us = 0; /* one given later is noted by the owner */

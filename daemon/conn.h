@@ -91,7 +91,6 @@ struct conn {
     uint8_t *in;
     size_t in_len, in_cap;
     uint32_t max_frame;   /* the largest frame this connection may send (conn_set_max_frame) */
-    bool more_input;      /* during on_frame: bytes after this frame are already buffered */
     uint64_t frame_since; /* ms: when the frame in the buffer began arriving; 0: none */
     int inflight;         /* jobs, queued writes and the half-close: the conn lives while > 0 */
     int jobs;             /* of which the owner's jobs */
@@ -115,10 +114,6 @@ void conn_set_close(struct conn_set *set);
 /* Accepts a connection from listener and starts reading it. Over --max-connections, or while
  * stopping, it is closed at once. */
 void conn_accept(struct conn_set *set, uv_stream_t *listener);
-
-/* During on_frame: whether the peer has sent more after this frame (pipelining), so the
- * owner can tell a lone request from one of a batch. */
-bool conn_more_input(const struct conn *c);
 
 /* The largest frame c may send from now on: the owner keeps it small until a client has
  * authenticated, so memory before authentication stays tiny. Starts at --max-frame. */

@@ -254,20 +254,17 @@ static void on_job_done(struct job *job)
     free_request(r);
 }
 
-/* Bone-steps (bones x constructs) a job may take to run on the loop thread: one step of a
- * 256-bone armature is a few microseconds. */
-#define INLINE_MAX_BONE_STEPS 256
-
-/* A lone stateless POSE or MESH of a few microseconds while the workers are idle runs where
- * it arrived: waking a worker and handing its result back would cost more than the job. A
- * request of a pipelined batch goes to the workers, so batches still use every core. */
-static bool worth_inline(const struct request *r)
+/* A stateless POSE or MESH of at most DISPATCH_INLINE_JOB_STEPS bone-steps (bones x
+ * constructs; one step of a 256-bone armature is a few microseconds) is staged: it may run on
+ * the loop thread at the end of the iteration (pool_stage), with the others that arrived in
+ * it, up to DISPATCH_INLINE_BATCH_STEPS. Returns the job's cost, or 0 for a job that always
+ * goes to the workers. */
+static unsigned inline_cost(const struct request *r)
 {
-    if (!r->conn || r->inst || conn_more_input(r->conn) ||
-        (r->work.job.run != work_pose && r->work.job.run != work_mesh))
-        return false;
-    long steps = r->work.eval.warmup + eval_steps(&r->work.eval);
-    return steps * (long)r->work.arm->bone_count <= INLINE_MAX_BONE_STEPS && pool_idle(r->d->pool);
+    if (r->inst || (r->work.job.run != work_pose && r->work.job.run != work_mesh))
+        return 0;
+    long steps = (r->work.eval.warmup + eval_steps(&r->work.eval)) * (long)r->work.arm->bone_count;
+    return steps <= DISPATCH_INLINE_JOB_STEPS ? (unsigned)(steps > 0 ? steps : 1) : 0;
 }
 
 static void submit(struct request *r)
@@ -284,11 +281,10 @@ static void submit(struct request *r)
         r->inst->busy = true;
     }
     r->work.job.done = on_job_done;
-    if (worth_inline(r)) {
-        pool_run_inline(r->d->pool, &r->work.job);
-        return;
-    }
-    if (pool_submit(r->d->pool, &r->work.job) == 0)
+    unsigned cost = inline_cost(r);
+    int rc =
+        cost ? pool_stage(r->d->pool, &r->work.job, cost) : pool_submit(r->d->pool, &r->work.job);
+    if (rc == 0)
         return;
     refuse_busy(r);
     on_job_done(&r->work.job);

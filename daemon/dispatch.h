@@ -49,6 +49,12 @@ struct dispatch {
     uint64_t latency_us[16]; /* histogram: bucket i counts latencies below 2^i * 64 us */
 };
 
+/* Small evaluations run on the loop thread when the workers are idle (pool_stage): one of at
+ * most DISPATCH_INLINE_JOB_STEPS bone-steps, in batches of at most DISPATCH_INLINE_BATCH_STEPS
+ * per loop iteration (the pool's inline budget). */
+#define DISPATCH_INLINE_JOB_STEPS 256
+#define DISPATCH_INLINE_BATCH_STEPS 1024
+
 /* The hooks that make dispatch the owner of a struct conn_set (owner: the struct dispatch). */
 extern const struct conn_hooks dispatch_conn_hooks;
 

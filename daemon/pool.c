@@ -1,5 +1,6 @@
 #include "pool.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,10 +67,14 @@ static void drain(uv_async_t *a)
     }
 }
 
-int pool_init(struct pool *p, uv_loop_t *loop, int n, size_t depth)
+static void on_stage_end(uv_check_t *h);
+static void on_stage_nowait(uv_idle_t *h);
+
+int pool_init(struct pool *p, uv_loop_t *loop, int n, size_t depth, unsigned inline_budget)
 {
     memset(p, 0, sizeof *p);
     p->depth = depth;
+    p->inline_budget = inline_budget;
     p->workers = calloc((size_t)n, sizeof *p->workers);
     if (!p->workers)
         return UV_ENOMEM;
@@ -80,6 +85,9 @@ int pool_init(struct pool *p, uv_loop_t *loop, int n, size_t depth)
         return rc;
     }
     p->async.data = p;
+    uv_check_init(loop, &p->stage_end); /* cannot fail on Unix */
+    uv_idle_init(loop, &p->stage_nowait);
+    p->stage_end.data = p->stage_nowait.data = p;
     p->started = true;
     p->own.pool = p;
     image_init(&p->own.image);
@@ -95,21 +103,29 @@ int pool_init(struct pool *p, uv_loop_t *loop, int n, size_t depth)
     return p->nworkers == n ? 0 : UV_EAGAIN;
 }
 
+/* Appends the linked jobs first..last (n of them) to the queue and wakes workers for them.
+ * Lock held. */
+static void enqueue_locked(struct pool *p, struct job *first, struct job *last, size_t n)
+{
+    last->next = NULL;
+    if (p->tail)
+        p->tail->next = first;
+    else
+        p->head = first;
+    p->tail = last;
+    p->queued += n;
+    for (size_t i = 0; i < n && i < (size_t)p->nworkers; i++)
+        pthread_cond_signal(&p->wake); /* no system call once no worker waits */
+}
+
 int pool_submit(struct pool *p, struct job *job)
 {
     pthread_mutex_lock(&p->lock);
-    if (p->stopping || p->queued >= p->depth) {
+    if (p->stopping || p->queued + p->staged >= p->depth) {
         pthread_mutex_unlock(&p->lock);
         return UV_EBUSY;
     }
-    job->next = NULL;
-    if (p->tail)
-        p->tail->next = job;
-    else
-        p->head = job;
-    p->tail = job;
-    p->queued++;
-    pthread_cond_signal(&p->wake);
+    enqueue_locked(p, job, job, 1);
     pthread_mutex_unlock(&p->lock);
     return 0;
 }
@@ -122,7 +138,60 @@ uint64_t pool_dropped(struct pool *p)
     return n;
 }
 
-bool pool_idle(struct pool *p)
+/* ---- staged jobs ---------------------------------------------------------------------------- */
+
+/* The staged jobs go to the workers; their room in the queue was taken when they were staged. */
+static void hand_over_staged(struct pool *p)
+{
+    if (!p->staged_head)
+        return;
+    pthread_mutex_lock(&p->lock);
+    enqueue_locked(p, p->staged_head, p->staged_tail, p->staged);
+    pthread_mutex_unlock(&p->lock);
+    p->staged_head = p->staged_tail = NULL;
+    p->staged = 0;
+}
+
+/* Keeps the loop from blocking for I/O until the iteration's staged jobs have been seen to. */
+static void stage_until_iteration_end(struct pool *p)
+{
+    if (p->staging)
+        return;
+    p->staging = true;
+    uv_check_start(&p->stage_end, on_stage_end);
+    uv_idle_start(&p->stage_nowait, on_stage_nowait);
+}
+
+int pool_stage(struct pool *p, struct job *job, unsigned cost)
+{
+    if (!p->started || p->staging_over || !p->inline_budget ||
+        cost > p->inline_budget - p->staged_cost) {
+        if (p->started && !p->staging_over) {
+            p->staging_over = true; /* until the iteration ends */
+            hand_over_staged(p);
+            stage_until_iteration_end(p);
+        }
+        return pool_submit(p, job);
+    }
+    pthread_mutex_lock(&p->lock);
+    bool refused = p->stopping || p->queued + p->staged >= p->depth;
+    pthread_mutex_unlock(&p->lock);
+    if (refused)
+        return UV_EBUSY;
+    job->next = NULL;
+    if (p->staged_tail)
+        p->staged_tail->next = job;
+    else
+        p->staged_head = job;
+    p->staged_tail = job;
+    p->staged++;
+    p->staged_cost += cost;
+    stage_until_iteration_end(p);
+    return 0;
+}
+
+/* Nothing queued and a worker waiting: the loop thread would not take a core from a job. */
+static bool workers_idle(struct pool *p)
 {
     pthread_mutex_lock(&p->lock);
     bool idle = !p->head && p->running < (size_t)p->nworkers && !p->stopping;
@@ -130,13 +199,61 @@ bool pool_idle(struct pool *p)
     return idle;
 }
 
-void pool_run_inline(struct pool *p, struct job *job)
+/* Runs job on the loop thread, with the pool's own scratch, and completes it; a job cancelled
+ * meanwhile is dropped as a worker would drop it. */
+static void run_here(struct pool *p, struct job *job)
 {
     job->next = NULL;
-    job->dropped = false;
-    p->inlined++;
-    job->run(job, &p->own);
+    job->dropped = atomic_load_explicit(&job->cancelled, memory_order_relaxed);
+    if (job->dropped) {
+        pthread_mutex_lock(&p->lock);
+        p->dropped++;
+        pthread_mutex_unlock(&p->lock);
+    } else {
+        p->inlined++;
+        job->run(job, &p->own);
+    }
     job->done(job);
+}
+
+/* Sees to the staged jobs: they run here if they are few enough for the budget (they are:
+ * staging stops at it) and the workers are idle, else on the workers. A done() may stage
+ * more: those are a new batch, seen to at once. */
+static void end_staging(struct pool *p)
+{
+    for (;;) {
+        p->staging_over = false;
+        p->staged_cost = 0;
+        if (!p->staged_head)
+            break;
+        if (!workers_idle(p)) {
+            hand_over_staged(p);
+            continue;
+        }
+        struct job *list = p->staged_head;
+        p->staged_head = p->staged_tail = NULL;
+        p->staged = 0;
+        while (list) {
+            struct job *next = list->next;
+            run_here(p, list);
+            list = next;
+        }
+    }
+    p->staging = false;
+    uv_check_stop(&p->stage_end);
+    uv_idle_stop(&p->stage_nowait);
+}
+
+/* After the iteration's I/O callbacks: the reads that staged jobs have all been seen. */
+static void on_stage_end(uv_check_t *h)
+{
+    end_staging(h->data);
+}
+
+/* An active idle handle makes the loop poll without blocking, so the check phase comes. */
+static void on_stage_nowait(uv_idle_t *h)
+{
+    (void)h;
 }
 
 size_t pool_depth(struct pool *p)
@@ -144,7 +261,7 @@ size_t pool_depth(struct pool *p)
     pthread_mutex_lock(&p->lock);
     size_t n = p->queued + p->running;
     pthread_mutex_unlock(&p->lock);
-    return n;
+    return n + p->staged;
 }
 
 static void free_worker(struct worker *w)
@@ -159,6 +276,9 @@ void pool_shutdown(struct pool *p)
     if (!p->started)
         return;
     p->started = false;
+    end_staging(p); /* staged jobs run or go to the workers */
+    uv_close((uv_handle_t *)&p->stage_end, NULL);
+    uv_close((uv_handle_t *)&p->stage_nowait, NULL);
     pthread_mutex_lock(&p->lock);
     p->stopping = true;
     pthread_cond_broadcast(&p->wake);

@@ -307,7 +307,8 @@ static int start(struct server *s)
     uv_signal_start(&s->sigterm, on_signal, SIGTERM);
     uv_signal_start(&s->sighup, on_reload, SIGHUP);
     uv_timer_start(&s->sweep, on_sweep, 1000, 1000);
-    if ((rc = pool_init(&s->pool, s->loop, (int)s->cfg->threads, (size_t)s->cfg->queue_depth)))
+    if ((rc = pool_init(&s->pool, s->loop, (int)s->cfg->threads, (size_t)s->cfg->queue_depth,
+                        DISPATCH_INLINE_BATCH_STEPS)))
         return rc;
     return open_listeners(s);
 }

@@ -32,7 +32,7 @@ static const struct {
     {"busy", "busy_total", "counter", "Requests refused: the queue was full."},
     {"jobs.dropped", "jobs_dropped_total", "counter", "Jobs dropped: their client had gone."},
     {"jobs.inline", "jobs_inline_total", "counter",
-     "Jobs of a few microseconds run on the loop thread: no worker was busy."},
+     "Small evaluations run on the loop thread, where a worker was free."},
     {"results.hits", "results_hits_total", "counter", "Answers served from the result cache."},
     {"results.misses", "results_misses_total", "counter", "Result cache misses."},
     {"results.evictions", "results_evictions_total", "counter",

@@ -847,6 +847,12 @@ check "/metrics: uploads answered 201 ($uploads_201) and 400 ($uploads_400)" is 
 check "/metrics: the 405s of the test (5)" \
     is "$(awk '/^skeld_http_requests_total\{.*status="405"\}/ { n += $2 } END { print n + 0 }' "$TMP/m.body")" 5
 check "/metrics: the armatures cached" is "$(metric m skeld_cache_entries)" 4
+# A lone small POSE over HTTP, with the workers idle, runs on the loop thread (pool_stage).
+get pose "$A/v1/armatures/$ROBOT/pose?anim=Walk&frame=11.5"
+pose_st=$ST
+get m2 "$A/metrics"
+check "a lone HTTP POSE runs on the loop thread (jobs_inline_total + 1)" \
+    is "$pose_st $(($(metric m2 skeld_jobs_inline_total) - $(metric m skeld_jobs_inline_total)))" "200 1"
 check "/metrics names the node (--node-name) and the version" \
     grep -qx "skeld_node_info{node=\"node-a.1\",version=\"$(sed -n 's/^skeld \([^ ]*\).*/\1/p' "$TMP/version")\"} 1" "$TMP/m.body"
 check "every answer names the node in X-Skeld-Node" \

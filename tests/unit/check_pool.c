@@ -3,7 +3,9 @@
  * depth (and done() never called for the refused job), pool_shutdown runs every queued job and
  * delivers every completion before it returns, the loop then closes with uv_loop_close() == 0,
  * one worker completes jobs in submission order, and worker_pose() reuses its scratch pose per
- * cache serial.
+ * cache serial. Staged jobs (pool_stage) run on the loop thread at the end of the iteration
+ * when their batch is within the budget and a worker is free, else on the workers; they hold
+ * room in the queue, may be cancelled, and are run by pool_shutdown.
  *
  * Jobs that must stay queued block on a gate (a mutex + condition variable) that the test opens
  * later, so the queue fills deterministically. Everything a worker records in a job is read by
@@ -106,15 +108,21 @@ static void done_job(struct job *j)
         x->on_done(t);
 }
 
-static void ctx_init(struct ctx *x, int threads, size_t depth)
+/* A pool whose staged batches may cost up to budget on the loop thread (0: never). */
+static void ctx_init_budget(struct ctx *x, int threads, size_t depth, unsigned budget)
 {
     memset(x, 0, sizeof *x);
     x->loop_thread = pthread_self();
     pthread_mutex_init(&x->m, NULL);
     pthread_cond_init(&x->cv, NULL);
     ck_assert_int_eq(uv_loop_init(&x->loop), 0);
-    ck_assert_int_eq(pool_init(&x->pool, &x->loop, threads, depth), 0);
+    ck_assert_int_eq(pool_init(&x->pool, &x->loop, threads, depth, budget), 0);
     ck_assert_int_eq(x->pool.nworkers, threads);
+}
+
+static void ctx_init(struct ctx *x, int threads, size_t depth)
+{
+    ctx_init_budget(x, threads, depth, 0);
 }
 
 static void job_init(struct tjob *t, struct ctx *x, int id, bool block)
@@ -168,6 +176,17 @@ static void check_ran_once(struct ctx *x, const struct tjob *t)
     ck_assert(!pthread_equal(t->run_thread, x->loop_thread));
     ck_assert(pthread_equal(t->done_thread, x->loop_thread));
     ck_assert_ptr_nonnull(t->worker);
+    ck_assert_ptr_eq(t->worker_pool, &x->pool);
+}
+
+/* t ran once on the loop thread, with the pool's own scratch. */
+static void check_ran_here(struct ctx *x, const struct tjob *t)
+{
+    ck_assert_int_eq(t->runs, 1);
+    ck_assert_int_eq(t->dones, 1);
+    ck_assert(pthread_equal(t->run_thread, x->loop_thread));
+    ck_assert(pthread_equal(t->done_thread, x->loop_thread));
+    ck_assert_ptr_eq(t->worker, &x->pool.own);
     ck_assert_ptr_eq(t->worker_pool, &x->pool);
 }
 
@@ -615,6 +634,213 @@ START_TEST(worker_pose_in_pool_jobs)
 }
 END_TEST
 
+/* ====================================================================================== */
+/* staged jobs                                                                             */
+
+START_TEST(staged_jobs_within_budget_run_on_the_loop_thread)
+{
+    struct ctx x;
+    ctx_init_budget(&x, 2, 8, 10);
+    struct tjob jobs[3];
+    for (int i = 0; i < 3; i++) {
+        job_init(&jobs[i], &x, i, false);
+        ck_assert_int_eq(pool_stage(&x.pool, &jobs[i].job, 3), 0); /* 9 of 10 */
+    }
+    /* Nothing runs inside pool_stage: the batch waits for the end of the iteration. */
+    ck_assert_int_eq(x.ndone, 0);
+    ck_assert_int_eq(jobs[0].runs, 0);
+    ck_assert_uint_eq(pool_depth(&x.pool), 3);
+    run_until(&x, 3);
+    for (int i = 0; i < 3; i++) {
+        check_ran_here(&x, &jobs[i]);
+        ck_assert_int_eq(x.done_order[i], i);
+    }
+    ck_assert_uint_eq(x.pool.inlined, 3);
+    ck_assert_uint_eq(pool_depth(&x.pool), 0);
+    finish(&x);
+    ck_assert_int_eq(x.ndone, 3);
+}
+END_TEST
+
+/* The job that passes the budget takes the batch staged before it to the workers, and so go
+ * the jobs after it in the same iteration. The next iteration has a budget of its own. */
+START_TEST(a_batch_past_the_budget_goes_to_the_workers)
+{
+    struct ctx x;
+    ctx_init_budget(&x, 2, 8, 10);
+    struct tjob jobs[5];
+    for (int i = 0; i < 5; i++)
+        job_init(&jobs[i], &x, i, false);
+    ck_assert_int_eq(pool_stage(&x.pool, &jobs[0].job, 4), 0);
+    ck_assert_int_eq(pool_stage(&x.pool, &jobs[1].job, 4), 0);
+    ck_assert_int_eq(pool_stage(&x.pool, &jobs[2].job, 4), 0); /* 12 > 10 */
+    ck_assert_int_eq(pool_stage(&x.pool, &jobs[3].job, 1), 0); /* would fit, but follows */
+    ck_assert_int_eq(x.ndone, 0);
+    run_until(&x, 4);
+    for (int i = 0; i < 4; i++)
+        check_ran_once(&x, &jobs[i]);
+    ck_assert_uint_eq(x.pool.inlined, 0);
+    ck_assert_int_eq(pool_stage(&x.pool, &jobs[4].job, 10), 0);
+    run_until(&x, 5);
+    check_ran_here(&x, &jobs[4]);
+    finish(&x);
+}
+END_TEST
+
+/* A job of more than the whole budget is never staged. */
+START_TEST(a_job_past_the_budget_goes_to_the_workers)
+{
+    struct ctx x;
+    ctx_init_budget(&x, 1, 8, 10);
+    struct tjob t;
+    job_init(&t, &x, 0, false);
+    ck_assert_int_eq(pool_stage(&x.pool, &t.job, 11), 0);
+    ck_assert_int_eq(t.dones, 0);
+    run_until(&x, 1);
+    check_ran_once(&x, &t);
+    finish(&x);
+}
+END_TEST
+
+/* With no worker free, the loop thread does not take a core from them: the staged jobs wait in
+ * the queue. */
+START_TEST(staged_jobs_queue_while_the_workers_are_busy)
+{
+    struct ctx x;
+    ctx_init_budget(&x, 1, 8, 10);
+    struct tjob jobs[3];
+    job_init(&jobs[0], &x, 0, true);
+    ck_assert_int_eq(pool_submit(&x.pool, &jobs[0].job), 0);
+    wait_for(&x, &x.started, 1);
+    for (int i = 1; i < 3; i++) {
+        job_init(&jobs[i], &x, i, false);
+        ck_assert_int_eq(pool_stage(&x.pool, &jobs[i].job, 1), 0);
+    }
+    uv_run(&x.loop, UV_RUN_NOWAIT); /* the iteration ends: the batch is queued */
+    ck_assert_int_eq(x.ndone, 0);
+    ck_assert_uint_eq(pool_depth(&x.pool), 3);
+    gate_open(&x);
+    run_until(&x, 3);
+    for (int i = 0; i < 3; i++) {
+        check_ran_once(&x, &jobs[i]);
+        ck_assert_int_eq(x.done_order[i], i);
+    }
+    ck_assert_uint_eq(x.pool.inlined, 0);
+    finish(&x);
+}
+END_TEST
+
+START_TEST(a_staged_job_cancelled_is_dropped_and_done)
+{
+    struct ctx x;
+    ctx_init_budget(&x, 1, 8, 10);
+    struct tjob jobs[2];
+    for (int i = 0; i < 2; i++) {
+        job_init(&jobs[i], &x, i, false);
+        ck_assert_int_eq(pool_stage(&x.pool, &jobs[i].job, 1), 0);
+    }
+    atomic_store(&jobs[0].job.cancelled, true);
+    run_until(&x, 2);
+    ck_assert_int_eq(jobs[0].runs, 0);
+    ck_assert_int_eq(jobs[0].dones, 1);
+    ck_assert(jobs[0].job.dropped);
+    check_ran_here(&x, &jobs[1]);
+    ck_assert(!jobs[1].job.dropped);
+    ck_assert_uint_eq(pool_dropped(&x.pool), 1);
+    ck_assert_uint_eq(x.pool.inlined, 1);
+    finish(&x);
+}
+END_TEST
+
+/* Staged jobs hold their room in the queue: past the depth, staging and submitting are both
+ * refused, and done() never comes for the refused job. */
+START_TEST(staged_jobs_count_toward_the_depth)
+{
+    struct ctx x;
+    ctx_init_budget(&x, 1, 2, 100);
+    struct tjob jobs[4];
+    for (int i = 0; i < 4; i++)
+        job_init(&jobs[i], &x, i, false);
+    ck_assert_int_eq(pool_stage(&x.pool, &jobs[0].job, 1), 0);
+    ck_assert_int_eq(pool_stage(&x.pool, &jobs[1].job, 1), 0);
+    ck_assert_int_eq(pool_stage(&x.pool, &jobs[2].job, 1), UV_EBUSY);
+    ck_assert_int_eq(pool_submit(&x.pool, &jobs[3].job), UV_EBUSY);
+    run_until(&x, 2);
+    ck_assert_int_eq(jobs[2].dones + jobs[3].dones, 0);
+    ck_assert_int_eq(pool_stage(&x.pool, &jobs[2].job, 1), 0);
+    run_until(&x, 3);
+    check_ran_here(&x, &jobs[2]);
+    finish(&x);
+    ck_assert_int_eq(x.ndone, 3);
+}
+END_TEST
+
+/* A done() of a job run on the loop thread stages the next, as an instance or a pipelined
+ * HTTP request does: each runs in turn, without waiting for I/O. */
+static void stage_next(struct tjob *t)
+{
+    struct ctx *x = t->x;
+    if (t->id + 1 < x->chain_len)
+        ck_assert_int_eq(pool_stage(&x->pool, &x->chain[t->id + 1].job, 5), 0);
+}
+
+START_TEST(a_done_may_stage_more)
+{
+    enum { N = 10 };
+    struct ctx x;
+    ctx_init_budget(&x, 1, 1, 5);
+    struct tjob jobs[N];
+    for (int i = 0; i < N; i++)
+        job_init(&jobs[i], &x, i, false);
+    x.chain = jobs;
+    x.chain_len = N;
+    x.on_done = stage_next;
+    ck_assert_int_eq(pool_stage(&x.pool, &jobs[0].job, 5), 0);
+    run_until(&x, N);
+    for (int i = 0; i < N; i++) {
+        check_ran_here(&x, &jobs[i]);
+        ck_assert_int_eq(x.done_order[i], i);
+    }
+    finish(&x);
+}
+END_TEST
+
+/* pool_shutdown runs what is staged and delivers it before it returns. */
+START_TEST(shutdown_runs_staged_jobs)
+{
+    struct ctx x;
+    ctx_init_budget(&x, 2, 8, 10);
+    struct tjob jobs[2];
+    for (int i = 0; i < 2; i++) {
+        job_init(&jobs[i], &x, i, false);
+        ck_assert_int_eq(pool_stage(&x.pool, &jobs[i].job, 1), 0);
+    }
+    pool_shutdown(&x.pool);
+    ck_assert_int_eq(x.ndone, 2);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(jobs[i].runs, 1);
+    uv_run(&x.loop, UV_RUN_DEFAULT);
+    ck_assert_int_eq(uv_loop_close(&x.loop), 0);
+    pthread_mutex_destroy(&x.m);
+    pthread_cond_destroy(&x.cv);
+}
+END_TEST
+
+/* Without a budget nothing runs on the loop thread. */
+START_TEST(no_budget_no_job_on_the_loop_thread)
+{
+    struct ctx x;
+    ctx_init(&x, 1, 8);
+    struct tjob t;
+    job_init(&t, &x, 0, false);
+    ck_assert_int_eq(pool_stage(&x.pool, &t.job, 1), 0);
+    ck_assert_int_eq(t.dones, 0);
+    run_until(&x, 1);
+    check_ran_once(&x, &t);
+    finish(&x);
+}
+END_TEST
+
 static Suite *pool_suite(void)
 {
     Suite *s = suite_create("pool");
@@ -643,6 +869,19 @@ static Suite *pool_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, one_worker_completes_in_submission_order);
     tcase_add_test(tc, one_coalesced_batch_is_delivered_oldest_first);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("staged");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, staged_jobs_within_budget_run_on_the_loop_thread);
+    tcase_add_test(tc, a_batch_past_the_budget_goes_to_the_workers);
+    tcase_add_test(tc, a_job_past_the_budget_goes_to_the_workers);
+    tcase_add_test(tc, staged_jobs_queue_while_the_workers_are_busy);
+    tcase_add_test(tc, a_staged_job_cancelled_is_dropped_and_done);
+    tcase_add_test(tc, staged_jobs_count_toward_the_depth);
+    tcase_add_test(tc, a_done_may_stage_more);
+    tcase_add_test(tc, shutdown_runs_staged_jobs);
+    tcase_add_test(tc, no_budget_no_job_on_the_loop_thread);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("worker_pose");
