@@ -1,8 +1,10 @@
 #!/bin/sh
 # The daemon's figures in one run, each against a baseline measured by this same script:
 #   1. POSE pipelined (4 connections x 64 in flight), 2 workers
-#   2. POSE paced at half the rate measured in 1: latency p50/p99/p99.9, next to a bare
-#      thread-to-thread round trip at the same rate (contrib/bench/bench-wake)
+#   2. POSE paced at half the rate measured in 1: latency p50/p99/p99.9, next to the share
+#      of requests the daemon itself took 1 ms or more over (its latency histogram), the CPU
+#      time the hypervisor stole meanwhile, and a bare thread-to-thread round trip at the
+#      same rate (contrib/bench/bench-wake)
 #   3. RENDER 512x512 PNG with 1 worker, then with 2: renders/s and the ratio
 #   4. the daemon's RSS with FILE and the project's two samples cached (three armatures)
 #   5. HTTP (wrk, keep-alive, 2 workers): the same POSE as 1, one request in flight per

@@ -1,6 +1,8 @@
 /* Load generator for skeld: N connections, each keeping D requests in flight, a mix of POSE,
  * MESH and RENDER requests on one armature, for a fixed time. Reports requests/s, latency
- * percentiles and the daemon's RSS.
+ * percentiles and, with --pid, the daemon's RSS, CPU and context switches per request, the
+ * share of requests its own latency histogram puts at 1 ms or more, and the CPU time the
+ * hypervisor stole during the run.
  *
  *   bench-load --uri unix:/path | tcp://127.0.0.1:7878 --skf FILE.skf [--conns 4]
  *              [--depth 16] [--mix pose=1,mesh=0,render=0] [--seconds 5] [--size 512]
@@ -306,6 +308,53 @@ static int proc_use(int pid, struct proc_use *u)
     return 0;
 }
 
+/* The share of all CPUs' time the hypervisor gave to others (/proc/stat "steal"): on a
+ * shared virtual machine, a busy vCPU is taken away for milliseconds at a time, and every
+ * request it holds waits. cpu_total and steal in clock ticks; -1 where there is no
+ * /proc/stat. */
+static int steal_ticks(unsigned long long *total, unsigned long long *steal)
+{
+    FILE *f = fopen("/proc/stat", "r");
+    unsigned long long v[8] = {0};
+    int got = f ? fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                         &v[3], &v[4], &v[5], &v[6], &v[7])
+                : 0;
+    if (f)
+        fclose(f);
+    if (got != 8)
+        return -1;
+    *total = 0;
+    for (int i = 0; i < 8; i++)
+        *total += v[i];
+    *steal = v[7];
+    return 0;
+}
+
+/* The daemon's own latency histogram (STATS latency.*: bucket i counts requests answered in
+ * under 2^i * 64 us, from the frame's arrival to its answer), read on connection c: 0, or -1.
+ * Against the client's figures it tells the daemon's time from the machine's. */
+static int daemon_latency(struct client *c, uint64_t hist[16])
+{
+    struct skp_frame f;
+    size_t used;
+    if (send_frame(c->fd, SKP_OP_STATS, 7, NULL, 0) || read_frame(c, &f, &used) ||
+        f.h.status != SKP_S_OK)
+        return -1;
+    struct skp_reader rd;
+    skp_reader_init(&rd, f.body, f.h.body_len);
+    uint32_t n = skp_read_u32(&rd);
+    memset(hist, 0, 16 * sizeof *hist);
+    for (uint32_t i = 0, b = 0; i < n; i++) {
+        size_t len;
+        const char *name = skp_read_str(&rd, &len);
+        uint64_t hi = skp_read_u32(&rd), lo = skp_read_u32(&rd);
+        if (name && len > 8 && !memcmp(name, "latency.", 8) && b < 16)
+            hist[b++] = hi << 32 | lo;
+    }
+    consume(c, used);
+    return skp_reader_finish(&rd) ? -1 : 0;
+}
+
 struct results {
     double *lat;
     size_t n, cap;
@@ -397,8 +446,18 @@ static int run(const char *uri, struct client **cl, int conns, int depth, const 
     return 0;
 }
 
-static void report(struct results *res, double seconds, int pid, const struct proc_use *before)
+/* Before a run: what report() compares with. */
+struct baseline {
+    struct proc_use use;
+    unsigned long long cpu_ticks, steal;
+    uint64_t hist[16];
+    bool has_steal, has_hist;
+};
+
+static void report(struct results *res, double seconds, int pid, const struct baseline *base,
+                   struct client *c)
 {
+    const struct proc_use *before = &base->use;
     qsort(res->lat, res->n, sizeof *res->lat, bench_cmp_double);
     double q[3] = {0.5, 0.99, 0.999};
     printf("requests: %llu ok, %llu busy, %llu errors in %.1f s = %.0f ok/s\n",
@@ -419,6 +478,22 @@ static void report(struct results *res, double seconds, int pid, const struct pr
                "switches\n",
                (after.cpu_s - before->cpu_s) * 1e6 / n, (double)(after.vcsw - before->vcsw) / n,
                (double)(after.ivcsw - before->ivcsw) / n);
+    uint64_t hist[16], all = 0, over_1ms = 0;
+    if (base->has_hist && daemon_latency(c, hist) == 0) {
+        for (int b = 0; b < 16; b++) {
+            uint64_t k = hist[b] - base->hist[b];
+            all += k;
+            over_1ms += b >= 5 ? k : 0; /* bucket 5 on: 1,024 us or more */
+        }
+        if (all)
+            printf("inside the daemon (its latency histogram): %.2f%% of requests took 1 ms or "
+                   "more\n",
+                   100.0 * (double)over_1ms / (double)all);
+    }
+    unsigned long long total, steal;
+    if (base->has_steal && steal_ticks(&total, &steal) == 0 && total > base->cpu_ticks)
+        printf("the machine: %.1f%% of CPU time stolen by the hypervisor during the run\n",
+               100.0 * (double)(steal - base->steal) / (double)(total - base->cpu_ticks));
 }
 
 static int parse_mix(const char *s, int mix[3])
@@ -485,15 +560,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench-load: uploading %s failed\n", skf);
         rc = 1;
     }
-    struct proc_use before = {0, 0, 0};
-    if (pid > 0)
-        proc_use(pid, &before);
+    struct baseline base = {0};
+    if (pid > 0 && !rc) {
+        proc_use(pid, &base.use);
+        base.has_hist = daemon_latency(cl[0], base.hist) == 0;
+        base.has_steal = steal_ticks(&base.cpu_ticks, &base.steal) == 0;
+    }
     if (!rc && run(uri, cl, conns, depth, &p, seconds, &res)) {
         fprintf(stderr, "bench-load: connection lost\n");
         rc = 1;
     }
     if (!rc)
-        report(&res, seconds, pid, &before);
+        report(&res, seconds, pid, &base, cl[0]);
     for (int i = 0; i < conns; i++) {
         if (cl[i] && cl[i]->fd >= 0)
             close(cl[i]->fd);
