@@ -209,6 +209,21 @@ if [ -w /dev/full ]; then
 fi
 run e-val "$BIN" render "$S/robot.skf" --samples 3 -o "$TMP/x.png"
 status e-val 2 "skeld render --samples 3 (a value no armature takes) is a usage error"
+# An output file already there is replaced by a new one, not truncated under a reader; a
+# symbolic link stays and its target gets the picture.
+printf 'the old picture' >"$TMP/again.png"
+exec 7<"$TMP/again.png"
+run o-again "$BIN" render "$S/robot.skf" -o "$TMP/again.png"
+status o-again 0 "skeld render over an existing file"
+check "the file is the new picture" eval '[ "$(head -c 4 "$TMP/again.png" | od -An -tx1 | tr -d " ")" = 89504e47 ]'
+check "a reader of the old file still reads it whole" is "$(cat <&7)" "the old picture"
+exec 7<&-
+printf 'old' >"$TMP/target.png"
+ln -s target.png "$TMP/link.png"
+run o-link "$BIN" render "$S/robot.skf" -o "$TMP/link.png"
+status o-link 0 "skeld render through a symbolic link"
+check "the link stays a link, and its target is the picture" \
+    eval '[ -L "$TMP/link.png" ] && cmp -s "$TMP/link.png" "$TMP/again.png"'
 
 # ---- daemons ----------------------------------------------------------------------------------
 # start NAME OPTIONS...: skeld serve in the background, its stdout through a FIFO read up to
