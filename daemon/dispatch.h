@@ -51,7 +51,7 @@ struct dispatch {
 
 /* Small evaluations run on the loop thread when the workers are idle (pool_stage): one of at
  * most DISPATCH_INLINE_JOB_STEPS bone-steps, in batches of at most DISPATCH_INLINE_BATCH_STEPS
- * per loop iteration (the pool's inline budget). */
+ * (the pool's inline budget: what the reads of one loop iteration stage). */
 #define DISPATCH_INLINE_JOB_STEPS 256
 #define DISPATCH_INLINE_BATCH_STEPS 1024
 

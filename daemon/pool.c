@@ -164,9 +164,10 @@ static void stage_until_iteration_end(struct pool *p)
 
 int pool_stage(struct pool *p, struct job *job, unsigned cost)
 {
-    if (!p->started || p->staging_over || !p->inline_budget ||
-        cost > p->inline_budget - p->staged_cost) {
-        if (p->started && !p->staging_over) {
+    if (!p->started || !p->inline_budget)
+        return pool_submit(p, job);
+    if (p->staging_over || cost > p->inline_budget - p->staged_cost) {
+        if (!p->staging_over) {
             p->staging_over = true; /* until the iteration ends */
             hand_over_staged(p);
             stage_until_iteration_end(p);
@@ -250,10 +251,17 @@ static void on_stage_end(uv_check_t *h)
     end_staging(h->data);
 }
 
-/* An active idle handle makes the loop poll without blocking, so the check phase comes. */
+/* An active idle handle makes the loop poll without blocking, so the check phase comes. It
+ * runs at the start of an iteration: a budget passed after the last check (by a job staged
+ * from a later check handle) is over, and this iteration's reads start a batch of their own.
+ * Jobs staged by timers, already, are this iteration's. */
 static void on_stage_nowait(uv_idle_t *h)
 {
-    (void)h;
+    struct pool *p = h->data;
+    if (!p->staged_head) {
+        p->staging_over = false;
+        p->staged_cost = 0;
+    }
 }
 
 size_t pool_depth(struct pool *p)

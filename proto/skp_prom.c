@@ -47,7 +47,7 @@ static const struct {
     {"cache.loads", "cache_loads_total", "counter", "Armatures put in the cache."},
     {"cache.bytes", "cache_bytes", "gauge", "Armature cache size."},
     {"cache.entries", "cache_entries", "gauge", "Armatures cached."},
-    {"queue.depth", "queue_depth", "gauge", "Jobs queued or running."},
+    {"queue.depth", "queue_depth", "gauge", "Jobs staged, queued or running."},
     {"connections", "connections", "gauge", "Open connections."},
     {"connections.total", "connections_accepted_total", "counter", "Connections accepted."},
     {"connections.refused", "connections_refused_total", "counter",

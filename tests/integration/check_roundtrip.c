@@ -1326,10 +1326,20 @@ START_TEST(stats_count_requests)
     ck_assert_uint_eq(counter(c, "requests.POSE"), poses + 3);
     /* Lone, small and the workers idle: each ran on the loop thread. */
     ck_assert_uint_eq(counter(c, "jobs.inline"), inlined + 3);
+    /* So do small ones pipelined, far under the batch budget however the reads split them. */
+    uint32_t ids[4];
+    for (int i = 0; i < 4; i++) {
+        ev.anims[0].frame = 20 + i;
+        ck_assert_int_eq(skc_send_pose(c, &ev, &ids[i]), 0);
+    }
+    for (int i = 0; i < 4; i++)
+        ck_assert_msg(skc_recv(c, ids[i], NULL) == 0, "POSE %d: %s", i, skc_errmsg(c));
+    ck_assert_uint_eq(counter(c, "jobs.inline"), inlined + 7);
+    ck_assert_uint_eq(counter(c, "requests.POSE"), poses + 7);
     /* A warm-up of many steps goes to a worker. */
     ev.warmup = 1000;
     skc_reply_free(pose_ok(c, &ev));
-    ck_assert_uint_eq(counter(c, "jobs.inline"), inlined + 3);
+    ck_assert_uint_eq(counter(c, "jobs.inline"), inlined + 7);
     expect_status(c, skc_info(c, none, NULL), SKC_S_NOT_FOUND, "INFO of nothing");
     ck_assert_uint_eq(counter(c, "errors"), errors + 1);
     skc_free(c);

@@ -12,6 +12,7 @@
  * the loop thread only after done(): the pool's mutex orders the two. Run under TSan too. */
 #include <check.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -775,8 +776,9 @@ START_TEST(staged_jobs_count_toward_the_depth)
 }
 END_TEST
 
-/* A done() of a job run on the loop thread stages the next, as an instance or a pipelined
- * HTTP request does: each runs in turn, without waiting for I/O. */
+/* A done() of a job run on the loop thread stages another: a new batch, run in turn without
+ * waiting for I/O. (No done() of the daemon's does this today; the pool must not hang or drop
+ * it if one does.) */
 static void stage_next(struct tjob *t)
 {
     struct ctx *x = t->x;
@@ -841,6 +843,122 @@ START_TEST(no_budget_no_job_on_the_loop_thread)
 }
 END_TEST
 
+/* Jobs staged outside the poll phase: from a prepare callback (as a timer's would be, before the
+ * loop polls) and from a check callback that runs after the pool's. The loop must not block
+ * for I/O that never comes (Check's timeout fails the test if it does), and each job runs here. */
+struct phase_stager {
+    struct ctx *x;
+    struct tjob *jobs;
+    int n, staged;
+    unsigned cost;
+};
+
+static void stage_one(struct phase_stager *ps)
+{
+    if (ps->staged < ps->n) {
+        ck_assert_int_eq(pool_stage(&ps->x->pool, &ps->jobs[ps->staged].job, ps->cost), 0);
+        ps->staged++;
+    }
+}
+
+static void stage_in_prepare(uv_prepare_t *h)
+{
+    stage_one(h->data);
+}
+
+static void stage_in_check(uv_check_t *h)
+{
+    stage_one(h->data);
+}
+
+START_TEST(jobs_staged_before_the_poll_do_not_wait_for_io)
+{
+    struct ctx x;
+    ctx_init_budget(&x, 1, 8, 10);
+    struct tjob jobs[2];
+    for (int i = 0; i < 2; i++)
+        job_init(&jobs[i], &x, i, false);
+    struct phase_stager ps = {&x, jobs, 2, 0, 1};
+    uv_prepare_t prep;
+    ck_assert_int_eq(uv_prepare_init(&x.loop, &prep), 0);
+    prep.data = &ps;
+    uv_prepare_start(&prep, stage_in_prepare);
+    run_until(&x, 2);
+    for (int i = 0; i < 2; i++)
+        check_ran_here(&x, &jobs[i]);
+    uv_close((uv_handle_t *)&prep, NULL);
+    finish(&x);
+}
+END_TEST
+
+START_TEST(jobs_staged_after_the_pools_check_do_not_wait_for_io)
+{
+    struct ctx x;
+    ctx_init_budget(&x, 1, 8, 10);
+    struct tjob first, jobs[2];
+    job_init(&first, &x, 100, false);
+    for (int i = 0; i < 2; i++)
+        job_init(&jobs[i], &x, i, false);
+    /* libuv runs the check handle started last first: this one, started before the pool's
+     * (staged below), runs after it. */
+    struct phase_stager ps = {&x, jobs, 2, 0, 1};
+    uv_check_t late;
+    ck_assert_int_eq(uv_check_init(&x.loop, &late), 0);
+    late.data = &ps;
+    uv_check_start(&late, stage_in_check);
+    ck_assert_int_eq(pool_stage(&x.pool, &first.job, 1), 0);
+    run_until(&x, 3);
+    check_ran_here(&x, &first);
+    for (int i = 0; i < 2; i++)
+        check_ran_here(&x, &jobs[i]);
+    uv_close((uv_handle_t *)&late, NULL);
+    finish(&x);
+}
+END_TEST
+
+/* A budget passed after the pool's check (by a job staged from a later check handle) ends with
+ * its iteration: a small job staged by the next iteration's I/O (here the pool's own
+ * completion of the big job, in the poll phase) runs here again. */
+static struct tjob *next_small;
+
+static void stage_small_after_big(struct tjob *t)
+{
+    if (t->id == 1)
+        ck_assert_int_eq(pool_stage(&t->x->pool, &next_small->job, 1), 0);
+}
+
+START_TEST(a_budget_passed_after_the_check_ends_with_its_iteration)
+{
+    struct ctx x;
+    ctx_init_budget(&x, 1, 8, 10);
+    struct tjob first, big, small;
+    job_init(&first, &x, 0, false);
+    job_init(&big, &x, 1, false);
+    job_init(&small, &x, 2, false);
+    next_small = &small;
+    x.on_done = stage_small_after_big;
+    struct phase_stager ps = {&x, &big, 1, 0, 11}; /* more than the whole budget */
+    uv_check_t late;
+    ck_assert_int_eq(uv_check_init(&x.loop, &late), 0);
+    late.data = &ps;
+    uv_check_start(&late, stage_in_check);
+    ck_assert_int_eq(pool_stage(&x.pool, &first.job, 1), 0);
+    run_until(&x, 1); /* first ran here; then big passed the budget and went to the worker */
+    ck_assert_int_eq(ps.staged, 1);
+    uv_check_stop(&late);
+    /* Once the worker has handed big back (its completion is posted under the pool's lock, as
+     * pool_depth reads it), the next iteration sees it in its poll phase. */
+    wait_for(&x, &x.finished, 1);
+    while (pool_depth(&x.pool) > 0)
+        sched_yield();
+    run_until(&x, 3);
+    check_ran_once(&x, &big);
+    check_ran_here(&x, &small);
+    uv_close((uv_handle_t *)&late, NULL);
+    finish(&x);
+}
+END_TEST
+
 static Suite *pool_suite(void)
 {
     Suite *s = suite_create("pool");
@@ -882,6 +1000,9 @@ static Suite *pool_suite(void)
     tcase_add_test(tc, a_done_may_stage_more);
     tcase_add_test(tc, shutdown_runs_staged_jobs);
     tcase_add_test(tc, no_budget_no_job_on_the_loop_thread);
+    tcase_add_test(tc, jobs_staged_before_the_poll_do_not_wait_for_io);
+    tcase_add_test(tc, jobs_staged_after_the_pools_check_do_not_wait_for_io);
+    tcase_add_test(tc, a_budget_passed_after_the_check_ends_with_its_iteration);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("worker_pose");

@@ -2468,7 +2468,7 @@ START_TEST(prom_text_names_families_and_histogram)
                        "# HELP skeld_cache_hits_total Armature cache hits.\n"
                        "# TYPE skeld_cache_hits_total counter\n"
                        "skeld_cache_hits_total 7\n"
-                       "# HELP skeld_queue_depth Jobs queued or running.\n"
+                       "# HELP skeld_queue_depth Jobs staged, queued or running.\n"
                        "# TYPE skeld_queue_depth gauge\n"
                        "skeld_queue_depth 1\n"
                        "# HELP skeld_connections_accepted_total Connections accepted.\n"
