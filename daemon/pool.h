@@ -1,6 +1,8 @@
 /* Evaluation pool: worker threads, a bounded job queue, and completions handed back to the
  * loop thread through one uv_async_t. Workers run jobs with no lock held, touching only the
- * job and read-only data (armatures); each has its own scratch (struct worker). */
+ * job and read-only data (armatures); each has its own scratch (struct worker). Jobs of a few
+ * microseconds may be staged instead, to run on the loop thread at the end of its iteration
+ * when that is cheaper than waking a worker (pool_stage). */
 #ifndef SKELD_POOL_H
 #define SKELD_POOL_H
 
