@@ -349,11 +349,32 @@ static int make_render(struct skp_cli_args *f, skc_render_opts *ro, const char *
     return 0;
 }
 
+/* A regular file already at path is unlinked and made anew, as skeld render does: a reader
+ * of the old picture keeps it whole, and ext4 does not hold this close (and the next run's
+ * open) for the write-back it owes a truncated file. Links, pipes and devices are written
+ * through. */
+static FILE *open_output(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && unlink(path) && errno != ENOENT)
+        return NULL;
+    return fopen(path, "wb");
+}
+
 static int write_bytes(const char *path, const void *data, size_t len)
 {
-    FILE *out = strcmp(path, "-") ? fopen(path, "wb") : stdout;
-    if (!out || fwrite(data, 1, len, out) != len || (out != stdout ? fclose(out) : fflush(out))) {
+    bool to_stdout = !strcmp(path, "-");
+    FILE *out = to_stdout ? stdout : open_output(path);
+    if (!out) {
         fprintf(stderr, "skelctl: %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    errno = 0;
+    int failed = fwrite(data, 1, len, out) == len ? 0 : errno ? errno : EIO;
+    if ((to_stdout ? fflush(out) : fclose(out)) && !failed)
+        failed = errno;
+    if (failed) {
+        fprintf(stderr, "skelctl: %s: write failed: %s\n", path, strerror(failed));
         return 1;
     }
     return 0;

@@ -206,8 +206,9 @@ static void begin_shutdown(struct server *s)
     if (s->stopping)
         return;
     s->stopping = s->conns.stopping = true;
-    log_msg(LOG_INFO, "shutting down: finishing %zu queued or running jobs", pool_depth(&s->pool));
-    notify_stopping("draining: %zu queued or running jobs", pool_depth(&s->pool));
+    log_msg(LOG_INFO, "shutting down: finishing %zu staged, queued or running jobs",
+            pool_depth(&s->pool));
+    notify_stopping("draining: %zu staged, queued or running jobs", pool_depth(&s->pool));
     for (int i = 0; i < s->listener_count; i++)
         close_if_open(&s->listeners[i].h.handle);
     uv_timer_stop(&s->grace);

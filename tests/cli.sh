@@ -276,6 +276,26 @@ run c-missing "$CTL" "${R[@]}" info nosuch.skf
 status c-missing 1 "skelctl info of a file the daemon does not have fails"
 run c-val "$CTL" "${R[@]}" render robot.skf --samples 3 -o "$TMP/x.png"
 status c-val 2 "skelctl render --samples 3 (the daemon calls it malformed) is a usage error"
+# skelctl writes its pictures as skeld render does: an existing file is replaced, a link
+# written through, and a failed write said.
+printf 'the old picture' >"$TMP/c-again.png"
+exec 7<"$TMP/c-again.png"
+run c-again "$CTL" "${R[@]}" render robot.skf -o "$TMP/c-again.png"
+status c-again 0 "skelctl render over an existing file"
+check "skelctl: the file is the new picture" eval '[ "$(head -c 4 "$TMP/c-again.png" | od -An -tx1 | tr -d " ")" = 89504e47 ]'
+check "skelctl: a reader of the old file still reads it whole" is "$(cat <&7)" "the old picture"
+exec 7<&-
+printf 'old' >"$TMP/c-target.png"
+ln -s c-target.png "$TMP/c-link.png"
+run c-link "$CTL" "${R[@]}" render robot.skf -o "$TMP/c-link.png"
+status c-link 0 "skelctl render through a symbolic link"
+check "skelctl: the link stays a link, and its target is the picture" \
+    eval '[ -L "$TMP/c-link.png" ] && cmp -s "$TMP/c-link.png" "$TMP/c-again.png"'
+if [ -w /dev/full ]; then
+    run c-full "$CTL" "${R[@]}" render robot.skf -o /dev/full
+    status c-full 1 "skelctl render onto a full device fails"
+    check "skelctl: it says the write failed, and why" said c-full "/dev/full: write failed: No space left"
+fi
 run c-conn "$CTL" --uri "unix:$TMP/nobody.sock" ping
 status c-conn 1 "skelctl against no daemon fails"
 run c-ping "$CTL" "${R[@]}" ping
