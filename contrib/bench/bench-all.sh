@@ -4,7 +4,8 @@
 #   render   raster and PNG encode ms per 512x512 frame, PNG bytes against zlib and libdeflate
 #            level 1 on the same pixels (bench-render, which measures those baselines itself)
 #   process  `skeld render --frames 0-99` as a whole process (100 PNG files written, one
-#            thread): frames/s, cold start of one frame, peak RSS
+#            thread): frames/s, cold start of one frame, peak RSS; a 4096x4096 sheet's time
+#            and peak RSS
 #   daemon   POSE/s pipelined and p99 at half that rate, RENDER/s with 1 and 2 workers
 #            (bench-daemon.sh)
 # The headless browser running the official player is not part of this repository; its
@@ -56,6 +57,20 @@ rss=$(cut -d' ' -f2 "$dir/proc" | sort -g | tail -n 1)
 awk -v t="$t" -v b="$BROWSER_FPS" 'BEGIN {printf "  %.2f s: %.0f frames/s = %.1fx the browser (%.1f PNG/s)\n", t, 100 / t, 100 / t / b, b}'
 awk -v t="$cold" -v b="$BROWSER_COLD_S" 'BEGIN {printf "  cold start to one PNG: %.3f s (browser %.1f s: %.0fx)\n", t, b, b / t}'
 awk -v k="$rss" -v b="$BROWSER_RSS_MIB" 'BEGIN {printf "  peak RSS %.0f MiB (browser %.0f MiB)\n", k / 1024, b}'
+
+echo "== skeld render --sheet 4x4 --size 1024x1024 (one 4096x4096 PNG, 64 MiB of pixels), median of $runs"
+# The largest picture --max-image-pixels allows by default: the encoder's scratch is that of
+# a 2 MiB block, so the peak is the picture, its scanlines' block and the PNG.
+n=0
+while [ $n -lt "$runs" ]; do
+    run ./daemon/skeld render "$skf" --anim 0 --frames 0-15 --warmup 30 --sheet 4x4 \
+        --size 1024x1024 -o "$dir/sheet.png" >>"$dir/sheet"
+    n=$((n + 1))
+done
+t=$(cut -d' ' -f1 "$dir/sheet" | median)
+rss=$(cut -d' ' -f2 "$dir/sheet" | sort -g | tail -n 1)
+awk -v t="$t" -v k="$rss" -v b="$(wc -c <"$dir/sheet.png")" \
+    'BEGIN {printf "  %.2f s, peak RSS %.0f MiB (the picture alone: 64 MiB), %d PNG bytes\n", t, k / 1024, b}'
 
 echo "== daemon (bench-daemon.sh, medians of $runs runs of 3 s)"
 sh "$here/bench-daemon.sh" "$skf" "$runs" 3 | tee "$dir/daemon"

@@ -336,12 +336,13 @@ static void count_literals(struct freqs *f)
         f->lit[s] += more[0][s] + more[1][s] + more[2][s];
 }
 
-/* Greedy: at each byte the longer of the two repeats, else a literal (take). */
-static size_t tokenize(const uint8_t *in, size_t n, size_t stride, const int32_t *live,
+/* Greedy: at each byte from from on the longer of the two repeats, else a literal (take). No
+ * repeat reaches past n, so a block's tokens end where the block does. */
+static size_t tokenize(const uint8_t *in, size_t from, size_t n, size_t stride, const int32_t *live,
                        uint16_t *tok, struct freqs *f, unsigned d4, unsigned dup)
 {
     size_t t = 0;
-    for (size_t i = 0; i < n;) {
+    for (size_t i = from; i < n;) {
 #ifdef __SSE2__
         /* Detailed areas are mostly literals and short repeats: thirty-two bytes
          * at a time (half the windows of sixteen, and 27 literals a window rather than 11). */
@@ -537,11 +538,11 @@ static void plan_block(struct block *bk, const struct freqs *f)
         bk->hclen--;
 }
 
-static void put_header(struct bits *b, const struct block *bk)
+static void put_header(struct bits *b, const struct block *bk, bool last)
 {
     static const uint8_t cl_extra[3] = {2, 3, 7};
-    bits_put(b, 1, 1); /* the final block */
-    bits_put(b, 2, 2); /* dynamic Huffman */
+    bits_put(b, last, 1); /* the final block? */
+    bits_put(b, 2, 2);    /* dynamic Huffman */
     bits_put(b, bk->hlit - 257, 5);
     bits_put(b, bk->hdist - 1, 5);
     bits_put(b, bk->hclen - 4, 4);
@@ -649,48 +650,62 @@ static uint64_t block_bits(const struct block *bk, const struct freqs *f)
     return bits + 7 * (uint64_t)bk->cl_count; /* the code lengths, at most 7 bits each */
 }
 
-/* Incompressible input (noise): stored blocks of up to 65535 bytes. */
-static uint8_t *put_stored(uint8_t *out, const uint8_t *in, size_t n)
+/* Incompressible input (noise): stored blocks of up to 65535 bytes, each from a byte
+ * boundary (its 3 header bits padded). */
+static void put_stored(struct bits *b, const uint8_t *in, size_t n, bool last)
 {
     size_t i = 0;
     do {
         size_t len = n - i > 65535 ? 65535 : n - i;
-        *out++ = i + len == n ? 1 : 0; /* BFINAL, BTYPE 00, then byte-aligned */
+        bits_put(b, last && i + len == n, 3); /* BFINAL, BTYPE 00 */
+        uint8_t *out = bits_end(b);
         const uint8_t h[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)~len,
                               (uint8_t)(~len >> 8)};
         memcpy(out, h, 4);
         memcpy(out + 4, in + i, len);
-        out += 4 + len;
+        b->out = out + 4 + len;
         i += len;
     } while (i < n);
-    return out;
 }
 
-size_t deflate_dyn(const uint8_t *in, size_t n, size_t stride, const int32_t *live, uint32_t adler,
-                   void *scratch, uint8_t *out)
+void deflate_dyn_begin(struct deflate_dyn_stream *z, uint8_t *out)
+{
+    out[0] = 0x78; /* deflate, 32K window */
+    out[1] = 0x01; /* the fastest kind; header checksum */
+    z->start = out;
+    z->bits = (struct bits){out + 2, 0, 0};
+}
+
+void deflate_dyn_block(struct deflate_dyn_stream *z, const uint8_t *in, size_t from, size_t to,
+                       size_t stride, const int32_t *live, bool last, void *scratch)
 {
     if (stride > MAX_DIST || !stride)
         stride = 0, live = NULL;
+    size_t n = to - from;
     uint16_t *tokens = scratch;
     struct freqs f;
     memset(&f, 0, sizeof f);
     f.lit_bytes = (uint8_t *)scratch + lit_bytes_at(n);
-    size_t count =
-        tokenize(in, n, stride, live, tokens, &f, dist_code(4), stride ? dist_code(stride) : 0);
+    size_t count = tokenize(in, from, to, stride, live, tokens, &f, dist_code(4),
+                            stride ? dist_code(stride) : 0);
     struct block bk;
     plan_block(&bk, &f);
-    uint8_t *start = out;
-    *out++ = 0x78; /* deflate, 32K window */
-    *out++ = 0x01; /* the fastest kind; header checksum */
+    /* A local writer: through z, every store of output bytes might change the writer's own
+     * fields, and the compiler would load them again after each (6% more instructions). */
+    struct bits b = z->bits;
     if (block_bits(&bk, &f) / 8 > n + 5 * (n / 65535 + 1)) {
-        out = put_stored(out, in, n);
+        put_stored(&b, in + from, n, last);
     } else {
-        struct bits b = {out, 0, 0};
-        put_header(&b, &bk);
+        put_header(&b, &bk, last);
         put_tokens(&b, &bk, tokens, count, f.lit_bytes, stride);
-        out = bits_end(&b);
     }
+    z->bits = b;
+}
+
+size_t deflate_dyn_end(struct deflate_dyn_stream *z, uint32_t adler)
+{
+    uint8_t *out = bits_end(&z->bits);
     for (int k = 3; k >= 0; k--)
         *out++ = (uint8_t)(adler >> (8 * k));
-    return (size_t)(out - start);
+    return (size_t)(out - z->start);
 }

@@ -119,8 +119,6 @@ static void close_chunk(struct byte_buf *b, size_t start, const char type[4], si
     b->len = start + 12 + len;
 }
 
-/* skeld's own encoders: unfiltered scanlines (the matches at distance 4 and one row up do
- * what the Sub and Up filters would) through deflate_dyn(), or deflate_fast() if fast. */
 /* The Adler-32 after len more zero bytes: the sum a stays, b grows by a for each. */
 static uint32_t adler_zeros(uint32_t adler, size_t len)
 {
@@ -165,8 +163,8 @@ static void sum_scanline(const uint8_t *line, size_t row, const int32_t *live, u
     sum->zeros += row - hi;
 }
 
-/* Scanline y into line (filter byte, then the row), summed into sum: with live spans, the
- * empty parts are zeroed rather than copied. */
+/* Scanline y into line (filter byte, then the row), summed into sum unless that is NULL:
+ * with live spans, the empty parts are zeroed rather than copied. */
 static void put_scanline(uint8_t *line, const uint8_t *px, size_t row, const int32_t *live,
                          uint32_t y, struct line_sum *sum)
 {
@@ -177,38 +175,93 @@ static void put_scanline(uint8_t *line, const uint8_t *px, size_t row, const int
     memset(line + 1, 0, lo);
     memcpy(line + 1 + lo, px + lo, hi - lo);
     memset(line + 1 + hi, 0, row - hi);
-    sum_scanline(line, row, live, y, sum);
+    if (sum)
+        sum_scanline(line, row, live, y, sum);
 }
 
-/* The scanlines of rgba (w x h): rgba's own when they are scanlines already (in_place), else
- * copied to the start of scratch. The default encoder's checksum is summed row by row, while
- * each is in cache (vectorised by libdeflate: zlib's took 60% of the encoding time);
- * deflate_fast sums as it goes. */
-static const uint8_t *scanlines_of(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast,
-                                   bool in_place, const int32_t *live, uint8_t *scratch,
-                                   uint32_t *adler)
+/* The default encoder's blocks: at most this many bytes of scanlines each (a row at least),
+ * so that its scratch is that of one block, whatever the picture's size. A 512x512 frame
+ * (1 MiB) is one block; a 4096x4096 sheet takes 8 MiB of scratch rather than 256. */
+#define DYN_BLOCK_BYTES ((size_t)2 << 20)
+
+/* Rows to a block: as even a cut as whole rows allow. */
+static uint32_t block_rows(size_t line, uint32_t h)
+{
+    size_t most = DYN_BLOCK_BYTES / line ? DYN_BLOCK_BYTES / line : 1;
+    size_t blocks = (h + most - 1) / most;
+    return (uint32_t)((h + blocks - 1) / blocks);
+}
+
+static size_t aligned16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+/* The scratch deflate_rows needs: a block's scanlines with the row before them when they
+ * must be copied, then the block's tokens. 0 if that overflows. */
+static size_t dyn_scratch_size(size_t line, uint32_t h, bool in_place)
+{
+    uint32_t rows = block_rows(line, h);
+    size_t tokens = deflate_dyn_scratch_size(rows * line);
+    size_t lines = in_place ? 0 : aligned16((rows + 1) * line);
+    return tokens && lines <= SIZE_MAX - tokens ? lines + tokens : 0;
+}
+
+/* skeld's default stream, a block of rows at a time: each block's scanlines are summed into
+ * the Adler-32 (vectorised by libdeflate: zlib's took 60% of the encoding time) and, unless
+ * they are scanlines already (in_place), copied to scratch with the row before them, then
+ * deflated while still in cache. */
+static size_t deflate_rows(const uint8_t *rgba, uint32_t w, uint32_t h, bool in_place,
+                           const int32_t *live, uint8_t *scratch, uint8_t *z)
+{
+    size_t row = (size_t)w * 4, line = row + 1;
+    uint32_t rows = block_rows(line, h);
+    uint8_t *tokens = scratch + (in_place ? 0 : aligned16((rows + 1) * line));
+    struct line_sum sum = {1, 0};
+    struct deflate_dyn_stream d;
+    deflate_dyn_begin(&d, z);
+    for (uint32_t y0 = 0; y0 < h; y0 += rows) {
+        uint32_t y1 = h - y0 > rows ? y0 + rows : h, before = y0 ? 1 : 0;
+        const uint8_t *in = rgba - 1; /* in place: the filter byte of row 0 */
+        const int32_t *in_live = live;
+        size_t from = y0 * line;
+        if (!in_place) {
+            in = scratch;
+            in_live = live ? live + 2 * (y0 - before) : NULL;
+            from = before * line;
+            if (before)
+                put_scanline(scratch, rgba + (y0 - 1) * row, row, live, y0 - 1, NULL);
+        }
+        for (uint32_t y = y0; y < y1; y++) {
+            size_t at = from + (y - y0) * line;
+            if (in_place)
+                sum_scanline(in + at, row, live, y, &sum);
+            else
+                put_scanline(scratch + at, rgba + y * row, row, live, y, &sum);
+        }
+        deflate_dyn_block(&d, in, from, from + (size_t)(y1 - y0) * line, line, in_live, y1 == h,
+                          tokens);
+    }
+    return deflate_dyn_end(&d, adler_zeros(sum.adler, sum.zeros));
+}
+
+/* deflate_fast's scanlines: rgba's own when they are scanlines already, else a copy in
+ * scratch. It sums its Adler-32 as it goes. */
+static const uint8_t *fast_lines(const uint8_t *rgba, uint32_t w, uint32_t h, bool in_place,
+                                 uint8_t *scratch)
 {
     size_t row = (size_t)w * 4;
-    const uint8_t *lines = in_place ? rgba - 1 : scratch;
-    struct line_sum sum = {1, 0};
-    *adler = 1;
-    if (fast && in_place)
-        return lines;
+    if (in_place)
+        return rgba - 1;
     for (uint32_t y = 0; y < h; y++) {
-        size_t at = y * (row + 1);
-        if (in_place) {
-            sum_scanline(lines + at, row, live, y, &sum);
-        } else if (fast) {
-            scratch[at] = 0;
-            memcpy(scratch + at + 1, rgba + y * row, row);
-        } else {
-            put_scanline(scratch + at, rgba + y * row, row, live, y, &sum);
-        }
+        scratch[y * (row + 1)] = 0;
+        memcpy(scratch + y * (row + 1) + 1, rgba + y * row, row);
     }
-    *adler = adler_zeros(sum.adler, sum.zeros);
-    return lines;
+    return scratch;
 }
 
+/* skeld's own encoders: unfiltered scanlines (the matches at distance 4 and one row up do
+ * what the Sub and Up filters would) through deflate_dyn, or deflate_fast() if fast. */
 static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, bool in_place,
                       const int32_t *live, struct byte_buf *out, struct byte_buf *scratch)
 {
@@ -217,17 +270,12 @@ static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, bo
     for (uint32_t y = 0; live && y < h; y++) /* spans that do not fit: read everything */
         if (live[2 * y] < 0 || live[2 * y] > live[2 * y + 1] || live[2 * y + 1] > (int64_t)w)
             live = NULL;
-    size_t dyn_at = in_place ? 0 : (raw + 15) & ~(size_t)15,
-           dyn_size = deflate_dyn_scratch_size(raw);
-    size_t need = fast ? (in_place ? 0 : raw) : dyn_at + dyn_size;
+    size_t need = fast ? (in_place ? 0 : raw) : dyn_scratch_size(row + 1, h, in_place);
     size_t bound = fast ? deflate_fast_bound(raw) : deflate_dyn_bound(raw);
     scratch->len = 0;
-    bool fits = fast || (dyn_size && need >= dyn_size);
-    if (raw / (row + 1) != h || !fits || byte_buf_reserve(scratch, need) ||
+    if (raw / (row + 1) != h || (!fast && !need) || byte_buf_reserve(scratch, need) ||
         byte_buf_reserve(out, 8 + 25 + 12 + bound + 12))
         return ENG_ENOMEM;
-    uint32_t adler;
-    const uint8_t *lines = scanlines_of(rgba, w, h, fast, in_place, live, scratch->data, &adler);
     memcpy(out->data + out->len, sig, 8);
     size_t at = out->len + 8;
     uint8_t *ihdr = out->data + at + 8;
@@ -237,8 +285,8 @@ static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, bo
     close_chunk(out, at, "IHDR", 13);
     at = out->len;
     uint8_t *z = out->data + at + 8;
-    size_t zlen = fast ? deflate_fast(lines, raw, z)
-                       : deflate_dyn(lines, raw, row + 1, live, adler, scratch->data + dyn_at, z);
+    size_t zlen = fast ? deflate_fast(fast_lines(rgba, w, h, in_place, scratch->data), raw, z)
+                       : deflate_rows(rgba, w, h, in_place, live, scratch->data, z);
     close_chunk(out, at, "IDAT", zlen);
     close_chunk(out, out->len, "IEND", 0);
     return 0;

@@ -54,8 +54,10 @@ void png_opts_for_level(struct png_opts *o, int level);
 
 /* Encodes w x h straight-alpha RGBA8 pixels, appending the PNG to out (reusing its memory).
  * scratch (may be NULL) holds skeld's encoders' scanlines and tokens between calls, so a
- * worker that keeps one allocates nothing per picture. Returns 0, ENG_ENOMEM or ENG_EINVAL. Any
- * thread. */
+ * worker that keeps one allocates nothing per picture. The default encoder works a block of
+ * rows (2 MiB of scanlines) at a time and needs about four blocks of it, whatever the
+ * picture's size; PNG_LEVEL_FAST needs a copy of the whole picture unless opts.scanlines. Returns
+ * 0, ENG_ENOMEM or ENG_EINVAL. Any thread. */
 int png_encode(const uint8_t *rgba, uint32_t w, uint32_t h, const struct png_opts *opts,
                struct byte_buf *out, struct byte_buf *scratch);
 

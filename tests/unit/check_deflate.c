@@ -2,25 +2,35 @@
  * test a second time with __SSE2__ undefined, which is the byte-by-byte path a machine
  * without SSE2 takes, and both builds must write the same stream for pictures made to put
  * repeats of every length (below, at and above MIN_REPEAT) at every place in the
- * thirty-two bytes the SIMD path compares at once, with and without live spans. Each stream must
- * also inflate (zlib) to its input. */
+ * thirty-two bytes the SIMD path compares at once, with and without live spans, in one block
+ * and in several. Each stream must also inflate (zlib) to its input. */
+#define _GNU_SOURCE /* memmem */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
 #undef __SSE2__
-#define deflate_dyn deflate_dyn_portable
 #define deflate_dyn_bound deflate_dyn_bound_portable
 #define deflate_dyn_scratch_size deflate_dyn_scratch_size_portable
+#define deflate_dyn_begin deflate_dyn_begin_portable
+#define deflate_dyn_block deflate_dyn_block_portable
+#define deflate_dyn_end deflate_dyn_end_portable
 #include "engine/deflate_dyn.c"
-#undef deflate_dyn
 #undef deflate_dyn_bound
 #undef deflate_dyn_scratch_size
+#undef deflate_dyn_begin
+#undef deflate_dyn_block
+#undef deflate_dyn_end
 
 /* The library's build (SSE2 on x86-64), as deflate_dyn.h declares it. */
-size_t deflate_dyn(const uint8_t *in, size_t n, size_t stride, const int32_t *live, uint32_t adler,
-                   void *scratch, uint8_t *out);
+size_t deflate_dyn_bound(size_t n);
+size_t deflate_dyn_scratch_size(size_t n);
+void deflate_dyn_begin(struct deflate_dyn_stream *z, uint8_t *out);
+void deflate_dyn_block(struct deflate_dyn_stream *z, const uint8_t *in, size_t from, size_t to,
+                       size_t stride, const int32_t *live, bool last, void *scratch);
+size_t deflate_dyn_end(struct deflate_dyn_stream *z, uint32_t adler);
 
 static uint32_t rng_state;
 
@@ -63,6 +73,24 @@ static uint8_t *picture(uint32_t w, uint32_t h, unsigned literal_pct, int32_t *l
     return in;
 }
 
+/* in[0..n) (h scanlines of stride bytes) as blocks of rows_per rows, by one build or the
+ * other, into out; returns the stream's length. */
+static size_t in_blocks(bool portable, const uint8_t *in, size_t stride, uint32_t h,
+                        uint32_t rows_per, const int32_t *live, uint32_t adler, uint8_t *out)
+{
+    void *scratch = malloc(deflate_dyn_scratch_size_portable(stride * rows_per));
+    ck_assert_ptr_nonnull(scratch);
+    struct deflate_dyn_stream z;
+    (portable ? deflate_dyn_begin_portable : deflate_dyn_begin)(&z, out);
+    for (uint32_t y = 0; y < h; y += rows_per) {
+        uint32_t end = h - y > rows_per ? y + rows_per : h;
+        (portable ? deflate_dyn_block_portable : deflate_dyn_block)(
+            &z, in, y * stride, end * stride, stride, live, end == h, scratch);
+    }
+    free(scratch);
+    return (portable ? deflate_dyn_end_portable : deflate_dyn_end)(&z, adler);
+}
+
 /* Both builds on in[0..n): the same bytes, and they inflate to in. Returns the first block's
  * type (RFC 1951: 0 stored, 2 dynamic Huffman), which only a Huffman block makes depend on
  * the tokens. */
@@ -70,19 +98,18 @@ static int both_agree(const uint8_t *in, size_t n, size_t stride, const int32_t 
                       const char *what)
 {
     size_t bound = deflate_dyn_bound(n) + 8;
-    void *scratch = malloc(deflate_dyn_scratch_size_portable(n));
     uint8_t *a = malloc(bound), *b = malloc(bound), *back = malloc(n + 1);
-    ck_assert(scratch && a && b && back);
+    ck_assert(a && b && back);
     uint32_t adler = (uint32_t)adler32(adler32(0, NULL, 0), in, (uInt)n);
-    size_t la = deflate_dyn(in, n, stride, live, adler, scratch, a);
-    size_t lb = deflate_dyn_portable(in, n, stride, live, adler, scratch, b);
+    uint32_t h = (uint32_t)(n / stride); /* one block of all the rows */
+    size_t la = in_blocks(false, in, stride, h, h, live, adler, a);
+    size_t lb = in_blocks(true, in, stride, h, h, live, adler, b);
     ck_assert_msg(la == lb && !memcmp(a, b, la), "%s: SSE2 %zu bytes, byte by byte %zu, differ",
                   what, la, lb);
     uLongf got = (uLongf)n + 1;
     ck_assert_msg(uncompress(back, &got, a, (uLong)la) == Z_OK && got == n && !memcmp(back, in, n),
                   "%s: the stream does not inflate to its input", what);
     int type = a[2] >> 1 & 3; /* after the 2-byte zlib header: BFINAL, then BTYPE */
-    free(scratch);
     free(a);
     free(b);
     free(back);
@@ -138,12 +165,59 @@ START_TEST(each_repeat_length_at_each_offset)
 }
 END_TEST
 
+/* A stream written as several blocks, as png.c writes a large picture: both builds write the
+ * same bytes, the stream inflates to its input (zlib checks the Adler-32), and a block of
+ * noise in the middle goes out stored: its bytes are in the stream as they are, which a
+ * Huffman block would not leave them. */
+START_TEST(blocks_agree_and_inflate)
+{
+    uint32_t w = 64, h = 60;
+    size_t stride = (size_t)w * 4 + 1, n = stride * h;
+    static const uint32_t rows_per[] = {1, 7, 10, 59, 60};
+    char what[96];
+    for (int spans = 0; spans < 2; spans++) {
+        int32_t live[2 * 60];
+        rng_state = 4242u + (uint32_t)spans;
+        uint8_t *in = picture(w, h, 20, spans ? live : NULL);
+        for (size_t i = 20 * stride; i < 30 * stride; i++) /* rows 20-29: noise */
+            in[i] = i % stride ? (uint8_t)(rng() >> 3) : 0;
+        if (spans)
+            for (int y = 20; y < 30; y++)
+                live[2 * y] = 0, live[2 * y + 1] = (int32_t)w;
+        uint32_t adler = (uint32_t)adler32(adler32(0, NULL, 0), in, (uInt)n);
+        size_t bound = deflate_dyn_bound(n) + 8;
+        uint8_t *a = malloc(bound), *b = malloc(bound), *back = malloc(n);
+        ck_assert(a && b && back);
+        for (size_t k = 0; k < sizeof rows_per / sizeof rows_per[0]; k++) {
+            const int32_t *lv = spans ? live : NULL;
+            snprintf(what, sizeof what, "blocks of %u rows, spans %d", rows_per[k], spans);
+            size_t la = in_blocks(false, in, stride, h, rows_per[k], lv, adler, a);
+            size_t lb = in_blocks(true, in, stride, h, rows_per[k], lv, adler, b);
+            ck_assert_msg(la == lb && !memcmp(a, b, la), "%s: SSE2 %zu bytes, byte by byte %zu",
+                          what, la, lb);
+            uLongf got = (uLongf)n;
+            ck_assert_msg(uncompress(back, &got, a, (uLong)la) == Z_OK && got == n &&
+                              !memcmp(back, in, n),
+                          "%s: the stream does not inflate to its input", what);
+            if (rows_per[k] == 10) /* rows 20-29 are a block of their own */
+                ck_assert_msg(memmem(a, la, in + 20 * stride, 10 * stride),
+                              "%s: the block of noise is not stored", what);
+        }
+        free(a);
+        free(b);
+        free(back);
+        free(in);
+    }
+}
+END_TEST
+
 static Suite *deflate_suite(void)
 {
     Suite *s = suite_create("deflate");
     TCase *tc = tcase_create("tokenizers");
     tcase_add_test(tc, sse2_and_byte_by_byte_agree);
     tcase_add_test(tc, each_repeat_length_at_each_offset);
+    tcase_add_test(tc, blocks_agree_and_inflate);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     return s;

@@ -1532,7 +1532,7 @@ START_TEST(png_rows_same_picture_same_png)
         ck_assert_uint_eq(packed.pitch, 203 * 4);
         ck_assert_uint_eq(rows.pitch, 203 * 4 + 1);
         ck_assert_uint_eq(both.pitch, rows.pitch);
-        ck_assert(!packed.live == !rows.live && !rows.live == (variant & 1));
+        ck_assert((!packed.live) == (!rows.live) && (!rows.live) == (variant & 1));
         for (uint32_t y = 0; y < 97; y++) {
             const uint8_t *want = packed.rgba + y * packed.pitch;
             ck_assert_msg(!memcmp(rows.rgba + y * rows.pitch, want, 203 * 4) &&
@@ -1572,6 +1572,56 @@ START_TEST(png_rows_same_picture_same_png)
     image_close(&both);
     pose_free(p);
     armature_free(arm);
+}
+END_TEST
+
+/* A picture of more scanline bytes than one block of the default encoder holds (2 MiB) goes
+ * out as several blocks: it decodes to its pixels, packed rows and scanlines give the same
+ * bytes, so do live spans, and the scratch is that of a block (8 MiB here, rounded up),
+ * where one block of all the rows took four times the picture (32 MiB). */
+START_TEST(png_default_encoder_blocks)
+{
+    enum { W = 1100, H = 1000 }; /* 4.4 MB of scanlines: three blocks */
+    size_t row = (size_t)W * 4, line = row + 1;
+    uint8_t *px = calloc((size_t)W * H, 4), *lines = calloc(line, H);
+    int32_t *live = malloc(sizeof *live * 2 * H);
+    ck_assert(px && lines && live);
+    uint32_t state = 99;
+    for (int y = 0; y < H; y++) {
+        int lo = (y * 37) % 300, hi = W - (y * 53) % 400;
+        if (y % 97 == 5)
+            lo = hi = 0; /* empty rows */
+        live[2 * y] = lo;
+        live[2 * y + 1] = hi;
+        for (int x = lo; x < hi; x++)
+            for (int c = 0; c < 4; c++) {
+                uint8_t *at = px + ((size_t)y * W + x) * 4 + c;
+                state = state * 1103515245u + 12345u;
+                if (y >= 300 && y < 420) /* noise */
+                    *at = (uint8_t)(state >> 16);
+                else /* bands of flat colour and of gradients */
+                    *at = (x / 64 + y / 50) % 3 ? (uint8_t)(c * 60 + y / 50) : (uint8_t)(x + y + c);
+            }
+    }
+    for (int y = 0; y < H; y++)
+        memcpy(lines + y * line + 1, px + y * row, row);
+    struct byte_buf scratch = {0}, a = {0}, b = {0};
+    same_with_live(px, W, H, live, &scratch, "three blocks");
+    ck_assert_msg(scratch.cap < 3 * (size_t)W * H * 4,
+                  "scratch of %zu bytes for a %zu-byte picture", scratch.cap, (size_t)W * H * 4);
+    struct png_opts po = {.level = PNG_LEVEL_DEFAULT, .live = live};
+    ck_assert_int_eq(png_encode(px, W, H, &po, &a, &scratch), 0);
+    po.scanlines = true;
+    ck_assert_int_eq(png_encode(lines + 1, W, H, &po, &b, &scratch), 0);
+    ck_assert_msg(a.len == b.len && !memcmp(a.data, b.data, a.len),
+                  "three blocks: %zu bytes packed, %zu from scanlines, or different bytes", a.len,
+                  b.len);
+    free(a.data);
+    free(b.data);
+    free(scratch.data);
+    free(px);
+    free(lines);
+    free(live);
 }
 END_TEST
 
@@ -2849,6 +2899,7 @@ static Suite *render_suite(void)
     tcase_add_test(tc, png_default_encoder_edges);
     tcase_add_test(tc, png_live_spans_change_nothing);
     tcase_add_test(tc, png_rows_same_picture_same_png);
+    tcase_add_test(tc, png_default_encoder_blocks);
     tcase_add_test(tc, simd_and_portable_paths_agree);
     suite_add_tcase(s, tc);
 
