@@ -551,9 +551,22 @@ static int start_sheet(struct work *r, struct render_out *out)
     return rc;
 }
 
-void work_render(struct job *job, struct worker *w)
+/* A worker keeps its picture buffers for the next request up to this size (a 1024x1024
+ * picture at 4 samples takes 20 MiB): a larger one (a 4096x4096 takes 320) is let go after
+ * its request rather than held for the worker's life. */
+#define WORK_KEEP_PICTURE_BYTES ((size_t)32 << 20)
+
+static void trim_pictures(struct worker *w)
 {
-    struct work *r = req_of(job);
+    image_trim(&w->image, WORK_KEEP_PICTURE_BYTES);
+    if (w->png_scratch.cap > WORK_KEEP_PICTURE_BYTES) {
+        free(w->png_scratch.data);
+        w->png_scratch = (struct byte_buf){0};
+    }
+}
+
+static void render_frames(struct work *r, struct worker *w)
+{
     struct pose *p = pose_for(r, w);
     struct bounds b = {0, 0, 0, 0, true};
     bool sheet = r->picture.cols != 0;
@@ -577,6 +590,12 @@ void work_render(struct job *job, struct worker *w)
     skp_put_u32(out.buf.data, out.count);
     r->body = out.buf.data;
     r->body_len = out.buf.len;
+}
+
+void work_render(struct job *job, struct worker *w)
+{
+    render_frames(req_of(job), w);
+    trim_pictures(w);
 }
 
 /* ---- skeld info's JSON ------------------------------------------------------------------- */

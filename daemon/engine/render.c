@@ -37,6 +37,22 @@ void image_close(struct image *img)
     image_init(img);
 }
 
+void image_trim(struct image *img, size_t keep)
+{
+    if (img->rgba_cap + img->sample_cap + img->span_cap <= keep)
+        return;
+    free(img->rgba_mem);
+    free(img->samples);
+    free(img->spans);
+    img->rgba_mem = img->rgba = NULL;
+    img->samples = NULL;
+    img->spans = NULL;
+    img->live = NULL;
+    img->rgba_cap = img->sample_cap = img->span_cap = 0;
+    img->width = img->height = 0;
+    img->pitch = 0;
+}
+
 /* The style list in effect: the caller's, else "Default" alone, else all (NULL). */
 static const int *active_styles(const struct armature *arm, const struct render_opts *opts,
                                 uint32_t *count, int *one)

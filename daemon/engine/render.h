@@ -61,6 +61,11 @@ void render_opts_default(struct render_opts *o);
 void image_init(struct image *img);
 void image_close(struct image *img);
 
+/* Frees img's pixel buffers if together they take more than keep bytes (the picture is then
+ * gone; the next render() allocates again), so that one large picture does not pin its
+ * memory for as long as img lives. The per-bone scratch stays. */
+void image_trim(struct image *img, size_t keep);
+
 /* Renders p into img (resized as needed; the only allocations happen here when img is too
  * small). Returns 0, ENG_EINVAL (bad size or options) or ENG_ENOMEM. Any thread. */
 int render(const struct armature *arm, const struct pose *p, const struct render_opts *opts,

@@ -2176,6 +2176,31 @@ START_TEST(hostile_armatures_cost_no_memory)
 }
 END_TEST
 
+/* A picture far larger than a worker keeps (4096x4096 at 4 samples: 320 MiB of buffers) is
+ * let go after its reply, not held for the worker's life: the daemon's memory comes back near
+ * where it was after a usual render, and it keeps serving. */
+START_TEST(large_picture_memory_is_let_go)
+{
+    struct daemon *d = daemon_up(g_samples, FLAGS("--threads", "1"));
+    skc_client *c = client_open(d->unix_uri, NULL);
+    skc_eval ev;
+    skc_render_opts ro;
+    robot_walk_render(c, &ev, &ro, 512);
+    skc_reply_free(render_ok(c, &ev, &ro)); /* the buffers a worker keeps */
+    long base = rss_kb(d->pid);
+    ro.width = ro.height = 4096;
+    for (int i = 0; i < 2; i++)
+        skc_reply_free(render_ok(c, &ev, &ro));
+    ro.width = ro.height = 512;
+    skc_reply_free(render_ok(c, &ev, &ro));
+    long after = rss_kb(d->pid);
+    ck_assert_msg(after < base + 32 * 1024, "RSS %ld KiB after 4096x4096 renders, %ld before",
+                  after, base);
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 /* Near the file-descriptor limit the daemon keeps accepting: a connection it cannot keep is
  * told so (BUSY) and ended, never left hanging in the backlog; the log says why; and once
  * descriptors are free it serves again. The limit is lowered on the running daemon. */
@@ -2741,6 +2766,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, input_buffers_are_bounded);
     tcase_add_test(tc, fd_exhaustion_keeps_accepting);
     tcase_add_test(tc, hostile_armatures_cost_no_memory);
+    tcase_add_test(tc, large_picture_memory_is_let_go);
     tc = tcase(s, "auth");
     tcase_add_test(tc, auth_token);
     tc = tcase(s, "busy");

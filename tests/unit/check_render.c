@@ -1198,6 +1198,46 @@ START_TEST(same_pose_same_pixels)
 }
 END_TEST
 
+/* image_trim keeps buffers within its limit and frees larger ones (the picture then gone),
+ * and a render after it draws the same pixels. */
+START_TEST(trim_frees_only_past_the_limit)
+{
+    struct armature *arm = busy();
+    struct pose *p = pose_new(arm);
+    rest_step(p);
+    struct image img;
+    image_init(&img);
+    struct render_opts o;
+    busy_opts(&o, 160, 120);
+    render_ok(arm, p, &o, &img);
+    size_t n = (size_t)160 * 120 * 4, held = img.rgba_cap + img.sample_cap + img.span_cap;
+    uint8_t *first = malloc(n);
+    ck_assert_ptr_nonnull(first);
+    memcpy(first, img.rgba, n);
+    ck_assert_uint_ge(held, n * 5); /* the picture and its 4 samples */
+    const uint8_t *mem = img.rgba_mem;
+    image_trim(&img, held);
+    ck_assert_ptr_eq(img.rgba_mem, mem);
+    ck_assert_uint_eq(img.width, 160);
+    ck_assert_int_eq(memcmp(first, img.rgba, n), 0);
+    image_trim(&img, held - 1);
+    ck_assert_ptr_null(img.rgba_mem);
+    ck_assert_ptr_null(img.samples);
+    ck_assert_ptr_null(img.spans);
+    ck_assert_ptr_null(img.rgba);
+    ck_assert_ptr_null(img.live);
+    ck_assert_uint_eq(img.rgba_cap + img.sample_cap + img.span_cap, 0);
+    ck_assert_uint_eq(img.width, 0);
+    ck_assert_ptr_nonnull(img.order); /* the per-bone scratch stays */
+    render_ok(arm, p, &o, &img);
+    ck_assert_int_eq(memcmp(first, img.rgba, n), 0);
+    free(first);
+    image_close(&img);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
 /* The SIMD paths (SSE2 on x86-64, and AVX2 where the CPU has it) and the portable ones must
  * make the same bytes: every frame of the project's own samples and of the conformance
  * armature (when ../shared is there), with 4 samples and 1, tinted and not, at the fitted
@@ -2894,6 +2934,7 @@ static Suite *render_suite(void)
     tc = tcase_create("determinism and png");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, same_pose_same_pixels);
+    tcase_add_test(tc, trim_frees_only_past_the_limit);
     tcase_add_test(tc, straight_alpha_option_matches_unpremultiply);
     tcase_add_test(tc, png_roundtrip_levels_and_filters);
     tcase_add_test(tc, png_default_encoder_edges);
