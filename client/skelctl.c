@@ -351,13 +351,13 @@ static int make_render(struct skp_cli_args *f, skc_render_opts *ro, const char *
 
 /* A regular file already at path is unlinked and made anew, as skeld render does: a reader
  * of the old picture keeps it whole, and ext4 does not hold this close (and the next run's
- * open) for the write-back it owes a truncated file. Links, pipes and devices are written
- * through. */
+ * open) for the write-back it owes a truncated file. Links, pipes, devices and a file that
+ * cannot be unlinked (its directory is not ours to write) are written through. */
 static FILE *open_output(const char *path)
 {
     struct stat st;
-    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && unlink(path) && errno != ENOENT)
-        return NULL;
+    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
+        (void)unlink(path); /* failing, the file is truncated instead */
     return fopen(path, "wb");
 }
 

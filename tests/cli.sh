@@ -296,6 +296,29 @@ if [ -w /dev/full ]; then
     status c-full 1 "skelctl render onto a full device fails"
     check "skelctl: it says the write failed, and why" said c-full "/dev/full: write failed: No space left"
 fi
+# A file the user may write in a directory it may not: it cannot be replaced, so both programs
+# write through it (root may unlink anything: the user is nobody, where the build tree lets
+# nobody run the programs and read the samples).
+nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+    "${nobody[@]}" "$BIN" --version >/dev/null 2>&1 &&
+    "${nobody[@]}" "$CTL" --version >/dev/null 2>&1 &&
+    "${nobody[@]}" test -r "$S/robot.skf"; then
+    mkdir "$TMP/ro"
+    printf 'old' >"$TMP/ro/c.png"
+    printf 'old' >"$TMP/ro/d.png"
+    chmod 666 "$TMP/ro/c.png" "$TMP/ro/d.png" "$TMP/r.sock"
+    chmod 555 "$TMP/ro"
+    chmod 711 "$TMP"
+    run c-ro "${nobody[@]}" "$CTL" "${R[@]}" render robot.skf -o "$TMP/ro/c.png"
+    status c-ro 0 "skelctl render into a file whose directory it cannot write"
+    run d-ro "${nobody[@]}" "$BIN" render "$S/robot.skf" -o "$TMP/ro/d.png"
+    status d-ro 0 "skeld render into a file whose directory it cannot write"
+    check "both files are the picture" \
+        eval 'cmp -s "$TMP/ro/c.png" "$TMP/c-again.png" && cmp -s "$TMP/ro/d.png" "$TMP/c-again.png"'
+    chmod 755 "$TMP/ro"
+    chmod 700 "$TMP"
+fi
 run c-conn "$CTL" --uri "unix:$TMP/nobody.sock" ping
 status c-conn 1 "skelctl against no daemon fails"
 run c-ping "$CTL" "${R[@]}" ping

@@ -26,7 +26,8 @@ struct deflate_dyn_stream {
 void deflate_dyn_begin(struct deflate_dyn_stream *z, uint8_t *out);
 
 /* Compresses in[from..to) as one block (last: the final one); in[0..from) holds the bytes
- * before it in the stream, at least stride of them unless from is 0. The only matches are
+ * before it in the stream, at least stride of them (and 4) unless from is 0, and from starts
+ * a scanline when live is given. The only matches are
  * repeats of the previous pixel (distance 4) and of the row above (distance stride, the
  * scanline length with its filter byte; 0 or over 32768: not used), which is what flat
  * colour, empty space and vertical edges are; the block's Huffman codes are built for its

@@ -220,8 +220,9 @@ static size_t deflate_rows(const uint8_t *rgba, uint32_t w, uint32_t h, bool in_
     struct line_sum sum = {1, 0};
     struct deflate_dyn_stream d;
     deflate_dyn_begin(&d, z);
-    for (uint32_t y0 = 0; y0 < h; y0 += rows) {
-        uint32_t y1 = h - y0 > rows ? y0 + rows : h, before = y0 ? 1 : 0;
+    for (uint32_t y0 = 0, y1; y0 < h; y0 = y1) {
+        y1 = h - y0 > rows ? y0 + rows : h;
+        uint32_t before = y0 ? 1 : 0;
         const uint8_t *in = rgba - 1; /* in place: the filter byte of row 0 */
         const int32_t *in_live = live;
         size_t from = y0 * line;
