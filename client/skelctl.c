@@ -27,6 +27,7 @@
 #include "skp.h"
 #include "skp_cli.h"
 #include "skp_json.h"
+#include "skp_msg.h"
 #include "skp_prom.h"
 
 /* --version: the program, its package and configure's version (the last word). */
@@ -171,9 +172,15 @@ static int cmd_stats(skc_client *c, struct skp_cli_args *a)
         for (uint32_t i = 0; pk && i < n; i++)
             pk[i] = (struct skp_counter){k[i].name, k[i].value};
         char *text = pk ? malloc((len = skp_prom_text(NULL, 0, pk, n)) + 1) : NULL;
-        if (text) {
+        struct skp_str version, node; /* which node answered, as /metrics says it */
+        char info[256];
+        size_t in = 0;
+        if (skp_hello_name_parse(skc_server_name(c), &version, &node))
+            in = skp_prom_node_info(info, sizeof info, node.p, node.len, version.p, version.len);
+        if (text && in < sizeof info) {
             skp_prom_text(text, len + 1, pk, n);
             fwrite(text, 1, len, stdout);
+            fwrite(info, 1, in, stdout);
         } else {
             rc = fail(NULL, "stats");
         }

@@ -710,12 +710,10 @@ static void metrics(struct exchange *ex)
     if (!bad)
         b.len = skp_prom_text((char *)b.data, len + 1, k.k, k.n);
     char info[256]; /* which node this is, for dashboards over a cluster (--node-name) */
-    int in = snprintf(info, sizeof info,
-                      "# HELP skeld_node_info This node: its --node-name and version.\n"
-                      "# TYPE skeld_node_info gauge\n"
-                      "skeld_node_info{node=\"%s\",version=\"%s\"} 1\n",
-                      a->cfg->node_name ? a->cfg->node_name : "", PACKAGE_VERSION);
-    bad = bad || in < 0 || (size_t)in >= sizeof info || byte_buf_append(&b, info, (size_t)in);
+    const char *node = a->cfg->node_name ? a->cfg->node_name : "";
+    size_t in = skp_prom_node_info(info, sizeof info, node, strlen(node), PACKAGE_VERSION,
+                                   strlen(PACKAGE_VERSION));
+    bad = bad || in >= sizeof info || byte_buf_append(&b, info, in);
     static const char head[] = "# HELP skeld_http_requests_total HTTP answers by route and "
                                "status.\n# TYPE skeld_http_requests_total counter\n";
     bad = bad || byte_buf_append(&b, head, sizeof head - 1);

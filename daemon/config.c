@@ -8,6 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "skp_msg.h"
+
 enum opt_type { OPT_INT, OPT_STR, OPT_LIST };
 
 struct option {
@@ -244,14 +246,11 @@ int config_parse_args(struct config *c, int argc, char **argv, int first, FILE *
     return 0;
 }
 
-/* A node name goes verbatim into a response header and a Prometheus label: a short word of
- * characters that need no quoting in either. */
+/* A node name goes verbatim into a response header, a Prometheus label and the HELLO
+ * reply's server name: a short word of characters that need no quoting in any. */
 static bool valid_node_name(const char *s)
 {
-    size_t n = strlen(s);
-    if (n < 1 || n > 64)
-        return false;
-    return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+    return skp_node_name_valid(s, strlen(s));
 }
 
 /* No --node-name: the host name (cut to its first label if the whole does not fit), or

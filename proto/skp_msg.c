@@ -2,6 +2,7 @@
  * order here is the protocol's: PROTOCOL.md and this file change together. */
 #include "skp_msg.h"
 
+#include <stdio.h>
 #include <string.h>
 
 void skp_eval_req_init(struct skp_eval_req *r)
@@ -160,4 +161,32 @@ int skp_decode_render_req(struct skp_reader *rd, struct skp_render_req *r)
     r->cols = skp_read_u16(rd);
     r->rows = skp_read_u16(rd);
     return rd->err;
+}
+
+bool skp_node_name_valid(const char *s, size_t len)
+{
+    static const char ok[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-";
+    if (len < 1 || len > SKP_MAX_NODE_NAME)
+        return false;
+    for (size_t i = 0; i < len; i++)
+        if (!s[i] || !strchr(ok, s[i]))
+            return false;
+    return true;
+}
+
+size_t skp_hello_name(char *buf, size_t cap, const char *package_string, const char *node)
+{
+    int n = snprintf(buf, cap, "%s on %s", package_string, node);
+    return n > 0 ? (size_t)n : 0;
+}
+
+bool skp_hello_name_parse(const char *name, struct skp_str *version, struct skp_str *node)
+{
+    const char *sp = strchr(name, ' '), *on = strstr(name, " on ");
+    if (!sp || !on || on <= sp + 1 || memchr(sp + 1, ' ', (size_t)(on - sp - 1)))
+        return false;
+    *version = (struct skp_str){sp + 1, (size_t)(on - sp - 1)};
+    *node = (struct skp_str){on + 4, strlen(on + 4)};
+    /* both go into Prometheus labels: the version must be as plain a word as a node name */
+    return skp_node_name_valid(node->p, node->len) && skp_node_name_valid(version->p, version->len);
 }

@@ -88,4 +88,20 @@ void skp_encode_render_req(struct skp_writer *w, const struct skp_render_req *r)
 int skp_decode_eval_req(struct skp_reader *rd, struct skp_eval_req *r);
 int skp_decode_render_req(struct skp_reader *rd, struct skp_render_req *r);
 
+/* ---- which daemon answered: the HELLO reply's server name ------------------------------- */
+
+/* A node name (--node-name): 1 to 64 of A-Z a-z 0-9 . _ -, so that it needs no quoting in an
+ * HTTP header, a Prometheus label or the server name. */
+#define SKP_MAX_NODE_NAME 64
+bool skp_node_name_valid(const char *s, size_t len);
+
+/* The server name a daemon sends in its HELLO reply: "PACKAGE VERSION on NODE" (PROTOCOL.md),
+ * from its PACKAGE_STRING and node name. Same buffer contract as snprintf. */
+size_t skp_hello_name(char *buf, size_t cap, const char *package_string, const char *node);
+
+/* The daemon's version and node name in a HELLO reply's server name (views into name): false
+ * when it is not "PACKAGE VERSION on NODE" (an older daemon's) or either is not a word a node
+ * name could be. */
+bool skp_hello_name_parse(const char *name, struct skp_str *version, struct skp_str *node);
+
 #endif

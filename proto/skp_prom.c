@@ -163,3 +163,15 @@ size_t skp_prom_text(char *buf, size_t cap, const struct skp_counter *k, size_t 
         buf[t.len < cap ? t.len : cap - 1] = 0;
     return t.len;
 }
+
+size_t skp_prom_node_info(char *buf, size_t cap, const char *node, size_t node_len,
+                          const char *version, size_t version_len)
+{
+    struct text t = {buf, cap, 0};
+    put(&t,
+        "# HELP skeld_node_info This node: its --node-name and version.\n"
+        "# TYPE skeld_node_info gauge\n"
+        "skeld_node_info{node=\"%.*s\",version=\"%.*s\"} 1\n",
+        (int)node_len, node, (int)version_len, version);
+    return t.len;
+}

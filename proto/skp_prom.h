@@ -21,4 +21,10 @@ struct skp_counter {
  * adjacent, as STATS sends them. Same buffer contract as snprintf. */
 size_t skp_prom_text(char *buf, size_t cap, const struct skp_counter *k, size_t n);
 
+/* The family skeld_node_info: which node this is and its version, for dashboards over a
+ * cluster; both must be valid node names (skp_node_name_valid). Same buffer contract as
+ * snprintf. */
+size_t skp_prom_node_info(char *buf, size_t cap, const char *node, size_t node_len,
+                          const char *version, size_t version_len);
+
 #endif

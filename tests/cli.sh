@@ -372,7 +372,7 @@ elif cmd == "matrix":
 elif cmd == "prom":
     # prom SKELCTL METRICS: every family skelctl stats --prometheus declares is declared by GET
     # /metrics with the same type, and /metrics has no other but the HTTP-only
-    # skeld_http_requests_total and skeld_node_info.
+    # skeld_http_requests_total; both have the same skeld_node_info sample.
     def types(path):
         t = {}
         for line in open(path):
@@ -383,9 +383,12 @@ elif cmd == "prom":
                 sys.exit("%s: not a sample: %r" % (path, line))
         return t
     a, b = types(args[0]), types(args[1])
-    extra = set(b) - set(a) - {"skeld_http_requests_total", "skeld_node_info"}
+    extra = set(b) - set(a) - {"skeld_http_requests_total"}
     if len(a) < 20 or any(b.get(k) != v for k, v in a.items()) or extra:
         sys.exit("families: skelctl %r, /metrics %r" % (sorted(a.items()), sorted(b.items())))
+    node = [[l for l in open(p) if l.startswith("skeld_node_info{")] for p in args]
+    if len(node[0]) != 1 or node[0] != node[1]:
+        sys.exit("skeld_node_info: skelctl %r, /metrics %r" % tuple(node))
 EOF
 ROBOT=$(sha256sum "$S/robot.skf" | cut -c1-64)
 for f in robot critter lamp-0.7; do
@@ -413,7 +416,8 @@ done
 stop R
 
 # -- no --root: LOAD by path refused, uploads and --preload still work; stats --prometheus
-start N --listen "unix:$TMP/n.sock" --listen http://127.0.0.1:0 --preload "$S" || exit 1
+start N --listen "unix:$TMP/n.sock" --listen http://127.0.0.1:0 --preload "$S" \
+    --node-name cli-node.1 || exit 1
 N=(--uri "unix:$TMP/n.sock")
 NSKF=$(ls "$S"/*.skf | wc -l) # distinct files: each its own armature
 run n-path in_dir "$TMP" "$CTL" "${N[@]}" info robot.skf
@@ -431,8 +435,10 @@ if command -v curl >/dev/null 2>&1; then
         eval '[ "$code" = 403 ] && grep -qF "LOAD by path is disabled: start skeld with --root DIR" "$TMP/n-http.json"'
     run n-prom "$CTL" "${N[@]}" stats --prometheus
     curl -s --max-time 30 -o "$TMP/metrics.txt" "$HTTP/metrics"
-    check "skelctl stats --prometheus: exit 0, GET /metrics' metric names and types" \
+    check "skelctl stats --prometheus: exit 0, GET /metrics' metric names and types, its node" \
         eval '[ $RC = 0 ] && "$PY" "$TMP/j.py" prom "$TMP/n-prom.out" "$TMP/metrics.txt"'
+    check "skelctl names the node it asked, from the HELLO reply" \
+        grep -q '^skeld_node_info{node="cli-node.1",version="[0-9]' "$TMP/n-prom.out"
     check "both count the cached armatures alike (skeld_cache_entries $NSKF)" eval \
         'grep -qx "skeld_cache_entries $NSKF" "$TMP/n-prom.out" && grep -qx "skeld_cache_entries $NSKF" "$TMP/metrics.txt"'
 else

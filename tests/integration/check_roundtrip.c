@@ -8,7 +8,9 @@
  * daemons otherwise (and after a failure with CK_FORK=no). Files live in a temp dir made per
  * TCase by an unchecked fixture, which runs in the parent and so also cleans up after failed
  * tests. The program exits 77 (skip) when the daemon cannot bind its listeners at all. */
-#define _GNU_SOURCE /* nftw, symlink, syscall (renameat2) */
+#define _GNU_SOURCE     /* nftw, symlink, syscall (renameat2) */
+#include "autoconfig.h" /* PACKAGE_VERSION */
+
 #include <arpa/inet.h>
 #include <check.h>
 #include <dirent.h>
@@ -36,6 +38,7 @@
 #include <unistd.h>
 
 #include "skc.h"
+#include "skp_msg.h"
 #include "skp_parser.h"
 #include "testhelp.h"
 
@@ -851,6 +854,11 @@ START_TEST(hello_and_ping)
     ck_assert_uint_eq(skc_server_version(c), 1);
     ck_assert_msg(!strncmp(skc_server_name(c), "skeld ", 6), "server name \"%s\"",
                   skc_server_name(c));
+    struct skp_str version, node; /* "skeld VERSION on NODE", the node the host's name */
+    ck_assert_msg(skp_hello_name_parse(skc_server_name(c), &version, &node),
+                  "server name \"%s\" names no node", skc_server_name(c));
+    ck_assert(version.len == strlen(PACKAGE_VERSION) &&
+              !memcmp(version.p, PACKAGE_VERSION, version.len));
     ck_assert_uint_eq(skc_server_max_frame(c), 64u << 20);
     ck_assert_int_eq(skc_ping(c, "roundtrip", 9), 0);
     ck_assert_int_eq(skc_ping(c, NULL, 0), 0);

@@ -2453,6 +2453,54 @@ END_TEST
 
 /* ---- Prometheus text (skp_prom) ------------------------------------------------------------- */
 
+/* Node names: the characters a header, a label and the server name take unquoted, 1 to 64.
+ * The HELLO reply's server name carries the node after " on ", and the client reads back the
+ * version and node only when both are such words; skeld_node_info is the same text for
+ * /metrics and skelctl. */
+START_TEST(node_names_and_the_hello_server_name)
+{
+    static const char *good[] = {"a", "web-1", "node_a.1", "A.B-C_9"};
+    static const char *bad[] = {"", "web 1", "we\"b", "n\\a", "x\ny", "é", "a/b", "{x}"};
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+        ck_assert_msg(skp_node_name_valid(good[i], strlen(good[i])), "\"%s\" refused", good[i]);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        ck_assert_msg(!skp_node_name_valid(bad[i], strlen(bad[i])), "\"%s\" taken", bad[i]);
+    char n[80];
+    memset(n, 'n', sizeof n);
+    ck_assert(skp_node_name_valid(n, 64));
+    ck_assert(!skp_node_name_valid(n, 65));
+    ck_assert(!skp_node_name_valid("ab\0c", 4)); /* a NUL inside the length */
+
+    char name[128];
+    ck_assert_uint_eq(skp_hello_name(name, sizeof name, "skeld 0.2.0", "web-1"), 20);
+    ck_assert_str_eq(name, "skeld 0.2.0 on web-1");
+    struct skp_str v, node;
+    ck_assert(skp_hello_name_parse(name, &v, &node));
+    ck_assert(v.len == 5 && !memcmp(v.p, "0.2.0", 5));
+    ck_assert(node.len == 5 && !memcmp(node.p, "web-1", 5));
+    static const char *unparsed[] = {
+        "skeld 0.2.0",             /* an older daemon: no node */
+        "fake 1.0",                /* another server */
+        "skeld 0.2.0 on ",         /* an empty node */
+        "skeld 0.2.0 on we\"b",    /* a node that would break the label */
+        "skeld 0 2 on web",        /* a version of two words */
+        "skeld 0\"2 on web",       /* a version that would break the label */
+        "skeld on web",            /* no version */
+        "skeld 0.2.0 on web on x", /* a node with spaces */
+    };
+    for (size_t i = 0; i < sizeof unparsed / sizeof *unparsed; i++)
+        ck_assert_msg(!skp_hello_name_parse(unparsed[i], &v, &node), "\"%s\" parsed", unparsed[i]);
+
+    char info[256];
+    size_t len = skp_prom_node_info(info, sizeof info, "web-1", 5, "0.2.0", 5);
+    ck_assert_str_eq(info, "# HELP skeld_node_info This node: its --node-name and version.\n"
+                           "# TYPE skeld_node_info gauge\n"
+                           "skeld_node_info{node=\"web-1\",version=\"0.2.0\"} 1\n");
+    ck_assert_uint_eq(len, strlen(info));
+    ck_assert_uint_eq(skp_prom_node_info(NULL, 0, "web-1", 5, "0.2.0", 5), len);
+}
+END_TEST
+
 START_TEST(prom_text_names_families_and_histogram)
 {
     const struct skp_counter k[] = {
@@ -2838,6 +2886,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, pose_json_with_matrix_and_tint);
     tcase_add_test(tc, info_json_file_and_wire_views);
     tcase_add_test(tc, prom_text_names_families_and_histogram);
+    tcase_add_test(tc, node_names_and_the_hello_server_name);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("command lines");
