@@ -515,12 +515,8 @@ static void h_hello(struct conn *c, const struct skp_frame *f, struct skp_reader
     }
     sess(c)->authed = true;
     conn_set_max_frame(c, (uint32_t)disp(c)->cfg->max_frame);
-    const char *node = disp(c)->cfg->node_name;
     char name[sizeof PACKAGE_STRING + 4 + SKP_MAX_NODE_NAME]; /* "skeld 0.2.0 on NODE" */
-    size_t name_len = node ? skp_hello_name(name, sizeof name, PACKAGE_STRING, node)
-                           : strlen(strcpy(name, PACKAGE_STRING));
-    if (name_len >= sizeof name) /* a node name config_check let through is never this long */
-        name_len = strlen(strcpy(name, PACKAGE_STRING));
+    size_t name_len = skp_hello_name(name, sizeof name, PACKAGE_STRING, disp(c)->cfg->node_name);
     uint8_t *body = malloc(2 + 2 + name_len + 4);
     if (!body) {
         conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");

@@ -176,7 +176,9 @@ bool skp_node_name_valid(const char *s, size_t len)
 
 size_t skp_hello_name(char *buf, size_t cap, const char *package_string, const char *node)
 {
-    int n = snprintf(buf, cap, "%s on %s", package_string, node);
+    int n = node && skp_node_name_valid(node, strlen(node))
+                ? snprintf(buf, cap, "%s on %s", package_string, node)
+                : snprintf(buf, cap, "%s", package_string);
     return n > 0 ? (size_t)n : 0;
 }
 

@@ -96,7 +96,9 @@ int skp_decode_render_req(struct skp_reader *rd, struct skp_render_req *r);
 bool skp_node_name_valid(const char *s, size_t len);
 
 /* The server name a daemon sends in its HELLO reply: "PACKAGE VERSION on NODE" (PROTOCOL.md),
- * from its PACKAGE_STRING and node name. Same buffer contract as snprintf. */
+ * from its PACKAGE_STRING and node name; the package alone when node is NULL or no valid node
+ * name, so that strlen(package_string) + 4 + SKP_MAX_NODE_NAME + 1 bytes always hold it. Same
+ * buffer contract as snprintf. */
 size_t skp_hello_name(char *buf, size_t cap, const char *package_string, const char *node);
 
 /* The daemon's version and node name in a HELLO reply's server name (views into name): false

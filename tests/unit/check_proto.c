@@ -2491,6 +2491,11 @@ START_TEST(node_names_and_the_hello_server_name)
     for (size_t i = 0; i < sizeof unparsed / sizeof *unparsed; i++)
         ck_assert_msg(!skp_hello_name_parse(unparsed[i], &v, &node), "\"%s\" parsed", unparsed[i]);
 
+    ck_assert_uint_eq(skp_hello_name(name, sizeof name, "skeld 0.2.0", "we b"), 11);
+    ck_assert_str_eq(name, "skeld 0.2.0"); /* no node rather than one that breaks a label */
+    ck_assert_uint_eq(skp_hello_name(name, sizeof name, "skeld 0.2.0", NULL), 11);
+    ck_assert_str_eq(name, "skeld 0.2.0");
+
     char info[256];
     size_t len = skp_prom_node_info(info, sizeof info, "web-1", 5, "0.2.0", 5);
     ck_assert_str_eq(info, "# HELP skeld_node_info This node: its --node-name and version.\n"
