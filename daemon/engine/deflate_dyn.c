@@ -50,6 +50,8 @@ static const uint8_t dist_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  
 /* The order code-length code lengths are sent in (RFC 1951 3.2.7). */
 static const uint8_t cl_order[CL_SYMS] = {16, 17, 18, 0, 8,  7, 9,  6, 10, 5,
                                           11, 4,  12, 3, 13, 2, 14, 1, 15};
+/* The extra bits after the code-length symbols 16, 17 and 18 (the run's length). */
+static const uint8_t cl_extra[3] = {2, 3, 7};
 
 /* Length 3..258 -> its length code index (symbol 257 + index). Built once at load time,
  * read-only afterwards. */
@@ -540,7 +542,6 @@ static void plan_block(struct block *bk, const struct freqs *f)
 
 static void put_header(struct bits *b, const struct block *bk, bool last)
 {
-    static const uint8_t cl_extra[3] = {2, 3, 7};
     bits_put(b, last, 1); /* the final block? */
     bits_put(b, 2, 2);    /* dynamic Huffman */
     bits_put(b, bk->hlit - 257, 5);
@@ -639,15 +640,20 @@ static void put_tokens(struct bits *b, const struct block *bk, const uint16_t *t
     bits_put(b, bk->lit_code[256], bk->lit_len[256]);
 }
 
-/* What the block would take, in bits, to fall back to stored blocks when it would not pay. */
+/* What the block takes, in bits, exactly as put_header and put_tokens write it: to fall back
+ * to stored blocks when it would not pay. */
 static uint64_t block_bits(const struct block *bk, const struct freqs *f)
 {
     uint64_t bits = 3 + 14 + 3 * bk->hclen;
+    for (unsigned i = 0; i < bk->cl_count; i++) {
+        unsigned sym = bk->cl[i] & 0xff;
+        bits += bk->cl_len[sym] + (sym >= 16 ? cl_extra[sym - 16] : 0);
+    }
     for (unsigned s = 0; s < LITLEN_SYMS; s++)
         bits += (uint64_t)f->lit[s] * (bk->lit_len[s] + (s >= 257 ? len_extra[s - 257] : 0));
     for (unsigned s = 0; s < DIST_SYMS; s++)
         bits += (uint64_t)f->dist[s] * (bk->dist_len[s] + dist_extra[s]);
-    return bits + 7 * (uint64_t)bk->cl_count; /* the code lengths, at most 7 bits each */
+    return bits;
 }
 
 /* Incompressible input (noise): stored blocks of up to 65535 bytes, each from a byte

@@ -211,6 +211,49 @@ START_TEST(blocks_agree_and_inflate)
 }
 END_TEST
 
+/* The bits one Huffman block of in[0..n) takes as written, against block_bits, which picks
+ * stored blocks where they are smaller: they must be equal, header (code-length runs with
+ * their extra bits) and body. Pictures of two to all 256 byte values, so that the code lengths
+ * hold long runs of zeros (symbol 18, 7 extra bits), short ones (17) and repeats (16). */
+START_TEST(block_bits_is_exact)
+{
+    uint32_t w = 48, h = 40;
+    size_t stride = (size_t)w * 4 + 1, n = stride * h;
+    static const unsigned alphabet[] = {2, 6, 40, 256};
+    for (size_t k = 0; k < 4 * sizeof alphabet / sizeof alphabet[0]; k++) {
+        int32_t live[2 * 40];
+        rng_state = 777u + (uint32_t)k;
+        bool spans = k % 2;
+        uint8_t *in = picture(w, h, k % 4 < 2 ? 30 : 90, spans ? live : NULL);
+        for (size_t i = 0; i < n; i++) /* the alphabet's values, repeats kept */
+            in[i] = (uint8_t)(in[i] * 43u % alphabet[k / 4]);
+        for (uint32_t y = 0; y < h; y++)
+            in[y * stride] = 0;
+        uint16_t *tok = malloc(deflate_dyn_scratch_size_portable(n));
+        uint8_t *out = malloc(deflate_dyn_bound(n) + 8);
+        ck_assert(tok && out);
+        struct freqs f;
+        memset(&f, 0, sizeof f);
+        f.lit_bytes = (uint8_t *)tok + lit_bytes_at(n);
+        size_t count = tokenize(in, 0, n, stride, spans ? live : NULL, tok, &f, dist_code(4),
+                                dist_code(stride));
+        struct block bk;
+        plan_block(&bk, &f);
+        struct bits b = {out, 0, 0};
+        put_header(&b, &bk, true);
+        put_tokens(&b, &bk, tok, count, f.lit_bytes, stride);
+        uint64_t written = (uint64_t)(b.out - out) * 8 + b.n;
+        ck_assert_msg(written == block_bits(&bk, &f),
+                      "alphabet %u, spans %d: %llu bits written, block_bits says %llu",
+                      alphabet[k / 4], spans, (unsigned long long)written,
+                      (unsigned long long)block_bits(&bk, &f));
+        free(tok);
+        free(out);
+        free(in);
+    }
+}
+END_TEST
+
 static Suite *deflate_suite(void)
 {
     Suite *s = suite_create("deflate");
@@ -218,6 +261,7 @@ static Suite *deflate_suite(void)
     tcase_add_test(tc, sse2_and_byte_by_byte_agree);
     tcase_add_test(tc, each_repeat_length_at_each_offset);
     tcase_add_test(tc, blocks_agree_and_inflate);
+    tcase_add_test(tc, block_bits_is_exact);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     return s;
