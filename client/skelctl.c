@@ -359,19 +359,24 @@ static int make_render(struct skp_cli_args *f, skc_render_opts *ro, const char *
 /* A regular file already at path is unlinked and made anew, as skeld render does: a reader
  * of the old picture keeps it whole, and ext4 does not hold this close (and the next run's
  * open) for the write-back it owes a truncated file. Links, pipes, devices and a file that
- * cannot be unlinked (its directory is not ours to write) are written through. */
-static FILE *open_output(const char *path)
+ * cannot be unlinked (its directory is not ours to write) are written through. *created says
+ * this call made the file, so that a failed write can take it away again. */
+static FILE *open_output(const char *path, bool *created)
 {
     struct stat st;
     if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
-        (void)unlink(path); /* failing, the file is truncated instead */
-    return fopen(path, "wb");
+        (void)unlink(path);       /* failing, the file is truncated instead */
+    FILE *f = fopen(path, "wbx"); /* C11's exclusive mode: only a file this makes */
+    *created = f != NULL;
+    return f || errno != EEXIST ? f : fopen(path, "wb");
 }
 
+/* data into path ("-": standard output). A file this made is removed when the write fails:
+ * no truncated picture is left to pass for one. */
 static int write_bytes(const char *path, const void *data, size_t len)
 {
-    bool to_stdout = !strcmp(path, "-");
-    FILE *out = to_stdout ? stdout : open_output(path);
+    bool to_stdout = !strcmp(path, "-"), created = false;
+    FILE *out = to_stdout ? stdout : open_output(path, &created);
     if (!out) {
         fprintf(stderr, "skelctl: %s: %s\n", path, strerror(errno));
         return 1;
@@ -382,6 +387,8 @@ static int write_bytes(const char *path, const void *data, size_t len)
         failed = errno;
     if (failed) {
         fprintf(stderr, "skelctl: %s: write failed: %s\n", path, strerror(failed));
+        if (created)
+            (void)unlink(path);
         return 1;
     }
     return 0;

@@ -90,19 +90,23 @@ struct render_run {
     struct byte_buf buf, scratch;
 };
 
-/* A new file at path, for writing. A regular file already there is replaced by a new one
- * rather than truncated: ext4 writes a truncated file back as soon as it is closed, and
- * waiting for that made re-rendering into the same directory ~30% slower than into an empty
- * one; a reader that has the old file open keeps reading it whole. Anything else there (a
- * symbolic link, a pipe, a device) is opened and truncated, as before. */
-static int create_file(const char *path)
+/* A new file at path, for writing; *created says this call made it (so that a failed write
+ * can take it away again). A regular file already there is replaced by a new one rather than
+ * truncated: ext4 writes a truncated file back as soon as it is closed, and waiting for that
+ * made re-rendering into the same directory ~30% slower than into an empty one; a reader that
+ * has the old file open keeps reading it whole. Anything else there (a symbolic link, a pipe,
+ * a device) is opened and truncated, as before. */
+static int create_file(const char *path, bool *created)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    const int excl = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
+    int fd = open(path, excl, 0666);
     struct stat st;
+    *created = fd >= 0;
     if (fd >= 0 || errno != EEXIST)
         return fd;
     if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && unlink(path) == 0) {
-        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        fd = open(path, excl, 0666);
+        *created = fd >= 0;
         if (fd >= 0 || errno != EEXIST)
             return fd;
     }
@@ -110,11 +114,12 @@ static int create_file(const char *path)
 }
 
 /* The whole of b into path ("-": standard output). Plain descriptors, not stdio: a file a
- * frame is then 3 system calls (open, write, close) where fopen's buffering made 6. */
+ * frame is then 3 system calls (open, write, close) where fopen's buffering made 6. A file
+ * this made is removed when the write fails: no truncated picture is left to pass for one. */
 static int write_file(const char *path, const struct byte_buf *b)
 {
-    bool to_stdout = !strcmp(path, "-");
-    int fd = to_stdout ? STDOUT_FILENO : create_file(path);
+    bool to_stdout = !strcmp(path, "-"), created = false;
+    int fd = to_stdout ? STDOUT_FILENO : create_file(path, &created);
     if (fd < 0) {
         fprintf(stderr, "skeld render: %s: %s\n", path, strerror(errno));
         return 1;
@@ -132,6 +137,8 @@ static int write_file(const char *path, const struct byte_buf *b)
         failed = errno;
     if (failed) {
         fprintf(stderr, "skeld render: %s: write failed: %s\n", path, strerror(failed));
+        if (created)
+            (void)unlink(path);
         return 1;
     }
     return 0;

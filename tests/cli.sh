@@ -43,6 +43,9 @@ trap cleanup EXIT
 is() { [ "$1" = "$2" ]; }
 same() { cmp -s "$1" "$2"; }
 in_dir() { (cd "$1" && shift && exec "$@"); }
+# small_files CMD...: CMD with files limited to 4 KiB, a write past that failing (EFBIG, its
+# signal ignored) as a full disk would, part way through.
+small_files() { (ulimit -f 4 && trap '' XFSZ && exec "$@"); }
 # run NAME CMD...: CMD's output in $TMP/NAME.out and .err, its exit status in RC.
 run() {
     local n=$1
@@ -207,6 +210,11 @@ if [ -w /dev/full ]; then
     status w-full 1 "skeld render onto a full device fails"
     check "it says the write failed, and why" said w-full "/dev/full: write failed: No space left"
 fi
+# A write that fails part way (the file size limit: EFBIG) leaves no truncated picture behind.
+run w-big small_files "$BIN" render "$S/robot.skf" -o "$TMP/big.png"
+status w-big 1 "skeld render past the file size limit fails"
+check "it says the write failed, and why" said w-big "big.png: write failed: File too large"
+check "and removes the part it wrote" eval '[ ! -e "$TMP/big.png" ]'
 run e-val "$BIN" render "$S/robot.skf" --samples 3 -o "$TMP/x.png"
 status e-val 2 "skeld render --samples 3 (a value no armature takes) is a usage error"
 # An output file already there is replaced by a new one, not truncated under a reader; a
@@ -296,6 +304,10 @@ if [ -w /dev/full ]; then
     status c-full 1 "skelctl render onto a full device fails"
     check "skelctl: it says the write failed, and why" said c-full "/dev/full: write failed: No space left"
 fi
+run c-big small_files "$CTL" "${R[@]}" render robot.skf -o "$TMP/c-big.png"
+status c-big 1 "skelctl render past the file size limit fails"
+check "skelctl: it says the write failed, and why" said c-big "c-big.png: write failed: File too large"
+check "skelctl: and removes the part it wrote" eval '[ ! -e "$TMP/c-big.png" ]'
 # A file the user may write in a directory it may not: it cannot be replaced, so both programs
 # write through it (root may unlink anything: the user is nobody, where the build tree lets
 # nobody run the programs and read the samples).
