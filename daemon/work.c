@@ -552,8 +552,8 @@ static int start_sheet(struct work *r, struct render_out *out)
 }
 
 /* A worker keeps its picture buffers for the next request up to this size (a 1024x1024
- * picture at 4 samples takes 20 MiB): a larger one (a 4096x4096 takes 320) is let go after
- * its request rather than held for the worker's life. */
+ * picture takes 4 MiB and its band of samples 256 KiB): a larger one (a 4096x4096 takes 64)
+ * is let go after its request rather than held for the worker's life. */
 #define WORK_KEEP_PICTURE_BYTES ((size_t)32 << 20)
 
 static void trim_pictures(struct worker *w)

@@ -7,11 +7,13 @@
  * played from frame 0 to 10, framed with --fit 0.9) and rendered N times (default 2000) in
  * batches of 50; medians over the batches, because this machine is shared and noisy.
  *
- * Then the last picture is encoded by each PNG encoder in turn, in the same run: skeld's
- * default and fast deflates, libpng + zlib level 1 (with the Sub filter the daemon uses for
- * levels, and unfiltered), and libdeflate level 1 on unfiltered and Up-filtered scanlines
- * (the zlib stream only, plus the 57 bytes of PNG chunks), the baseline the default is held
- * to: bytes, milliseconds, and ratios to zlib level 1 and to libdeflate. */
+ * Then, in the same run, the same frame is drawn in bands (the default) and in one band of
+ * the whole height, in alternating batches; and the last picture is encoded by each PNG
+ * encoder in turn: skeld's default and fast deflates, libpng + zlib level 1 (with the Sub
+ * filter the daemon uses for levels, and unfiltered), and libdeflate level 1 on unfiltered
+ * and Up-filtered scanlines (the zlib stream only, plus the 57 bytes of PNG chunks), the
+ * baseline the default is held to: bytes, milliseconds, and ratios to zlib level 1 and to
+ * libdeflate. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@
 
 #define BATCH 50
 #define ENCODES 400        /* per encoder, in batches of BATCH */
+#define BAND_BATCHES 16    /* per way of drawing, alternating */
 #define PNG_CHUNK_BYTES 57 /* signature, IHDR, one IDAT's frame, IEND */
 
 static void pose_like_player(const struct armature *arm, struct pose *p, struct render_opts *opts)
@@ -139,6 +142,38 @@ static void bench_encoders(const struct image *img, double raster_ms)
     free(scratch.data);
 }
 
+/* Drawing in bands (render()'s default) against one band of the whole height (as render()
+ * drew before bands), in alternating batches of the same run: raster medians, their ratio,
+ * and the samples each way holds. */
+static void bench_bands(const struct armature *arm, const struct pose *p,
+                        const struct render_opts *opts)
+{
+    struct render_opts whole = *opts;
+    whole.band_rows = opts->height;
+    struct image a, b;
+    image_init(&a);
+    image_init(&b);
+    render(arm, p, opts, &a); /* sizes the scratch */
+    render(arm, p, &whole, &b);
+    double ta[BAND_BATCHES], tb[BAND_BATCHES];
+    for (int k = 0; k < BAND_BATCHES; k++) {
+        double t0 = bench_now_us();
+        for (int i = 0; i < BATCH; i++)
+            render(arm, p, opts, &a);
+        double t1 = bench_now_us();
+        for (int i = 0; i < BATCH; i++)
+            render(arm, p, &whole, &b);
+        ta[k] = (t1 - t0) / BATCH / 1000.0;
+        tb[k] = (bench_now_us() - t1) / BATCH / 1000.0;
+    }
+    double ma = bench_quantile(ta, BAND_BATCHES, 0.5), mb = bench_quantile(tb, BAND_BATCHES, 0.5);
+    printf("  raster in bands %.3f ms (%zu KiB of samples), in one band %.3f ms (%zu KiB): "
+           "%.2fx the time (medians of %d alternating batches of %d)\n",
+           ma, a.sample_cap >> 10, mb, b.sample_cap >> 10, ma / mb, BAND_BATCHES, BATCH);
+    image_close(&a);
+    image_close(&b);
+}
+
 static int bench_file(const char *path, int renders, uint32_t w, uint32_t h, bool baselines)
 {
     struct armature *arm;
@@ -180,8 +215,10 @@ static int bench_file(const char *path, int renders, uint32_t w, uint32_t h, boo
     printf("%s\n  %ux%u: raster %.3f ms, png %.3f ms (%zu bytes), total %.3f ms = %.0f PNG "
            "renders/s (medians of %d batches of %d)\n",
            path, w, h, r, e, png.len, r + e, 1000.0 / (r + e), batches, BATCH);
-    if (baselines) /* --no-baselines: quick A/B runs of the renderer alone */
+    if (baselines) { /* --no-baselines: quick A/B runs of the renderer alone */
+        bench_bands(arm, p, &opts);
         bench_encoders(&img, r);
+    }
     free(raster);
     free(encode);
     free(png.data);

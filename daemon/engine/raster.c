@@ -87,14 +87,17 @@ static uint32_t pack(const uint8_t c[4])
     return (uint32_t)c[0] | (uint32_t)c[1] << 8 | (uint32_t)c[2] << 16 | (uint32_t)c[3] << 24;
 }
 
-void raster_begin(struct raster *r, uint32_t *samples, int32_t *spans, uint32_t w, uint32_t h,
-                  uint32_t ns, const uint8_t bg[4], int x0, int y0, int x1, int y1)
+void raster_begin(struct raster *r, uint32_t *samples, uint32_t band_rows, int32_t *spans,
+                  uint32_t w, uint32_t h, uint32_t ns, const uint8_t bg[4], int x0, int y0, int x1,
+                  int y1)
 {
     uint8_t pm[4];
     for (int i = 0; i < 3; i++)
         pm[i] = (uint8_t)((bg[i] * bg[3] + 127) / 255);
     pm[3] = bg[3];
     *r = (struct raster){.samples = samples,
+                         .band_rows = band_rows ? (int)band_rows : 1,
+                         .spans = spans,
                          .w = w,
                          .h = h,
                          .ns = ns,
@@ -102,17 +105,23 @@ void raster_begin(struct raster *r, uint32_t *samples, int32_t *spans, uint32_t 
                          .simd = simd_enabled()};
     r->avx2 = r->simd && avx2_enabled();
     r->x0 = x0 < 0 ? 0 : x0;
-    r->y0 = y0 < 0 ? 0 : y0;
+    r->region_y0 = y0 < 0 ? 0 : y0;
     r->x1 = x1 > (int)w ? (int)w : x1;
-    r->y1 = y1 > (int)h ? (int)h : y1;
-    if (r->x1 < r->x0) /* an empty region: nothing cleared, nothing drawn */
+    r->region_y1 = y1 > (int)h ? (int)h : y1;
+    if (r->x1 <= r->x0 || r->region_y1 <= r->region_y0) { /* empty: nothing to draw */
         r->x1 = r->x0;
-    if (r->y1 < r->y0)
-        r->y1 = r->y0;
+        r->region_y1 = r->region_y0;
+    }
+    r->y0 = r->y1 = r->region_y0; /* no band yet */
+}
+
+void raster_band(struct raster *r, int y)
+{
+    r->y0 = y < r->region_y0 ? r->region_y0 : y > r->region_y1 ? r->region_y1 : y;
+    r->y1 = r->region_y1 - r->y0 > r->band_rows ? r->y0 + r->band_rows : r->region_y1;
     /* Nothing is cleared yet: each row's samples are, as triangles reach them. */
-    r->spans = spans;
-    for (int y = r->y0; y < r->y1; y++)
-        spans[2 * y] = spans[2 * y + 1] = 0;
+    for (int row = r->y0; row < r->y1; row++)
+        r->spans[2 * row] = r->spans[2 * row + 1] = 0;
 }
 
 void raster_set_texture(struct raster *r, const uint8_t *rgba, uint32_t w, uint32_t h,
@@ -311,13 +320,7 @@ static inline __m128i lanes_of(unsigned mask)
 }
 #endif
 
-struct edge {
-    int64_t a, b,
-        c;        /* E(x, y) = a*x + b*y + c, in SUB units; inside when > 0 (or 0 and top-left) */
-    int64_t bias; /* 0 for a top-left edge, -1 otherwise: E + bias >= 0 means covered */
-};
-
-static void make_edge(struct edge *e, int64_t ax, int64_t ay, int64_t bx, int64_t by)
+static void make_edge(struct raster_edge *e, int64_t ax, int64_t ay, int64_t bx, int64_t by)
 {
     /* E(p) = (b.x - a.x) * (p.y - a.y) - (b.y - a.y) * (p.x - a.x) */
     int64_t dx = bx - ax, dy = by - ay;
@@ -328,35 +331,34 @@ static void make_edge(struct edge *e, int64_t ax, int64_t ay, int64_t bx, int64_
     e->bias = top_left ? 0 : -1;
 }
 
-struct tri {
-    struct edge e[3];
-    int64_t min_x, max_x, min_y, max_y; /* SUB units */
-    /* Texture coordinates are affine in the pixel centre: u = u0 + du_dx*px + du_dy*py. */
+/* Texture coordinates are affine in the pixel centre: u = u0 + du_dx*px + du_dy*py. */
+struct uv_plane {
     double u0, du_dx, du_dy, v0, dv_dx, dv_dy;
-    /* The same in the atlas's 1/256 texels, less half a texel (texel centres). */
-    double fx0, fx_dx, fx_dy, fy0, fy_dx, fy_dy;
-    int64_t dx, dy; /* fx_dx, fy_dx in 1/65536 texel (struct span_uv) */
 };
 
-static void setup_uv(struct tri *t, const double u[3], const double v[3], double area)
+static void setup_uv(const struct raster_tri *t, struct uv_plane *uv, const double u[3],
+                     const double v[3], double area)
 {
     double half = SUB / 2.0;
-    t->u0 = t->du_dx = t->du_dy = t->v0 = t->dv_dx = t->dv_dy = 0;
+    *uv = (struct uv_plane){0, 0, 0, 0, 0, 0};
     for (int i = 0; i < 3; i++) {
         /* Edge i is opposite vertex i, so E_i / area is vertex i's barycentric weight. */
-        const struct edge *e = &t->e[i];
+        const struct raster_edge *e = &t->e[i];
         double at_origin = ((double)e->a * half + (double)e->b * half + (double)e->c) / area;
         double dx = (double)e->a * SUB / area, dy = (double)e->b * SUB / area;
-        t->u0 += u[i] * at_origin;
-        t->du_dx += u[i] * dx;
-        t->du_dy += u[i] * dy;
-        t->v0 += v[i] * at_origin;
-        t->dv_dx += v[i] * dx;
-        t->dv_dy += v[i] * dy;
+        uv->u0 += u[i] * at_origin;
+        uv->du_dx += u[i] * dx;
+        uv->du_dy += u[i] * dy;
+        uv->v0 += v[i] * at_origin;
+        uv->dv_dx += v[i] * dx;
+        uv->dv_dy += v[i] * dy;
     }
 }
 
-static bool setup(struct tri *t, const struct raster_vertex *p[3])
+/* The edges, the texture plane and the bounds (in SUB units: lo[0..1] x, y, hi[0..1]) of the
+ * triangle p; false if it covers nothing (degenerate, off any canvas, NaN). */
+static bool setup(struct raster_tri *t, struct uv_plane *uv, int64_t lo[2], int64_t hi[2],
+                  const struct raster_vertex *p[3])
 {
     int64_t X[3], Y[3];
     for (int i = 0; i < 3; i++) {
@@ -378,14 +380,14 @@ static bool setup(struct tri *t, const struct raster_vertex *p[3])
     make_edge(&t->e[0], X[idx[1]], Y[idx[1]], X[idx[2]], Y[idx[2]]);
     make_edge(&t->e[1], X[idx[2]], Y[idx[2]], X[idx[0]], Y[idx[0]]);
     make_edge(&t->e[2], X[idx[0]], Y[idx[0]], X[idx[1]], Y[idx[1]]);
-    setup_uv(t, u, v, (double)(area > 0 ? area : -area));
-    t->min_x = t->max_x = X[0];
-    t->min_y = t->max_y = Y[0];
+    setup_uv(t, uv, u, v, (double)(area > 0 ? area : -area));
+    lo[0] = hi[0] = X[0];
+    lo[1] = hi[1] = Y[0];
     for (int i = 1; i < 3; i++) {
-        t->min_x = X[i] < t->min_x ? X[i] : t->min_x;
-        t->max_x = X[i] > t->max_x ? X[i] : t->max_x;
-        t->min_y = Y[i] < t->min_y ? Y[i] : t->min_y;
-        t->max_y = Y[i] > t->max_y ? Y[i] : t->max_y;
+        lo[0] = X[i] < lo[0] ? X[i] : lo[0];
+        hi[0] = X[i] > hi[0] ? X[i] : hi[0];
+        lo[1] = Y[i] < lo[1] ? Y[i] : lo[1];
+        hi[1] = Y[i] > hi[1] ? Y[i] : hi[1];
     }
     return true;
 }
@@ -414,7 +416,7 @@ struct edge_walk {
     enum bound_kind kind;
 };
 
-static void edge_walk_init(struct edge_walk *w, const struct edge *e, int py,
+static void edge_walk_init(struct edge_walk *w, const struct raster_edge *e, int py,
                            const int32_t (*off)[2], uint32_t ns)
 {
     int64_t step = e->a * SUB, grow = e->b * SUB;
@@ -461,11 +463,16 @@ static inline __attribute__((always_inline)) void edge_walk_row(struct edge_walk
     }
 }
 
+/* The samples of pixel x of row py, a row of the band. */
+static inline uint32_t *samples_at(const struct raster *r, int py, int x)
+{
+    return r->samples + ((size_t)(py - r->y0) * r->w + (size_t)x) * r->ns;
+}
+
 /* Samples of pixels [a, b) on row py back to transparent. */
 static void clear_pixels(struct raster *r, int py, int a, int b)
 {
-    memset(r->samples + ((size_t)py * r->w + (size_t)a) * r->ns, 0,
-           (size_t)(b - a) * r->ns * sizeof *r->samples);
+    memset(samples_at(r, py, a), 0, (size_t)(b - a) * r->ns * sizeof *r->samples);
 }
 
 /* Makes pixels [a, b) of row py live: the row's live span only grows, and only what it
@@ -680,7 +687,7 @@ static inline __attribute__((always_inline)) void
 shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, int full1,
           const int *lo, const int *hi, uint32_t ns, bool inside, bool simd)
 {
-    uint32_t *row = r->samples + (size_t)py * r->w * ns;
+    uint32_t *row = samples_at(r, py, 0);
     int f0 = full0 < a ? a : (full0 > b ? b : full0);
     int f1 = full1 < f0 ? f0 : (full1 > b ? b : full1);
     shade_partial(r, uv, row, a, f0, lo, hi, ns, inside, simd);
@@ -702,8 +709,8 @@ shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, 
 
 /* Row py within [x0, x1): each sample's covered span from its three bounds, then the run. */
 static inline __attribute__((always_inline)) void
-raster_row_n(struct raster *r, const struct tri *t, struct edge_walk *ew, int py, int x0, int x1,
-             uint32_t ns, bool simd)
+raster_row_n(struct raster *r, const struct raster_tri *t, struct edge_walk *ew, int py, int x0,
+             int x1, uint32_t ns, bool simd)
 {
     int lo[4], hi[4], first = x1, last = x0, full0 = x0, full1 = x1;
     int64_t l[4], h[4];
@@ -736,8 +743,8 @@ raster_row_n(struct raster *r, const struct tri *t, struct edge_walk *ew, int py
 
 /* Rows [y0, y1) of the triangle, pixels [x0, x1); ns and simd are constants here. */
 static inline __attribute__((always_inline)) void
-raster_rows(struct raster *r, const struct tri *t, int x0, int x1, int y0, int y1, uint32_t ns,
-            const int32_t (*off)[2], bool simd)
+raster_rows(struct raster *r, const struct raster_tri *t, int x0, int x1, int y0, int y1,
+            uint32_t ns, const int32_t (*off)[2], bool simd)
 {
     struct edge_walk ew[3];
     for (int k = 0; k < 3; k++)
@@ -746,35 +753,53 @@ raster_rows(struct raster *r, const struct tri *t, int x0, int x1, int y0, int y
         raster_row_n(r, t, ew, py, x0, x1, ns, simd);
 }
 
+bool raster_setup(const struct raster *r, struct raster_tri *t, const struct raster_vertex *a,
+                  const struct raster_vertex *b, const struct raster_vertex *c)
+{
+    const struct raster_vertex *p[3] = {a, b, c};
+    struct uv_plane uv;
+    int64_t lo[2], hi[2];
+    if (!setup(t, &uv, lo, hi, p))
+        return false;
+    t->fx_dx = uv.du_dx * r->tw * 256.0;
+    t->fx_dy = uv.du_dy * r->tw * 256.0;
+    t->fx0 = uv.u0 * r->tw * 256.0 - 128.0;
+    t->fy_dx = uv.dv_dx * r->th * 256.0;
+    t->fy_dy = uv.dv_dy * r->th * 256.0;
+    t->fy0 = uv.v0 * r->th * 256.0 - 128.0;
+    t->dx = fixed_step(t->fx_dx);
+    t->dy = fixed_step(t->fy_dx);
+    int x0 = (int)(lo[0] / SUB) - 1, x1 = (int)(hi[0] / SUB) + 2;
+    int y0 = (int)(lo[1] / SUB) - 1, y1 = (int)(hi[1] / SUB) + 2;
+    t->x0 = x0 < r->x0 ? r->x0 : x0;
+    t->x1 = x1 > r->x1 ? r->x1 : x1;
+    t->y0 = y0 < r->region_y0 ? r->region_y0 : y0;
+    t->y1 = y1 > r->region_y1 ? r->region_y1 : y1;
+    return t->x0 < t->x1 && t->y0 < t->y1;
+}
+
+void raster_draw(struct raster *r, const struct raster_tri *tri)
+{
+    int y0 = tri->y0 > r->y0 ? tri->y0 : r->y0, y1 = tri->y1 < r->y1 ? tri->y1 : r->y1;
+    if (y0 >= y1)
+        return; /* not in this band */
+    /* A local copy: through tri, every store of samples or spans might change the triangle,
+     * and the compiler would load its fields again after each. */
+    const struct raster_tri copy = *tri, *t = &copy;
+    if (r->ns == 4 && r->simd)
+        raster_rows(r, t, t->x0, t->x1, y0, y1, 4, offsets4, true);
+    else if (r->ns == 4)
+        raster_rows(r, t, t->x0, t->x1, y0, y1, 4, offsets4, false);
+    else
+        raster_rows(r, t, t->x0, t->x1, y0, y1, 1, offsets1, r->simd);
+}
+
 void raster_triangle(struct raster *r, const struct raster_vertex *a, const struct raster_vertex *b,
                      const struct raster_vertex *c)
 {
-    const struct raster_vertex *p[3] = {a, b, c};
-    struct tri t;
-    if (!setup(&t, p))
-        return;
-    t.fx_dx = t.du_dx * r->tw * 256.0;
-    t.fx_dy = t.du_dy * r->tw * 256.0;
-    t.fx0 = t.u0 * r->tw * 256.0 - 128.0;
-    t.fy_dx = t.dv_dx * r->th * 256.0;
-    t.fy_dy = t.dv_dy * r->th * 256.0;
-    t.fy0 = t.v0 * r->th * 256.0 - 128.0;
-    t.dx = fixed_step(t.fx_dx);
-    t.dy = fixed_step(t.fy_dx);
-    int bx0 = (int)(t.min_x / SUB) - 1, bx1 = (int)(t.max_x / SUB) + 2;
-    int y0 = (int)(t.min_y / SUB) - 1, y1 = (int)(t.max_y / SUB) + 2;
-    bx0 = bx0 < r->x0 ? r->x0 : bx0;
-    bx1 = bx1 > r->x1 ? r->x1 : bx1;
-    y0 = y0 < r->y0 ? r->y0 : y0;
-    y1 = y1 > r->y1 ? r->y1 : y1;
-    if (bx0 >= bx1 || y0 >= y1)
-        return;
-    if (r->ns == 4 && r->simd)
-        raster_rows(r, &t, bx0, bx1, y0, y1, 4, offsets4, true);
-    else if (r->ns == 4)
-        raster_rows(r, &t, bx0, bx1, y0, y1, 4, offsets4, false);
-    else
-        raster_rows(r, &t, bx0, bx1, y0, y1, 1, offsets1, r->simd);
+    struct raster_tri t;
+    if (raster_setup(r, &t, a, b, c))
+        raster_draw(r, &t);
 }
 
 static void store(uint8_t *o, uint32_t px)
@@ -876,7 +901,7 @@ static inline uint32_t finish(uint32_t px, uint32_t bg_under, bool straight)
 static void resolve_span(const struct raster *r, uint8_t *row, uint32_t y, int lo, int hi,
                          bool straight)
 {
-    const uint32_t *s = r->samples + ((size_t)y * r->w + (size_t)lo) * r->ns;
+    const uint32_t *s = samples_at(r, (int)y, lo);
     int x = lo;
 #ifdef __SSE2__
     if (r->simd && r->ns == 4) {
@@ -899,22 +924,40 @@ static void resolve_span(const struct raster *r, uint8_t *row, uint32_t y, int l
         store(row + (size_t)x * 4, finish(average(s, r->ns), r->background, straight));
 }
 
+/* The background as resolved pixels hold it. */
+static uint32_t resolved_background(const struct raster *r, bool straight)
+{
+    return straight ? raster_unpremultiply(r->background) : r->background;
+}
+
 void raster_resolve(const struct raster *r, uint8_t *out, size_t pitch, bool straight)
 {
-    uint32_t bg = straight ? raster_unpremultiply(r->background) : r->background;
-    for (uint32_t y = 0; y < r->h; y++) {
+    uint32_t bg = resolved_background(r, straight);
+    for (int y = r->y0; y < r->y1; y++) {
         uint8_t *row = out + (size_t)y * pitch;
         int32_t *span = r->spans + 2 * (size_t)y;
-        if ((int)y < r->y0 || (int)y >= r->y1 || r->x0 >= r->x1) {
-            fill(row, r->w, bg);
-            span[0] = span[1] = 0;
-            continue;
-        }
         int lo = span[0], hi = span[1];
         if (lo >= hi)
             lo = hi = span[0] = span[1] = 0;
         fill(row, (size_t)lo, bg);
         fill(row + (size_t)hi * 4, r->w - (size_t)hi, bg);
-        resolve_span(r, row, y, lo, hi, straight);
+        resolve_span(r, row, (uint32_t)y, lo, hi, straight);
     }
+}
+
+/* Rows [from, to) all background, their spans empty. */
+static void fill_rows(const struct raster *r, uint8_t *out, size_t pitch, uint32_t bg,
+                      uint32_t from, uint32_t to)
+{
+    for (uint32_t y = from; y < to; y++) {
+        fill(out + (size_t)y * pitch, r->w, bg);
+        r->spans[2 * (size_t)y] = r->spans[2 * (size_t)y + 1] = 0;
+    }
+}
+
+void raster_resolve_outside(const struct raster *r, uint8_t *out, size_t pitch, bool straight)
+{
+    uint32_t bg = resolved_background(r, straight);
+    fill_rows(r, out, pitch, bg, 0, (uint32_t)r->region_y0);
+    fill_rows(r, out, pitch, bg, (uint32_t)r->region_y1, r->h);
 }

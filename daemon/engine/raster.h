@@ -11,10 +11,30 @@ struct raster_vertex {
     double x, y, u, v;
 };
 
+/* One edge of a triangle: E(x, y) = a*x + b*y + c in 1/256 pixel; a sample is inside when
+ * E > 0, or E == 0 on a top-left edge (bias 0, else -1: E + bias >= 0 means covered). */
+struct raster_edge {
+    int64_t a, b, c, bias;
+};
+
+/* A triangle set up once (raster_setup) and drawn band by band (raster_draw). */
+struct raster_tri {
+    struct raster_edge e[3];
+    /* The texture position in the atlas's 1/256 texels, less half a texel (texel centres),
+     * affine in the pixel centre: fx = fx0 + fx_dx*px + fx_dy*py, fy the same way. */
+    double fx0, fx_dx, fx_dy, fy0, fy_dx, fy_dy;
+    int64_t dx, dy;     /* fx_dx, fy_dx in 1/65536 texel */
+    int x0, x1, y0, y1; /* the pixels it may cover, within the region */
+};
+
 struct raster {
-    uint32_t *samples; /* premultiplied RGBA8 packed little-endian, ns per pixel */
+    uint32_t *samples; /* the band's rows from y0: premultiplied RGBA8 packed little-endian, ns
+                        * per pixel, w pixels a row */
+    int band_rows;     /* the rows samples holds */
     uint32_t w, h, ns;
-    int x0, y0, x1, y1;  /* the region that can be drawn (inclusive-exclusive) */
+    int x0, x1;               /* the columns that can be drawn (inclusive-exclusive) */
+    int region_y0, region_y1; /* the rows that can be drawn */
+    int y0, y1;               /* the rows of the band being drawn, within the region */
     int32_t *spans;      /* per row of the region, [lo, hi): the pixels whose samples are live */
     uint32_t background; /* premultiplied, packed */
     const uint8_t *tex;  /* premultiplied RGBA8 atlas */
@@ -38,25 +58,49 @@ void raster_use_simd(bool on);
  * SKELD_SIMD=sse2 is in the environment): the same bytes again. For tests and benchmarks. */
 void raster_use_avx2(bool on);
 
-/* Starts a picture: samples sized w*h*ns, spans 2*h; only pixels in [x0,x1) x [y0,y1) can
- * be drawn. Triangles then come front to back (nearest first): each goes under what is
- * there. */
-void raster_begin(struct raster *r, uint32_t *samples, int32_t *spans, uint32_t w, uint32_t h,
-                  uint32_t ns, const uint8_t background[4], int x0, int y0, int x1, int y1);
+/* Starts a picture of w x h pixels, ns samples each, drawn in bands of band_rows rows:
+ * samples sized band_rows*w*ns, spans 2*h; only pixels in [x0,x1) x [y0,y1) can be drawn.
+ * For each band (raster_band), triangles then come front to back (nearest first), each going
+ * under what is there, and raster_resolve writes the band's rows; raster_resolve_outside
+ * writes the rows no band covers. A band's samples stay in the CPU's cache while every
+ * triangle that reaches it is drawn, and the picture needs one band of them, not all. */
+void raster_begin(struct raster *r, uint32_t *samples, uint32_t band_rows, int32_t *spans,
+                  uint32_t w, uint32_t h, uint32_t ns, const uint8_t background[4], int x0, int y0,
+                  int x1, int y1);
+
+/* Starts the band of rows [y, y + band_rows), within the region (r->region_y0 to
+ * r->region_y1): the next triangles draw only these rows. */
+void raster_band(struct raster *r, int y);
 
 /* Selects the atlas (with its empty-block bitmap, may be NULL) and the premultiplied tint
  * multiplier for the next triangles. */
 void raster_set_texture(struct raster *r, const uint8_t *rgba, uint32_t w, uint32_t h,
                         const uint8_t *clear, uint32_t clear_stride, const float tint[4]);
 
+/* Sets up triangle a b c for the texture selected (raster_set_texture), the one it is to be
+ * drawn with: its edges, its texture stepping and the pixels of the region it may cover.
+ * False when it covers none (degenerate, off the region, not finite). Setting a triangle up
+ * once and drawing it in every band it reaches saves doing that work band by band. */
+bool raster_setup(const struct raster *r, struct raster_tri *t, const struct raster_vertex *a,
+                  const struct raster_vertex *b, const struct raster_vertex *c);
+
+/* Draws t's rows of the current band, with the texture and tint selected (those it was set up
+ * with). */
+void raster_draw(struct raster *r, const struct raster_tri *t);
+
+/* raster_setup and raster_draw at once. */
 void raster_triangle(struct raster *r, const struct raster_vertex *a, const struct raster_vertex *b,
                      const struct raster_vertex *c);
 
-/* Averages each pixel's samples over the background into out (RGBA8, row y at out + y * pitch,
- * pitch >= w * 4; the bytes between rows are left alone), premultiplied or, if straight,
- * unpremultiplied. Leaves every row's span (all h of them) saying which pixels [lo, hi) may
- * differ from the background (lo = hi = 0: none). */
+/* Averages each pixel's samples of the band's rows over the background into out (RGBA8, row y
+ * at out + y * pitch, pitch >= w * 4; the bytes between rows are left alone), premultiplied
+ * or, if straight, unpremultiplied. Leaves each of these rows' span saying which pixels
+ * [lo, hi) may differ from the background (lo = hi = 0: none). */
 void raster_resolve(const struct raster *r, uint8_t *out, size_t pitch, bool straight);
+
+/* The rows outside the region, as raster_resolve would write them: all background, their
+ * spans empty. With the bands, every one of the h rows is then written. */
+void raster_resolve_outside(const struct raster *r, uint8_t *out, size_t pitch, bool straight);
 
 /* Premultiplied packed RGBA -> straight (alpha 0 becomes all zero). */
 uint32_t raster_unpremultiply(uint32_t px);

@@ -6,6 +6,7 @@
 #include "render.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,6 +35,9 @@ void image_close(struct image *img)
     free(img->order);
     free(img->keys);
     free(img->skip);
+    free(img->rows);
+    free(img->tri_at);
+    free(img->tris);
     image_init(img);
 }
 
@@ -284,10 +288,27 @@ int image_reserve_bones(struct image *img, uint32_t bone_count)
     uint8_t *skip = realloc(img->skip, n);
     if (skip)
         img->skip = skip;
-    if (!order || !keys || !skip)
+    int32_t *rows = realloc(img->rows, 2 * n * sizeof *rows);
+    if (rows)
+        img->rows = rows;
+    uint32_t *tri_at = realloc(img->tri_at, (n + 1) * sizeof *tri_at);
+    if (tri_at)
+        img->tri_at = tri_at;
+    if (!order || !keys || !skip || !rows || !tri_at)
         return ENG_ENOMEM;
     img->bone_cap = n;
     return 0;
+}
+
+/* The rows drawn at a time: opts.band_rows, else what makes RENDER_BAND_BYTES of samples, at
+ * least 8 rows (a narrower band would set up most triangles again and again); never more
+ * than the picture. */
+static uint32_t band_rows(const struct render_opts *o)
+{
+    size_t row = (size_t)o->width * o->samples * 4, rows = o->band_rows;
+    if (!rows)
+        rows = RENDER_BAND_BYTES / row > 8 ? RENDER_BAND_BYTES / row : 8;
+    return rows < o->height ? (uint32_t)rows : o->height;
 }
 
 static int prepare(struct image *img, const struct armature *arm, const struct render_opts *o)
@@ -298,10 +319,10 @@ static int prepare(struct image *img, const struct armature *arm, const struct r
     for (uint32_t i = 0; i < o->style_count; i++)
         if (o->styles[i] < 0 || (uint32_t)o->styles[i] >= arm->style_count)
             return ENG_EINVAL;
-    size_t px = (size_t)o->width * o->height, pitch = (size_t)o->width * 4 + o->png_rows;
+    size_t band = (size_t)o->width * band_rows(o), pitch = (size_t)o->width * 4 + o->png_rows;
     int rc;
     if ((rc = reserve((void **)&img->rgba_mem, &img->rgba_cap, pitch * o->height)) ||
-        (rc = reserve((void **)&img->samples, &img->sample_cap, px * o->samples * 4)) ||
+        (rc = reserve((void **)&img->samples, &img->sample_cap, band * o->samples * 4)) ||
         (rc = reserve((void **)&img->spans, &img->span_cap,
                       (size_t)o->height * 2 * sizeof(int32_t))) ||
         (rc = image_reserve_bones(img, arm->bone_count))) {
@@ -347,13 +368,15 @@ void render_atlas_rect(const struct armature *arm, const struct arm_texture *t,
     r->dv = t->size.y / at->height;
 }
 
-static void draw_quad(struct raster *r, const struct armature *arm, const struct render_opts *opts,
-                      uint32_t b, const struct bone_out *o, const struct arm_texture *t)
+/* Sets up bone b's quad (two triangles) into t; returns how many cover anything. */
+static uint32_t setup_quad(const struct raster *r, const struct armature *arm,
+                           const struct render_opts *opts, uint32_t b, const struct bone_out *o,
+                           const struct arm_texture *tex, struct raster_tri *t)
 {
     struct vec2 c[4];
     struct atlas_rect a;
-    render_quad_corners(&arm->bones[b], o, t, c);
-    render_atlas_rect(arm, t, &a);
+    render_quad_corners(&arm->bones[b], o, tex, c);
+    render_atlas_rect(arm, tex, &a);
     struct raster_vertex v[4];
     const double u[4] = {a.u0, a.u1, a.u1, a.u0}, w[4] = {a.v0, a.v0, a.v1, a.v1};
     for (int i = 0; i < 4; i++) {
@@ -361,19 +384,22 @@ static void draw_quad(struct raster *r, const struct armature *arm, const struct
         v[i] = (struct raster_vertex){px.x, px.y, u[i], w[i]};
     }
     const uint32_t *q = render_quad_indices;
-    raster_triangle(r, &v[q[0]], &v[q[1]], &v[q[2]]);
-    raster_triangle(r, &v[q[3]], &v[q[4]], &v[q[5]]);
+    uint32_t n = raster_setup(r, &t[0], &v[q[0]], &v[q[1]], &v[q[2]]);
+    return n + raster_setup(r, &t[n], &v[q[3]], &v[q[4]], &v[q[5]]);
 }
 
-static void draw_mesh(struct raster *r, const struct armature *arm, const struct pose *p,
-                      const struct render_opts *opts, uint32_t b, const struct arm_texture *t)
+/* Sets up bone b's mesh triangles into t; returns how many cover anything. */
+static uint32_t setup_mesh(const struct raster *r, const struct armature *arm, const struct pose *p,
+                           const struct render_opts *opts, uint32_t b,
+                           const struct arm_texture *tex, struct raster_tri *t)
 {
     const struct arm_bone *bone = &arm->bones[b];
     struct atlas_rect a;
-    render_atlas_rect(arm, t, &a);
+    render_atlas_rect(arm, tex, &a);
     double l = a.u0, tp = a.v0, uw = a.du, vh = a.dv;
-    struct vec2 off = render_pivot_offset(bone, &p->out[b], t);
+    struct vec2 off = render_pivot_offset(bone, &p->out[b], tex);
     const uint32_t *ix = arm->indices + bone->index_off;
+    uint32_t n = 0;
     for (uint32_t i = 0; i + 2 < bone->index_len; i += 3) {
         struct raster_vertex v[3];
         for (int k = 0; k < 3; k++) {
@@ -383,7 +409,82 @@ static void draw_mesh(struct raster *r, const struct armature *arm, const struct
             v[k] = (struct raster_vertex){px.x, px.y, l + uw * arm->vert_uv[vi].x,
                                           tp + vh * arm->vert_uv[vi].y};
         }
-        raster_triangle(r, &v[0], &v[1], &v[2]);
+        n += raster_setup(r, &t[n], &v[0], &v[1], &v[2]);
+    }
+    return n;
+}
+
+/* The atlas bone b draws from, with its pixels, else NULL (loaded without them). */
+static const struct arm_atlas *bone_atlas(const struct armature *arm, const struct pose *p,
+                                          const struct render_opts *opts, uint32_t b,
+                                          const struct arm_texture **tex)
+{
+    *tex = &arm->textures[render_bone_texture(arm, opts, p->out[b].tex)];
+    const struct arm_atlas *at = &arm->atlases[(*tex)->atlas];
+    return at->rgba ? at : NULL;
+}
+
+/* Selects bone b's atlas and tint for the triangles that follow; false if it has no pixels. */
+static bool select_bone(struct raster *r, const struct armature *arm, const struct pose *p,
+                        const struct render_opts *opts, uint32_t b, const struct arm_texture **tex)
+{
+    const struct arm_atlas *at = bone_atlas(arm, p, opts, b, tex);
+    if (!at)
+        return false;
+    float tint[4];
+    tint_of(&p->out[b], tint);
+    raster_set_texture(r, at->rgba, at->width, at->height, at->clear, at->clear_stride, tint);
+    return true;
+}
+
+/* Room in img for every triangle the n drawn bones have: 0 or ENG_ENOMEM. */
+static int reserve_triangles(struct image *img, const struct armature *arm, uint32_t n)
+{
+    size_t count = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct arm_bone *bone = &arm->bones[img->order[i]];
+        count += bone->vert_len ? bone->index_len / 3 : 2;
+    }
+    return reserve((void **)&img->tris, &img->tri_cap, (count ? count : 1) * sizeof *img->tris);
+}
+
+/* Sets up the n drawn bones' triangles once for the whole picture: bone i's are
+ * img->tris[tri_at[i] .. tri_at[i + 1]), and the rows they may cover img->rows[2i .. 2i+1]. */
+static void setup_triangles(struct raster *r, const struct armature *arm, const struct pose *p,
+                            const struct render_opts *opts, struct image *img, uint32_t n)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t b = img->order[i];
+        const struct arm_texture *tex;
+        img->tri_at[i] = k;
+        if (select_bone(r, arm, p, opts, b, &tex))
+            k += arm->bones[b].vert_len
+                     ? setup_mesh(r, arm, p, opts, b, tex, img->tris + k)
+                     : setup_quad(r, arm, opts, b, &p->out[b], tex, img->tris + k);
+        int32_t lo = INT32_MAX, hi = INT32_MIN;
+        for (uint32_t t = img->tri_at[i]; t < k; t++) {
+            lo = img->tris[t].y0 < lo ? img->tris[t].y0 : lo;
+            hi = img->tris[t].y1 > hi ? img->tris[t].y1 : hi;
+        }
+        img->rows[2 * i] = lo;
+        img->rows[2 * i + 1] = hi;
+    }
+    img->tri_at[n] = k;
+}
+
+/* Draws the rows of the current band: bone by bone, front to back (see raster.h), those of
+ * their triangles that reach it. */
+static void draw_band(struct raster *r, const struct armature *arm, const struct pose *p,
+                      const struct render_opts *opts, const struct image *img, uint32_t n)
+{
+    for (uint32_t i = n; i-- > 0;) {
+        const struct arm_texture *tex;
+        if (img->rows[2 * i] >= r->y1 || img->rows[2 * i + 1] <= r->y0 ||
+            !select_bone(r, arm, p, opts, img->order[i], &tex))
+            continue;
+        for (uint32_t t = img->tri_at[i]; t < img->tri_at[i + 1]; t++)
+            raster_draw(r, &img->tris[t]);
     }
 }
 
@@ -407,6 +508,8 @@ int render(const struct armature *arm, const struct pose *p, const struct render
     if (rc)
         return rc;
     uint32_t n = render_draw_order(arm, p, opts, img->order, img->keys, img->skip);
+    if ((rc = reserve_triangles(img, arm, n)))
+        return rc;
     /* Only the region the drawn bones touch is cleared and resolved sample by sample. */
     struct bounds bd = {0, 0, 0, 0, true};
     for (uint32_t i = 0; i < n; i++)
@@ -420,24 +523,16 @@ int render(const struct armature *arm, const struct pose *p, const struct render
         clip_span(lo.y, hi.y, opts->height, &y0, &y1);
     }
     struct raster r;
-    raster_begin(&r, img->samples, img->spans, opts->width, opts->height, opts->samples,
+    uint32_t rows = band_rows(opts);
+    raster_begin(&r, img->samples, rows, img->spans, opts->width, opts->height, opts->samples,
                  opts->background, x0, y0, x1, y1);
-    for (uint32_t i = n; i-- > 0;) { /* front to back: see raster.h */
-        uint32_t b = img->order[i];
-        const struct bone_out *o = &p->out[b];
-        const struct arm_texture *t = &arm->textures[render_bone_texture(arm, opts, o->tex)];
-        const struct arm_atlas *at = &arm->atlases[t->atlas];
-        if (!at->rgba)
-            continue; /* loaded without pixels */
-        float tint[4];
-        tint_of(o, tint);
-        raster_set_texture(&r, at->rgba, at->width, at->height, at->clear, at->clear_stride, tint);
-        if (arm->bones[b].vert_len)
-            draw_mesh(&r, arm, p, opts, b, t);
-        else
-            draw_quad(&r, arm, opts, b, o, t);
+    setup_triangles(&r, arm, p, opts, img, n);
+    for (int y = r.region_y0; y < r.region_y1; y += (int)rows) {
+        raster_band(&r, y);
+        draw_band(&r, arm, p, opts, img, n);
+        raster_resolve(&r, img->rgba, img->pitch, opts->straight_alpha);
     }
-    raster_resolve(&r, img->rgba, img->pitch, opts->straight_alpha);
+    raster_resolve_outside(&r, img->rgba, img->pitch, opts->straight_alpha);
     /* Resolving set every row's span, and outside them is the background: all zero bytes
      * when it is transparent, premultiplied or not. */
     img->live = r.background == 0 ? img->spans : NULL;

@@ -10,6 +10,8 @@
 
 #include "pose.h"
 
+struct raster_tri;
+
 #define RENDER_MAX_STYLES 64
 #define RENDER_MAX_SIDE 16384
 
@@ -27,7 +29,13 @@ struct render_opts {
      * image.pitch = width * 4 + 1, so that png_encode (png_opts.scanlines) deflates the rows
      * where they are instead of copying 1 MiB a 512x512 frame first. */
     bool png_rows;
+    /* The rows drawn at a time (0: as many as make RENDER_BAND_BYTES of samples, at least 8).
+     * The picture is the same whatever the value; for tests and benchmarks. */
+    uint32_t band_rows;
 };
+
+/* A band's samples: about L2-sized, so that they stay in cache while its triangles draw. */
+#define RENDER_BAND_BYTES (256u << 10)
 
 /* An RGBA8 picture plus the renderer's reusable scratch. Pixels are premultiplied after
  * render() unless opts.straight_alpha; image_unpremultiply() turns them straight. */
@@ -37,16 +45,19 @@ struct image {
     size_t pitch; /* bytes from a row to the next: width * 4, or width * 4 + 1 with png_rows */
     /* scratch, owned */
     uint8_t *rgba_mem; /* rgba is here, or one byte in with png_rows */
-    uint32_t *samples; /* per-sample premultiplied colour, width*height*samples */
+    uint32_t *samples; /* per-sample premultiplied colour of a band of rows (render_opts) */
     int32_t *spans;    /* per row, the pixels drawn so far: 2*height */
     /* After render(): spans if every pixel outside them is transparent black (the
      * background is), else NULL; for png_opts.live. */
     const int32_t *live;
     size_t sample_cap, rgba_cap, span_cap;
-    uint32_t *order; /* bone draw order */
-    uint64_t *keys;  /* sort keys for it */
-    uint8_t *skip;   /* hidden or under a hidden bone */
-    size_t bone_cap;
+    uint32_t *order;         /* bone draw order */
+    uint64_t *keys;          /* sort keys for it */
+    uint8_t *skip;           /* hidden or under a hidden bone */
+    int32_t *rows;           /* per drawn bone, the pixel rows [lo, hi) its triangles may cover */
+    uint32_t *tri_at;        /* per drawn bone, its first triangle in tris; one more at the end */
+    struct raster_tri *tris; /* the drawn bones' triangles, set up once a picture */
+    size_t bone_cap, tri_cap;
 };
 
 /* Whether img's rows are PNG scanlines (render_opts.png_rows): png_opts.scanlines for it. */
@@ -74,7 +85,8 @@ int render(const struct armature *arm, const struct pose *p, const struct render
 /* Premultiplied -> straight alpha in place (a = 0 pixels become 0,0,0,0). */
 void image_unpremultiply(struct image *img);
 
-/* Sizes img's per-bone scratch (order, keys, skip) for render_draw_order: 0 or ENG_ENOMEM. */
+/* Sizes img's per-bone scratch (order, keys, skip, rows, tri_at) for render_draw_order: 0 or
+ * ENG_ENOMEM. */
 int image_reserve_bones(struct image *img, uint32_t bone_count);
 
 /* The draw order render() uses: visible textured bones, zindex ascending; within a zindex the

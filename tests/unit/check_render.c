@@ -1214,7 +1214,9 @@ START_TEST(trim_frees_only_past_the_limit)
     uint8_t *first = malloc(n);
     ck_assert_ptr_nonnull(first);
     memcpy(first, img.rgba, n);
-    ck_assert_uint_ge(held, n * 5); /* the picture and its 4 samples */
+    /* the picture and a band of its 4 samples, 8 rows at least */
+    ck_assert_uint_ge(img.sample_cap, (size_t)160 * 8 * 4 * 4);
+    ck_assert_uint_ge(held, n + img.sample_cap);
     const uint8_t *mem = img.rgba_mem;
     image_trim(&img, held);
     ck_assert_ptr_eq(img.rgba_mem, mem);
@@ -1238,87 +1240,152 @@ START_TEST(trim_frees_only_past_the_limit)
 }
 END_TEST
 
-/* The SIMD paths (SSE2 on x86-64, and AVX2 where the CPU has it) and the portable ones must
- * make the same bytes: every frame of the project's own samples and of the conformance
- * armature (when ../shared is there), with 4 samples and 1, tinted and not, at the fitted
- * camera and a magnified one; SIMD with AVX2 (if there) and with SSE2 alone, each against the
- * portable picture. */
-static void render_both_ways(const struct armature *arm, const char *what)
+/* Pictures of arm made two ways must be the same bytes: every frame of the project's own
+ * samples and of the conformance armature (when ../shared is there), with 4 samples and 1,
+ * tinted and not, at the fitted camera and a magnified one. Each comparison below renders a
+ * picture the usual way into a, and the other way into b. */
+typedef void (*other_way)(const struct armature *arm, const struct pose *p,
+                          const struct render_opts *o, struct image *a, struct image *b,
+                          const char *what);
+
+/* The frame of variant (0-3) of anim: its options in o (fitted to the animation) and its pose
+ * in p. */
+static void variant_frame(const struct armature *arm, struct pose *p, uint32_t anim, int variant,
+                          struct render_opts *o)
+{
+    render_opts_default(o);
+    o->width = 192;
+    o->height = 160;
+    o->samples = variant & 1 ? 1 : 4;
+    o->background[3] = variant == 2 ? 120 : 0;
+    o->straight_alpha = variant != 3;
+    struct eval_request r;
+    eval_request_init(&r);
+    if (arm->anim_count) {
+        r.count = 1;
+        r.anims[0] = (int)anim;
+        r.frames[0] = (arm->anims[anim].last_frame * (uint32_t)variant) / 3;
+    }
+    struct bounds bd = {0, 0, 0, 0, true};
+    render_anim_bounds(arm, p, &r, o, &bd);
+    render_fit(&bd, variant == 1 ? 2.5 : 0.9, o); /* 2.5: magnified, cut at the edges */
+    pose_reset(p);
+    eval_run(p, &r, NULL);
+}
+
+/* a and b hold the same picture; says where not. */
+static void same_bytes(const struct image *a, const struct image *b, const char *what)
+{
+    size_t n = (size_t)a->width * a->height * 4, bad = n;
+    ck_assert_uint_eq(b->width, a->width);
+    ck_assert_uint_eq(b->height, a->height);
+    for (size_t i = 0; i < n && bad == n; i++)
+        if (a->rgba[i] != b->rgba[i])
+            bad = i;
+    ck_assert_msg(bad == n, "%s: byte %zu is %u one way, %u the other", what, bad,
+                  bad < n ? a->rgba[bad] : 0, bad < n ? b->rgba[bad] : 0);
+}
+
+static void each_frame(const struct armature *arm, const char *name, other_way compare)
 {
     struct pose *p = pose_new(arm);
     ck_assert_ptr_nonnull(p);
     struct image a, b;
     image_init(&a);
     image_init(&b);
-    for (int avx2 = 0; avx2 < 2; avx2++)
-        for (uint32_t anim = 0; anim < (arm->anim_count ? arm->anim_count : 1); anim++)
-            for (int variant = 0; variant < 4; variant++) {
-                struct render_opts o;
-                render_opts_default(&o);
-                o.width = 192;
-                o.height = 160;
-                o.samples = variant & 1 ? 1 : 4;
-                o.background[3] = variant == 2 ? 120 : 0;
-                o.straight_alpha = variant != 3;
-                struct eval_request r;
-                eval_request_init(&r);
-                if (arm->anim_count) {
-                    r.count = 1;
-                    r.anims[0] = (int)anim;
-                    r.frames[0] = (arm->anims[anim].last_frame * (uint32_t)variant) / 3;
-                }
-                struct bounds bd = {0, 0, 0, 0, true};
-                render_anim_bounds(arm, p, &r, &o, &bd);
-                render_fit(&bd, variant == 1 ? 2.5 : 0.9,
-                           &o); /* 2.5: magnified, cut at the edges */
-                pose_reset(p);
-                eval_run(p, &r, NULL);
-                raster_use_simd(true);
-                raster_use_avx2(avx2);
-                render_ok(arm, p, &o, &a);
-                raster_use_simd(false);
-                render_ok(arm, p, &o, &b);
-                raster_use_simd(true);
-                raster_use_avx2(true);
-                size_t n = (size_t)o.width * o.height * 4, bad = n;
-                for (size_t i = 0; i < n && bad == n; i++)
-                    if (a.rgba[i] != b.rgba[i])
-                        bad = i;
-                ck_assert_msg(bad == n,
-                              "%s anim %u variant %d: byte %zu is %u with SIMD%s, %u without", what,
-                              anim, variant, bad, bad < n ? a.rgba[bad] : 0,
-                              avx2 ? "" : " (SSE2 alone)", bad < n ? b.rgba[bad] : 0);
-            }
+    char what[160];
+    for (uint32_t anim = 0; anim < (arm->anim_count ? arm->anim_count : 1); anim++)
+        for (int variant = 0; variant < 4; variant++) {
+            struct render_opts o;
+            variant_frame(arm, p, anim, variant, &o);
+            snprintf(what, sizeof what, "%s anim %u variant %d", name, anim, variant);
+            compare(arm, p, &o, &a, &b, what);
+        }
     image_close(&a);
     image_close(&b);
     pose_free(p);
 }
 
-START_TEST(simd_and_portable_paths_agree)
+/* each_frame over the project's samples, the busy armature and skellington where it is. */
+static void all_armatures(other_way compare)
 {
     static const char *const own[] = {"robot.skf", "critter.skf", "robot-0.7.skf", "lamp-0.7.skf"};
     const char *samples = th_samples_dir();
     ck_assert_msg(samples != NULL, "SKELD_SAMPLES is not a directory (build the samples)");
     for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
         struct armature *arm = th_load_path(samples, own[i]);
-        render_both_ways(arm, own[i]);
+        each_frame(arm, own[i], compare);
         armature_free(arm);
     }
     struct armature *busy_arm = busy(); /* tints, meshes and half-transparent layers */
-    render_both_ways(busy_arm, "busy");
+    each_frame(busy_arm, "busy", compare);
     armature_free(busy_arm);
     const char *shared = th_shared_dir();
     char dir[2048], file[2100];
     snprintf(dir, sizeof dir, "%s/conformance", shared ? shared : ".");
     snprintf(file, sizeof file, "%s/skellington.skf", dir);
     if (!shared || access(file, R_OK) != 0) {
-        fprintf(stderr, "SKIP SIMD vs portable on skellington: $SKELD_SHARED/conformance is "
-                        "absent\n");
+        fprintf(stderr, "SKIP skellington's frames: $SKELD_SHARED/conformance is absent\n");
         return;
     }
     struct armature *skel = th_load_path(dir, "skellington.skf");
-    render_both_ways(skel, "skellington.skf");
+    each_frame(skel, "skellington.skf", compare);
     armature_free(skel);
+}
+
+/* The SIMD paths (SSE2 on x86-64, and AVX2 where the CPU has it) against the portable ones:
+ * SIMD with AVX2 (if there) and with SSE2 alone, each against the portable picture. */
+static void simd_then_portable(const struct armature *arm, const struct pose *p,
+                               const struct render_opts *o, struct image *a, struct image *b,
+                               const char *what)
+{
+    char way[200];
+    for (int avx2 = 0; avx2 < 2; avx2++) {
+        raster_use_simd(true);
+        raster_use_avx2(avx2);
+        render_ok(arm, p, o, a);
+        raster_use_simd(false);
+        render_ok(arm, p, o, b);
+        raster_use_simd(true);
+        raster_use_avx2(true);
+        snprintf(way, sizeof way, "%s, SIMD%s against portable", what, avx2 ? "" : " (SSE2 alone)");
+        same_bytes(a, b, way);
+    }
+}
+
+START_TEST(simd_and_portable_paths_agree)
+{
+    all_armatures(simd_then_portable);
+}
+END_TEST
+
+/* Drawing in bands of 1, 5 and 13 rows and in one band of the whole height, against the bands
+ * render() picks: the same bytes, and the same live spans (what the PNG encoder skips). */
+static void bands_then_others(const struct armature *arm, const struct pose *p,
+                              const struct render_opts *o, struct image *a, struct image *b,
+                              const char *what)
+{
+    static const uint32_t rows[] = {1, 5, 13, 0 /* the height */};
+    char way[200];
+    render_ok(arm, p, o, a);
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        struct render_opts banded = *o;
+        banded.band_rows = rows[k] ? rows[k] : o->height;
+        render_ok(arm, p, &banded, b);
+        snprintf(way, sizeof way, "%s, bands of %u rows", what, banded.band_rows);
+        same_bytes(a, b, way);
+        ck_assert_msg((a->live == NULL) == (b->live == NULL), "%s: live spans", way);
+        for (uint32_t y = 0; a->live && y < o->height; y++)
+            ck_assert_msg(a->live[2 * y] == b->live[2 * y] &&
+                              a->live[2 * y + 1] == b->live[2 * y + 1],
+                          "%s: row %u's live span [%d, %d), not [%d, %d)", way, y, b->live[2 * y],
+                          b->live[2 * y + 1], a->live[2 * y], a->live[2 * y + 1]);
+    }
+}
+
+START_TEST(bands_draw_the_same_picture)
+{
+    all_armatures(bands_then_others);
 }
 END_TEST
 
@@ -2942,6 +3009,7 @@ static Suite *render_suite(void)
     tcase_add_test(tc, png_rows_same_picture_same_png);
     tcase_add_test(tc, png_default_encoder_blocks);
     tcase_add_test(tc, simd_and_portable_paths_agree);
+    tcase_add_test(tc, bands_draw_the_same_picture);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("styles");
