@@ -153,8 +153,12 @@ static void bench_bands(const struct armature *arm, const struct pose *p,
     struct image a, b;
     image_init(&a);
     image_init(&b);
-    render(arm, p, opts, &a); /* sizes the scratch */
-    render(arm, p, &whole, &b);
+    if (render(arm, p, opts, &a) || render(arm, p, &whole, &b)) { /* sizes the scratch */
+        fprintf(stderr, "bench-render: render failed\n");
+        image_close(&a);
+        image_close(&b);
+        return;
+    }
     double ta[BAND_BATCHES], tb[BAND_BATCHES];
     for (int k = 0; k < BAND_BATCHES; k++) {
         double t0 = bench_now_us();

@@ -797,6 +797,12 @@ void raster_draw(struct raster *r, const struct raster_tri *tri)
 void raster_triangle(struct raster *r, const struct raster_vertex *a, const struct raster_vertex *b,
                      const struct raster_vertex *c)
 {
+    /* A triangle that covers no sample of the band's rows costs no setup. The samples of row
+     * y lie strictly between y and y + 1 (at least 1/8 in), and snapping moves a vertex by at
+     * most 1/512: a triangle wholly above y0 or below y1 covers none of them. */
+    double ylo = fmin(fmin(a->y, b->y), c->y), yhi = fmax(fmax(a->y, b->y), c->y);
+    if (!(yhi >= r->y0 && ylo <= r->y1))
+        return;
     struct raster_tri t;
     if (raster_setup(r, &t, a, b, c))
         raster_draw(r, &t);

@@ -35,7 +35,7 @@ struct raster {
     int x0, x1;               /* the columns that can be drawn (inclusive-exclusive) */
     int region_y0, region_y1; /* the rows that can be drawn */
     int y0, y1;               /* the rows of the band being drawn, within the region */
-    int32_t *spans;      /* per row of the region, [lo, hi): the pixels whose samples are live */
+    int32_t *spans; /* per row of the picture (2*h), [lo, hi): the pixels whose samples are live */
     uint32_t background; /* premultiplied, packed */
     const uint8_t *tex;  /* premultiplied RGBA8 atlas */
     uint32_t tw, th;
@@ -69,7 +69,7 @@ void raster_begin(struct raster *r, uint32_t *samples, uint32_t band_rows, int32
                   int x1, int y1);
 
 /* Starts the band of rows [y, y + band_rows), within the region (r->region_y0 to
- * r->region_y1): the next triangles draw only these rows. */
+ * r->region_y1): their spans are emptied, and the next triangles draw only these rows. */
 void raster_band(struct raster *r, int y);
 
 /* Selects the atlas (with its empty-block bitmap, may be NULL) and the premultiplied tint
@@ -88,7 +88,8 @@ bool raster_setup(const struct raster *r, struct raster_tri *t, const struct ras
  * with). */
 void raster_draw(struct raster *r, const struct raster_tri *t);
 
-/* raster_setup and raster_draw at once. */
+/* raster_setup and raster_draw at once, for a triangle drawn in one band only (a triangle
+ * that misses the band's rows is not set up). */
 void raster_triangle(struct raster *r, const struct raster_vertex *a, const struct raster_vertex *b,
                      const struct raster_vertex *c);
 

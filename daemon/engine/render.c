@@ -300,15 +300,16 @@ int image_reserve_bones(struct image *img, uint32_t bone_count)
     return 0;
 }
 
-/* The rows drawn at a time: opts.band_rows, else what makes RENDER_BAND_BYTES of samples, at
- * least 8 rows (a narrower band would set up most triangles again and again); never more
- * than the picture. */
-static uint32_t band_rows(const struct render_opts *o)
+/* The rows drawn at a time: opts.band_rows, else, for triangles set up once (stored), what
+ * makes RENDER_BAND_BYTES of samples, at least 8 rows (a narrower band would walk most
+ * triangles' edges again and again), and for triangles set up as they are drawn, the whole
+ * picture (each band would set every one of them up again); never more than the picture. */
+static uint32_t band_rows(const struct render_opts *o, bool stored)
 {
     size_t row = (size_t)o->width * o->samples * 4, rows = o->band_rows;
-    if (!rows)
+    if (!rows && stored)
         rows = RENDER_BAND_BYTES / row > 8 ? RENDER_BAND_BYTES / row : 8;
-    return rows < o->height ? (uint32_t)rows : o->height;
+    return rows && rows < o->height ? (uint32_t)rows : o->height;
 }
 
 static int prepare(struct image *img, const struct armature *arm, const struct render_opts *o)
@@ -319,10 +320,9 @@ static int prepare(struct image *img, const struct armature *arm, const struct r
     for (uint32_t i = 0; i < o->style_count; i++)
         if (o->styles[i] < 0 || (uint32_t)o->styles[i] >= arm->style_count)
             return ENG_EINVAL;
-    size_t band = (size_t)o->width * band_rows(o), pitch = (size_t)o->width * 4 + o->png_rows;
+    size_t pitch = (size_t)o->width * 4 + o->png_rows;
     int rc;
     if ((rc = reserve((void **)&img->rgba_mem, &img->rgba_cap, pitch * o->height)) ||
-        (rc = reserve((void **)&img->samples, &img->sample_cap, band * o->samples * 4)) ||
         (rc = reserve((void **)&img->spans, &img->span_cap,
                       (size_t)o->height * 2 * sizeof(int32_t))) ||
         (rc = image_reserve_bones(img, arm->bone_count))) {
@@ -368,100 +368,104 @@ void render_atlas_rect(const struct armature *arm, const struct arm_texture *t,
     r->dv = t->size.y / at->height;
 }
 
-/* Sets up bone b's quad (two triangles) into t; returns how many cover anything. */
-static uint32_t setup_quad(const struct raster *r, const struct armature *arm,
-                           const struct render_opts *opts, uint32_t b, const struct bone_out *o,
-                           const struct arm_texture *tex, struct raster_tri *t)
-{
-    struct vec2 c[4];
+/* What a bone's triangles are made from, found once per bone. */
+struct bone_geom {
+    const struct arm_bone *bone;
     struct atlas_rect a;
-    render_quad_corners(&arm->bones[b], o, tex, c);
-    render_atlas_rect(arm, tex, &a);
-    struct raster_vertex v[4];
-    const double u[4] = {a.u0, a.u1, a.u1, a.u0}, w[4] = {a.v0, a.v0, a.v1, a.v1};
+    struct vec2 off;              /* a mesh's pivot offset */
+    struct raster_vertex quad[4]; /* a quad's corners */
+    uint32_t count;               /* triangles */
+};
+
+static void bone_geom(const struct armature *arm, const struct pose *p,
+                      const struct render_opts *opts, uint32_t b, const struct arm_texture *tex,
+                      struct bone_geom *g)
+{
+    g->bone = &arm->bones[b];
+    render_atlas_rect(arm, tex, &g->a);
+    if (g->bone->vert_len) {
+        g->off = render_pivot_offset(g->bone, &p->out[b], tex);
+        g->count = g->bone->index_len / 3;
+        return;
+    }
+    struct vec2 c[4];
+    render_quad_corners(g->bone, &p->out[b], tex, c);
+    const double u[4] = {g->a.u0, g->a.u1, g->a.u1, g->a.u0},
+                 w[4] = {g->a.v0, g->a.v0, g->a.v1, g->a.v1};
     for (int i = 0; i < 4; i++) {
         struct vec2 px = to_pixel(opts, c[i]);
-        v[i] = (struct raster_vertex){px.x, px.y, u[i], w[i]};
+        g->quad[i] = (struct raster_vertex){px.x, px.y, u[i], w[i]};
     }
-    const uint32_t *q = render_quad_indices;
-    uint32_t n = raster_setup(r, &t[0], &v[q[0]], &v[q[1]], &v[q[2]]);
-    return n + raster_setup(r, &t[n], &v[q[3]], &v[q[4]], &v[q[5]]);
+    g->count = 2;
 }
 
-/* Sets up bone b's mesh triangles into t; returns how many cover anything. */
-static uint32_t setup_mesh(const struct raster *r, const struct armature *arm, const struct pose *p,
-                           const struct render_opts *opts, uint32_t b,
-                           const struct arm_texture *tex, struct raster_tri *t)
+/* The vertices of triangle k of the bone. */
+static void bone_triangle(const struct armature *arm, const struct pose *p,
+                          const struct render_opts *opts, const struct bone_geom *g, uint32_t k,
+                          struct raster_vertex v[3])
 {
-    const struct arm_bone *bone = &arm->bones[b];
-    struct atlas_rect a;
-    render_atlas_rect(arm, tex, &a);
-    double l = a.u0, tp = a.v0, uw = a.du, vh = a.dv;
-    struct vec2 off = render_pivot_offset(bone, &p->out[b], tex);
-    const uint32_t *ix = arm->indices + bone->index_off;
-    uint32_t n = 0;
-    for (uint32_t i = 0; i + 2 < bone->index_len; i += 3) {
-        struct raster_vertex v[3];
-        for (int k = 0; k < 3; k++) {
-            uint32_t vi = bone->vert_off + ix[i + k];
-            struct vec2 at = {p->verts[vi].x + off.x, p->verts[vi].y + off.y};
-            struct vec2 px = to_pixel(opts, at);
-            v[k] = (struct raster_vertex){px.x, px.y, l + uw * arm->vert_uv[vi].x,
-                                          tp + vh * arm->vert_uv[vi].y};
-        }
-        n += raster_setup(r, &t[n], &v[0], &v[1], &v[2]);
+    if (!g->bone->vert_len) {
+        const uint32_t *q = render_quad_indices + 3 * k;
+        for (int i = 0; i < 3; i++)
+            v[i] = g->quad[q[i]];
+        return;
     }
-    return n;
+    const uint32_t *ix = arm->indices + g->bone->index_off + 3 * (size_t)k;
+    for (int i = 0; i < 3; i++) {
+        uint32_t vi = g->bone->vert_off + ix[i];
+        struct vec2 px =
+            to_pixel(opts, (struct vec2){p->verts[vi].x + g->off.x, p->verts[vi].y + g->off.y});
+        v[i] = (struct raster_vertex){px.x, px.y, g->a.u0 + g->a.du * arm->vert_uv[vi].x,
+                                      g->a.v0 + g->a.dv * arm->vert_uv[vi].y};
+    }
 }
 
-/* The atlas bone b draws from, with its pixels, else NULL (loaded without them). */
-static const struct arm_atlas *bone_atlas(const struct armature *arm, const struct pose *p,
-                                          const struct render_opts *opts, uint32_t b,
-                                          const struct arm_texture **tex)
+/* Selects bone b's atlas and tint for the triangles that follow: its texture, or NULL if the
+ * atlas has no pixels (loaded without them). */
+static const struct arm_texture *select_bone(struct raster *r, const struct armature *arm,
+                                             const struct pose *p, const struct render_opts *opts,
+                                             uint32_t b)
 {
-    *tex = &arm->textures[render_bone_texture(arm, opts, p->out[b].tex)];
-    const struct arm_atlas *at = &arm->atlases[(*tex)->atlas];
-    return at->rgba ? at : NULL;
-}
-
-/* Selects bone b's atlas and tint for the triangles that follow; false if it has no pixels. */
-static bool select_bone(struct raster *r, const struct armature *arm, const struct pose *p,
-                        const struct render_opts *opts, uint32_t b, const struct arm_texture **tex)
-{
-    const struct arm_atlas *at = bone_atlas(arm, p, opts, b, tex);
-    if (!at)
-        return false;
+    const struct arm_texture *tex = &arm->textures[render_bone_texture(arm, opts, p->out[b].tex)];
+    const struct arm_atlas *at = &arm->atlases[tex->atlas];
+    if (!at->rgba)
+        return NULL;
     float tint[4];
     tint_of(&p->out[b], tint);
     raster_set_texture(r, at->rgba, at->width, at->height, at->clear, at->clear_stride, tint);
-    return true;
+    return tex;
 }
 
-/* Room in img for every triangle the n drawn bones have: 0 or ENG_ENOMEM. */
-static int reserve_triangles(struct image *img, const struct armature *arm, uint32_t n)
+/* The triangles the n drawn bones have. */
+static size_t triangle_count(const struct armature *arm, const struct image *img, uint32_t n)
 {
     size_t count = 0;
     for (uint32_t i = 0; i < n; i++) {
         const struct arm_bone *bone = &arm->bones[img->order[i]];
         count += bone->vert_len ? bone->index_len / 3 : 2;
     }
-    return reserve((void **)&img->tris, &img->tri_cap, (count ? count : 1) * sizeof *img->tris);
+    return count;
 }
 
 /* Sets up the n drawn bones' triangles once for the whole picture: bone i's are
- * img->tris[tri_at[i] .. tri_at[i + 1]), and the rows they may cover img->rows[2i .. 2i+1]. */
+ * img->tris[tri_at[i] .. tri_at[i + 1]), and img->rows[2i .. 2i+1] becomes the rows
+ * they may cover. */
 static void setup_triangles(struct raster *r, const struct armature *arm, const struct pose *p,
                             const struct render_opts *opts, struct image *img, uint32_t n)
 {
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t b = img->order[i];
-        const struct arm_texture *tex;
+        const struct arm_texture *tex = select_bone(r, arm, p, opts, b);
+        struct bone_geom g = {.count = 0};
+        if (tex)
+            bone_geom(arm, p, opts, b, tex, &g);
         img->tri_at[i] = k;
-        if (select_bone(r, arm, p, opts, b, &tex))
-            k += arm->bones[b].vert_len
-                     ? setup_mesh(r, arm, p, opts, b, tex, img->tris + k)
-                     : setup_quad(r, arm, opts, b, &p->out[b], tex, img->tris + k);
+        for (uint32_t t = 0; t < g.count; t++) {
+            struct raster_vertex v[3];
+            bone_triangle(arm, p, opts, &g, t, v);
+            k += raster_setup(r, &img->tris[k], &v[0], &v[1], &v[2]);
+        }
         int32_t lo = INT32_MAX, hi = INT32_MIN;
         for (uint32_t t = img->tri_at[i]; t < k; t++) {
             lo = img->tris[t].y0 < lo ? img->tris[t].y0 : lo;
@@ -474,17 +478,29 @@ static void setup_triangles(struct raster *r, const struct armature *arm, const 
 }
 
 /* Draws the rows of the current band: bone by bone, front to back (see raster.h), those of
- * their triangles that reach it. */
+ * their triangles that reach it, set up already (stored) or now. */
 static void draw_band(struct raster *r, const struct armature *arm, const struct pose *p,
-                      const struct render_opts *opts, const struct image *img, uint32_t n)
+                      const struct render_opts *opts, const struct image *img, uint32_t n,
+                      bool stored)
 {
     for (uint32_t i = n; i-- > 0;) {
+        uint32_t b = img->order[i];
         const struct arm_texture *tex;
         if (img->rows[2 * i] >= r->y1 || img->rows[2 * i + 1] <= r->y0 ||
-            !select_bone(r, arm, p, opts, img->order[i], &tex))
+            !(tex = select_bone(r, arm, p, opts, b)))
             continue;
-        for (uint32_t t = img->tri_at[i]; t < img->tri_at[i + 1]; t++)
-            raster_draw(r, &img->tris[t]);
+        if (stored) {
+            for (uint32_t t = img->tri_at[i]; t < img->tri_at[i + 1]; t++)
+                raster_draw(r, &img->tris[t]);
+            continue;
+        }
+        struct bone_geom g;
+        bone_geom(arm, p, opts, b, tex, &g);
+        for (uint32_t t = 0; t < g.count; t++) {
+            struct raster_vertex v[3];
+            bone_triangle(arm, p, opts, &g, t, v);
+            raster_triangle(r, &v[0], &v[1], &v[2]);
+        }
     }
 }
 
@@ -501,6 +517,30 @@ static void clip_span(double a, double b, uint32_t limit, int *lo, int *hi)
     *hi = (int)fmin(h, (double)limit);
 }
 
+/* The drawn bones' bounds (armature space) into bd, and each one's pixel rows [lo, hi) into
+ * img->rows (from the same points its triangles use, widened by clip_span's margin), so that
+ * a band visits only the bones that reach it. */
+static void drawn_bounds(const struct armature *arm, const struct pose *p,
+                         const struct render_opts *opts, struct image *img, uint32_t n,
+                         struct bounds *bd)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t b = img->order[i];
+        struct bounds own = {0, 0, 0, 0, true};
+        bone_bounds(arm, p, b, render_bone_texture(arm, opts, p->out[b].tex), &own);
+        int rows[2] = {0, 0};
+        if (!own.empty) {
+            bounds_add(bd, own.min_x, own.min_y);
+            bounds_add(bd, own.max_x, own.max_y);
+            struct vec2 lo = to_pixel(opts, (struct vec2){own.min_x, own.max_y});
+            struct vec2 hi = to_pixel(opts, (struct vec2){own.max_x, own.min_y});
+            clip_span(lo.y, hi.y, opts->height, &rows[0], &rows[1]);
+        }
+        img->rows[2 * i] = rows[0];
+        img->rows[2 * i + 1] = rows[1];
+    }
+}
+
 int render(const struct armature *arm, const struct pose *p, const struct render_opts *opts,
            struct image *img)
 {
@@ -508,13 +548,20 @@ int render(const struct armature *arm, const struct pose *p, const struct render
     if (rc)
         return rc;
     uint32_t n = render_draw_order(arm, p, opts, img->order, img->keys, img->skip);
-    if ((rc = reserve_triangles(img, arm, n)))
+    /* Triangles are set up once and kept for every band, up to RENDER_STORED_TRIANGLES: a
+     * file of huge meshes has its triangles set up band by band instead, so that it cannot
+     * make a worker hold more than a few MiB of them. */
+    size_t count = triangle_count(arm, img, n);
+    bool stored = !opts->draw_immediate && count <= RENDER_STORED_TRIANGLES;
+    uint32_t rows = band_rows(opts, stored);
+    if ((rc = reserve((void **)&img->samples, &img->sample_cap,
+                      (size_t)opts->width * rows * opts->samples * 4)) ||
+        (stored && (rc = reserve((void **)&img->tris, &img->tri_cap,
+                                 (count ? count : 1) * sizeof *img->tris))))
         return rc;
     /* Only the region the drawn bones touch is cleared and resolved sample by sample. */
     struct bounds bd = {0, 0, 0, 0, true};
-    for (uint32_t i = 0; i < n; i++)
-        bone_bounds(arm, p, img->order[i],
-                    render_bone_texture(arm, opts, p->out[img->order[i]].tex), &bd);
+    drawn_bounds(arm, p, opts, img, n, &bd);
     struct vec2 lo = to_pixel(opts, (struct vec2){bd.min_x, bd.max_y});
     struct vec2 hi = to_pixel(opts, (struct vec2){bd.max_x, bd.min_y});
     int x0 = 0, y0 = 0, x1 = 0, y1 = 0;
@@ -523,13 +570,13 @@ int render(const struct armature *arm, const struct pose *p, const struct render
         clip_span(lo.y, hi.y, opts->height, &y0, &y1);
     }
     struct raster r;
-    uint32_t rows = band_rows(opts);
     raster_begin(&r, img->samples, rows, img->spans, opts->width, opts->height, opts->samples,
                  opts->background, x0, y0, x1, y1);
-    setup_triangles(&r, arm, p, opts, img, n);
+    if (stored)
+        setup_triangles(&r, arm, p, opts, img, n);
     for (int y = r.region_y0; y < r.region_y1; y += (int)rows) {
         raster_band(&r, y);
-        draw_band(&r, arm, p, opts, img, n);
+        draw_band(&r, arm, p, opts, img, n, stored);
         raster_resolve(&r, img->rgba, img->pitch, opts->straight_alpha);
     }
     raster_resolve_outside(&r, img->rgba, img->pitch, opts->straight_alpha);

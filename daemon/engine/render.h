@@ -29,13 +29,20 @@ struct render_opts {
      * image.pitch = width * 4 + 1, so that png_encode (png_opts.scanlines) deflates the rows
      * where they are instead of copying 1 MiB a 512x512 frame first. */
     bool png_rows;
-    /* The rows drawn at a time (0: as many as make RENDER_BAND_BYTES of samples, at least 8).
-     * The picture is the same whatever the value; for tests and benchmarks. */
+    /* For tests and benchmarks; the picture is the same whatever they say. The rows drawn at
+     * a time (0: as many as make RENDER_BAND_BYTES of samples, at least 8, or the whole
+     * picture when triangles are set up as they are drawn); and whether triangles are set up
+     * as they are drawn, as those of a picture with more than RENDER_STORED_TRIANGLES are,
+     * rather than once for every band. */
     uint32_t band_rows;
+    bool draw_immediate;
 };
 
 /* A band's samples: about L2-sized, so that they stay in cache while its triangles draw. */
 #define RENDER_BAND_BYTES (256u << 10)
+/* The most triangles a picture keeps set up (176 bytes each); a picture with more sets them up
+ * as they are drawn, in one band. */
+#define RENDER_STORED_TRIANGLES 16384u
 
 /* An RGBA8 picture plus the renderer's reusable scratch. Pixels are premultiplied after
  * render() unless opts.straight_alpha; image_unpremultiply() turns them straight. */

@@ -1273,17 +1273,20 @@ static void variant_frame(const struct armature *arm, struct pose *p, uint32_t a
     eval_run(p, &r, NULL);
 }
 
-/* a and b hold the same picture; says where not. */
+/* a and b hold the same picture (packed rows or PNG scanlines); says where not. */
 static void same_bytes(const struct image *a, const struct image *b, const char *what)
 {
-    size_t n = (size_t)a->width * a->height * 4, bad = n;
+    size_t row = (size_t)a->width * 4, bad = row;
+    uint32_t y = 0;
     ck_assert_uint_eq(b->width, a->width);
     ck_assert_uint_eq(b->height, a->height);
-    for (size_t i = 0; i < n && bad == n; i++)
-        if (a->rgba[i] != b->rgba[i])
-            bad = i;
-    ck_assert_msg(bad == n, "%s: byte %zu is %u one way, %u the other", what, bad,
-                  bad < n ? a->rgba[bad] : 0, bad < n ? b->rgba[bad] : 0);
+    for (; y < a->height && bad == row; y++)
+        for (size_t i = 0; i < row && bad == row; i++)
+            if (a->rgba[y * a->pitch + i] != b->rgba[y * b->pitch + i])
+                bad = i;
+    ck_assert_msg(bad == row, "%s: row %u, byte %zu is %u one way, %u the other", what, y - 1, bad,
+                  bad < row ? a->rgba[(y - 1) * a->pitch + bad] : 0,
+                  bad < row ? b->rgba[(y - 1) * b->pitch + bad] : 0);
 }
 
 static void each_frame(const struct armature *arm, const char *name, other_way compare)
@@ -1360,13 +1363,18 @@ START_TEST(simd_and_portable_paths_agree)
 END_TEST
 
 /* Drawing in bands of 1, 5 and 13 rows and in one band of the whole height, against the bands
- * render() picks: the same bytes, and the same live spans (what the PNG encoder skips). */
+ * render() picks: the same bytes, and the same live spans (what the PNG encoder skips). Every
+ * other frame as PNG scanlines. */
 static void bands_then_others(const struct armature *arm, const struct pose *p,
-                              const struct render_opts *o, struct image *a, struct image *b,
+                              const struct render_opts *opts, struct image *a, struct image *b,
                               const char *what)
 {
     static const uint32_t rows[] = {1, 5, 13, 0 /* the height */};
+    static unsigned frames;
     char way[200];
+    struct render_opts first = *opts;
+    first.png_rows = frames++ % 2;
+    const struct render_opts *o = &first;
     render_ok(arm, p, o, a);
     for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
         struct render_opts banded = *o;
@@ -1386,6 +1394,92 @@ static void bands_then_others(const struct armature *arm, const struct pose *p,
 START_TEST(bands_draw_the_same_picture)
 {
     all_armatures(bands_then_others);
+}
+END_TEST
+
+/* Triangles set up as they are drawn, in one band (as a picture with more than
+ * RENDER_STORED_TRIANGLES has them), against set up once and kept for every band. */
+static void immediate_then_stored(const struct armature *arm, const struct pose *p,
+                                  const struct render_opts *o, struct image *a, struct image *b,
+                                  const char *what)
+{
+    struct render_opts immediate = *o;
+    immediate.draw_immediate = true;
+    render_ok(arm, p, o, a);
+    render_ok(arm, p, &immediate, b);
+    char way[200];
+    snprintf(way, sizeof way, "%s, triangles set up as they are drawn", what);
+    same_bytes(a, b, way);
+}
+
+START_TEST(triangles_set_up_once_or_band_by_band_agree)
+{
+    all_armatures(immediate_then_stored);
+}
+END_TEST
+
+/* A mesh of more triangles than a picture keeps set up (the same four, translucent, again and
+ * again): none are kept, it is drawn in one band, and the same in bands of any height. */
+START_TEST(huge_meshes_keep_no_triangles)
+{
+    uint32_t repeats = RENDER_STORED_TRIANGLES / 4 + 1;
+    size_t cap = 1024 + (size_t)repeats * 40;
+    char *json = malloc(cap);
+    ck_assert_ptr_nonnull(json);
+    int len =
+        snprintf(json, cap,
+                 "{\"atlases\":[{\"filename\":\"atlas0.png\",\"size\":{\"x\":64,\"y\":64}}],"
+                 "\"styles\":[{\"id\":0,\"name\":\"Default\",\"textures\":[{\"name\":\"m\","
+                 "\"offset\":{\"x\":16,\"y\":8},\"size\":{\"x\":32,\"y\":16},\"atlas_idx\":0}]}],"
+                 "\"bones\":[{\"id\":0,\"name\":\"mesh\",\"tex\":\"m\","
+                 "\"tint\":{\"r\":255,\"g\":255,\"b\":255,\"a\":40},\"vertices\":["
+                 "{\"id\":0,\"pos\":{\"x\":-33.3,\"y\":21},\"uv\":{\"x\":1,\"y\":0}},"
+                 "{\"id\":1,\"pos\":{\"x\":40.1,\"y\":17},\"uv\":{\"x\":0,\"y\":0}},"
+                 "{\"id\":2,\"pos\":{\"x\":38,\"y\":-22.7},\"uv\":{\"x\":0,\"y\":1}},"
+                 "{\"id\":3,\"pos\":{\"x\":-41,\"y\":-19.9},\"uv\":{\"x\":1,\"y\":1}},"
+                 "{\"id\":4,\"pos\":{\"x\":0,\"y\":0},\"uv\":{\"x\":0.5,\"y\":0.4}}],"
+                 "\"indices\":[");
+    for (uint32_t i = 0; i < repeats; i++)
+        len += snprintf(json + len, cap - (size_t)len, "%s0,1,4,1,2,4,2,3,4,3,0,4", i ? "," : "");
+    len += snprintf(json + len, cap - (size_t)len, "]}]}");
+    ck_assert_uint_lt((size_t)len, cap);
+    struct atlas atl = region_atlas();
+    void *png = NULL;
+    size_t png_len = 0;
+    ck_assert_int_eq(th_png_rgba(atl.w, atl.h, atl.px, &png, &png_len), 0);
+    free(atl.px);
+    struct armature *arm = NULL;
+    struct eng_error err = {0, ""};
+    int rc = th_load_atlases(json, (const void *const *)&png, &png_len, 1, &arm, &err);
+    free(png);
+    free(json);
+    ck_assert_msg(rc == 0, "armature did not load: %s", err.msg);
+    struct pose *p = pose_new(arm);
+    rest_step(p);
+    struct image a, b;
+    image_init(&a);
+    image_init(&b);
+    struct render_opts o;
+    busy_opts(&o, 160, 120);
+    render_ok(arm, p, &o, &a);
+    ck_assert_uint_eq(a.tri_cap, 0);
+    ck_assert_uint_eq(a.sample_cap, (size_t)160 * 120 * 4 * 4);
+    long drawn = 0;
+    for (size_t i = 0; i < (size_t)160 * 120; i++)
+        drawn += a.rgba[4 * i + 3] != 40;
+    ck_assert_int_gt(drawn, 1000);
+    static const uint32_t rows[] = {1, 7, 120};
+    char what[64];
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        o.band_rows = rows[k];
+        render_ok(arm, p, &o, &b);
+        snprintf(what, sizeof what, "huge mesh, bands of %u rows", rows[k]);
+        same_bytes(&a, &b, what);
+    }
+    image_close(&a);
+    image_close(&b);
+    pose_free(p);
+    armature_free(arm);
 }
 END_TEST
 
@@ -3010,6 +3104,8 @@ static Suite *render_suite(void)
     tcase_add_test(tc, png_default_encoder_blocks);
     tcase_add_test(tc, simd_and_portable_paths_agree);
     tcase_add_test(tc, bands_draw_the_same_picture);
+    tcase_add_test(tc, triangles_set_up_once_or_band_by_band_agree);
+    tcase_add_test(tc, huge_meshes_keep_no_triangles);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("styles");
