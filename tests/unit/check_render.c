@@ -1356,12 +1356,6 @@ static void simd_then_portable(const struct armature *arm, const struct pose *p,
     }
 }
 
-START_TEST(simd_and_portable_paths_agree)
-{
-    all_armatures(simd_then_portable);
-}
-END_TEST
-
 /* Drawing in bands of 1, 5 and 13 rows and in one band of the whole height, against the bands
  * render() picks: the same bytes, and the same live spans (what the PNG encoder skips). Every
  * other frame as PNG scanlines. */
@@ -1391,12 +1385,6 @@ static void bands_then_others(const struct armature *arm, const struct pose *p,
     }
 }
 
-START_TEST(bands_draw_the_same_picture)
-{
-    all_armatures(bands_then_others);
-}
-END_TEST
-
 /* Triangles set up as they are drawn, in one band (as a picture with more than
  * RENDER_STORED_TRIANGLES has them), against set up once and kept for every band. */
 static void immediate_then_stored(const struct armature *arm, const struct pose *p,
@@ -1412,9 +1400,14 @@ static void immediate_then_stored(const struct armature *arm, const struct pose 
     same_bytes(a, b, way);
 }
 
-START_TEST(triangles_set_up_once_or_band_by_band_agree)
+/* Every other way, in a loop test: SIMD against portable, bands against one band, triangles
+ * set up as drawn against kept. */
+static const other_way other_ways[] = {simd_then_portable, bands_then_others,
+                                       immediate_then_stored};
+
+START_TEST(every_way_draws_the_same_picture)
 {
-    all_armatures(immediate_then_stored);
+    all_armatures(other_ways[_i]);
 }
 END_TEST
 
@@ -3102,9 +3095,8 @@ static Suite *render_suite(void)
     tcase_add_test(tc, png_live_spans_change_nothing);
     tcase_add_test(tc, png_rows_same_picture_same_png);
     tcase_add_test(tc, png_default_encoder_blocks);
-    tcase_add_test(tc, simd_and_portable_paths_agree);
-    tcase_add_test(tc, bands_draw_the_same_picture);
-    tcase_add_test(tc, triangles_set_up_once_or_band_by_band_agree);
+    tcase_add_loop_test(tc, every_way_draws_the_same_picture, 0,
+                        (int)(sizeof other_ways / sizeof other_ways[0]));
     tcase_add_test(tc, huge_meshes_keep_no_triangles);
     suite_add_tcase(s, tc);
 
