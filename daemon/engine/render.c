@@ -549,8 +549,8 @@ int render(const struct armature *arm, const struct pose *p, const struct render
         return rc;
     uint32_t n = render_draw_order(arm, p, opts, img->order, img->keys, img->skip);
     /* Triangles are set up once and kept for every band, up to RENDER_STORED_TRIANGLES: a
-     * file of huge meshes has its triangles set up band by band instead, so that it cannot
-     * make a worker hold more than a few MiB of them. */
+     * file of huge meshes has its triangles set up as they are drawn, in one band, so that it
+     * cannot make a worker hold more than a few MiB of them. */
     size_t count = triangle_count(arm, img, n);
     bool stored = !opts->draw_immediate && count <= RENDER_STORED_TRIANGLES;
     uint32_t rows = band_rows(opts, stored);
