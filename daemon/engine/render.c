@@ -6,7 +6,6 @@
 #include "render.h"
 
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -448,8 +447,7 @@ static size_t triangle_count(const struct armature *arm, const struct image *img
 }
 
 /* Sets up the n drawn bones' triangles once for the whole picture: bone i's are
- * img->tris[tri_at[i] .. tri_at[i + 1]), and img->rows[2i .. 2i+1] becomes the rows
- * they may cover. */
+ * img->tris[tri_at[i] .. tri_at[i + 1]). */
 static void setup_triangles(struct raster *r, const struct armature *arm, const struct pose *p,
                             const struct render_opts *opts, struct image *img, uint32_t n)
 {
@@ -466,13 +464,6 @@ static void setup_triangles(struct raster *r, const struct armature *arm, const 
             bone_triangle(arm, p, opts, &g, t, v);
             k += raster_setup(r, &img->tris[k], &v[0], &v[1], &v[2]);
         }
-        int32_t lo = INT32_MAX, hi = INT32_MIN;
-        for (uint32_t t = img->tri_at[i]; t < k; t++) {
-            lo = img->tris[t].y0 < lo ? img->tris[t].y0 : lo;
-            hi = img->tris[t].y1 > hi ? img->tris[t].y1 : hi;
-        }
-        img->rows[2 * i] = lo;
-        img->rows[2 * i + 1] = hi;
     }
     img->tri_at[n] = k;
 }
