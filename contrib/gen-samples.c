@@ -6,6 +6,7 @@
  * Build: gcc -std=c11 -Wall -Wextra -O2 contrib/gen-samples.c -o gen-samples \
  *            $(pkg-config --cflags --libs libzip libpng jansson) -lm
  * Usage: gen-samples OUTDIR
+ *        gen-samples --stress OUTDIR   (layers.skf and specks.skf, for bench-fill)
  *
  * What each file exercises (bone names in quotes):
  *
@@ -69,6 +70,7 @@
 #include <math.h>
 #include <png.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1879,18 +1881,140 @@ static const struct character lamp = {.file = "lamp-0.7.skf",
                                       .tex_count = COUNT(lamp_texs),
                                       .animate = lamp_animate};
 
+/* ---- stress files (--stress) -------------------------------------------------------- */
+
+/* A 64x64 atlas of one texture: a soft diagonal gradient, opaque. */
+static void stress_atlas(void **png, size_t *len)
+{
+    struct image im = {64, 64, xrealloc(NULL, 64 * 64 * 4)};
+    for (int y = 0; y < 64; y++)
+        for (int x = 0; x < 64; x++) {
+            unsigned char *p = im.px + 4 * (y * 64 + x);
+            p[0] = (unsigned char)(120 + x * 2);
+            p[1] = (unsigned char)(60 + y * 2);
+            p[2] = (unsigned char)(200 - x - y);
+            p[3] = 255;
+        }
+    encode_png(&im, png, len);
+    free(im.px);
+}
+
+/* Appends to a growing string; every failure is fatal. */
+static void sappend(char **s, size_t *len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        die("cannot format JSON");
+    *s = xrealloc(*s, *len + (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(*s + *len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    *len += (size_t)n;
+}
+
+/* A 0.5 armature.json with the stress atlas's one texture "t" and no animation; the bones
+ * follow. */
+static void stress_begin(char **json, size_t *len)
+{
+    sappend(json, len,
+            "{\"version\":\"0.5.0\",\"ik_root_ids\":[],\"animations\":[],"
+            "\"atlases\":[{\"filename\":\"atlas0.png\",\"size\":{\"x\":64,\"y\":64}}],"
+            "\"styles\":[{\"id\":0,\"name\":\"Default\",\"textures\":[{\"name\":\"t\","
+            "\"offset\":{\"x\":0,\"y\":0},\"size\":{\"x\":64,\"y\":64},\"atlas_idx\":0}]}],"
+            "\"bones\":[");
+}
+
+static void stress_write(const char *dir, const char *file, char *json)
+{
+    size_t plen = strlen(dir) + strlen(file) + 2;
+    char *path = xrealloc(NULL, plen);
+    snprintf(path, plen, "%s/%s", dir, file);
+    zip_t *za = archive_create(path);
+    archive_add(za, "armature.json", json, strlen(json));
+    void *png;
+    size_t len;
+    stress_atlas(&png, &len);
+    archive_add(za, "atlas0.png", png, len);
+    archive_finish(za, path);
+    free(path);
+}
+
+/* layers.skf: 64 translucent quads stacked on one another, each the whole drawing: drawn
+ * framed, they cover the picture about 50 times over. What shading a pixel costs. */
+static void write_layers(const char *dir)
+{
+    char *json = NULL;
+    size_t len = 0;
+    stress_begin(&json, &len);
+    for (int i = 0; i < 64; i++)
+        sappend(&json, &len,
+                "%s{\"id\":%d,\"parent_id\":-1,\"name\":\"layer %d\",\"tex\":\"t\","
+                "\"pos\":{\"x\":0,\"y\":0},\"rot\":0,\"scale\":{\"x\":8,\"y\":8},"
+                "\"zindex\":%d,\"tint\":{\"r\":255,\"g\":255,\"b\":255,\"a\":40}}",
+                i ? "," : "", i, i, i);
+    sappend(&json, &len, "]}");
+    stress_write(dir, "layers.skf", json);
+}
+
+/* specks.skf: one mesh of 8192 triangles of about a pixel each, spread over a 400x400
+ * drawing (its four corner vertices frame it): what setting a triangle up costs. */
+static void write_specks(const char *dir)
+{
+    char *json = NULL;
+    size_t len = 0;
+    stress_begin(&json, &len);
+    sappend(&json, &len,
+            "{\"id\":0,\"parent_id\":-1,\"name\":\"specks\",\"tex\":\"t\","
+            "\"pos\":{\"x\":0,\"y\":0},\"rot\":0,\"scale\":{\"x\":1,\"y\":1},"
+            "\"zindex\":0,\"vertices\":[");
+    enum { SIDE = 64, CORNERS = 4 };
+    static const int corner[CORNERS][2] = {{-200, 200}, {200, 200}, {200, -200}, {-200, -200}};
+    int id = 0;
+    for (int c = 0; c < CORNERS; c++, id++)
+        sappend(&json, &len,
+                "%s{\"id\":%d,\"pos\":{\"x\":%d,\"y\":%d},\"uv\":{\"x\":%d,"
+                "\"y\":%d}}",
+                id ? "," : "", id, corner[c][0], corner[c][1], c == 1 || c == 2, c >= 2);
+    /* a speck's three vertices on a SIDE x SIDE grid, two specks a cell */
+    for (int k = 0; k < SIDE * SIDE * 2; k++) {
+        double x = -190 + (k / 2 % SIDE) * 6.0 + (k & 1) * 3, y = -190 + (k / 2 / SIDE) * 6.0;
+        const double dx[3] = {0, 1.2, 0}, dy[3] = {0, 0, 1.2};
+        for (int v = 0; v < 3; v++, id++)
+            sappend(&json, &len,
+                    ",{\"id\":%d,\"pos\":{\"x\":%.1f,\"y\":%.1f},\"uv\":{"
+                    "\"x\":%.4f,\"y\":%.4f}}",
+                    id, x + dx[v], y + dy[v], (x + 200) / 400, (200 - y) / 400);
+    }
+    sappend(&json, &len, "],\"indices\":[");
+    for (int k = 0; k < SIDE * SIDE * 2; k++)
+        sappend(&json, &len, "%s%d,%d,%d", k ? "," : "", CORNERS + 3 * k, CORNERS + 3 * k + 1,
+                CORNERS + 3 * k + 2);
+    sappend(&json, &len, "]}]}");
+    stress_write(dir, "specks.skf", json);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: gen-samples OUTDIR\n");
+    bool stress = argc == 3 && !strcmp(argv[1], "--stress");
+    if (argc != 2 && !stress) {
+        fprintf(stderr, "usage: gen-samples [--stress] OUTDIR\n");
         return 2;
     }
-    if (mkdir(argv[1], 0777) != 0 && errno != EEXIST)
-        die("%s: %s", argv[1], strerror(errno));
+    const char *dir = argv[argc - 1];
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        die("%s: %s", dir, strerror(errno));
     /* libzip turns the fixed mtime into DOS date and time with localtime() */
     if (setenv("TZ", "UTC0", 1) != 0)
         die("setenv: %s", strerror(errno));
     tzset();
+    if (stress) {
+        write_layers(dir);
+        write_specks(dir);
+        return 0;
+    }
     write_character(&robot, argv[1]);
     write_character(&critter, argv[1]);
     /* The very same robot in the 0.7 layout: check_conform requires it to evaluate and draw

@@ -61,7 +61,7 @@ static const struct option options[] = {
      "largest armature.json inside a .skf, MiB (bounds a parse's memory)"},
     {"max-bones", OPT_INT, F(max_bones), 1, 1 << 20, "10000", "most bones an armature may have"},
     {"max-bone-steps", OPT_INT, F(max_bone_steps), 1000, (int64_t)1 << 40, "100000000",
-     "work one request may ask for: (warm-up + steps) x bones"},
+     "work one request may ask for: (warm-up + steps) x bones, plus drawing"},
     {"idle-timeout", OPT_INT, F(idle_timeout), 0, 86400 * 7, "300",
      "seconds before an idle connection is closed (0: never)"},
     {"frame-timeout", OPT_INT, F(frame_timeout), 1, 86400, "60",

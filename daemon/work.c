@@ -493,7 +493,13 @@ static int emit_frame(void *ctx, const struct pose *p, uint32_t frame, uint32_t 
 {
     struct render_out *out = ctx;
     const struct render_opts *o = &out->r->picture.opts;
-    if (render(p->arm, p, o, &out->w->image))
+    int rc = render(p->arm, p, o, &out->w->image);
+    if (rc == ENG_ELIMIT) { /* its triangles would take more than the request's share */
+        struct eng_error err;
+        request_fill_error(&out->r->picture, &out->w->image, frame, &err);
+        fail(out->r, work_status_of(rc), "%s", err.msg);
+    }
+    if (rc)
         return -1;
     if (out->sheet.rgba) {
         out->sheet.first = out->r->picture.range ? out->r->picture.first : frame;
@@ -583,7 +589,8 @@ static void render_frames(struct work *r, struct worker *w)
         (sheet ? put_sheet(r, w, &out, &b) : append_u32(&out.buf, 0))) {
         free(out.buf.data);
         sheet_close(&out.sheet);
-        fail(r, SKP_S_NO_MEMORY, "out of memory while rendering");
+        if (r->status == SKP_S_OK) /* else emit_frame said why */
+            fail(r, SKP_S_NO_MEMORY, "out of memory while rendering");
         return;
     }
     sheet_close(&out.sheet);

@@ -3,6 +3,8 @@
 #   engine   Animate+Construct µs/step of FILE (bench-engine) against the official runtimes
 #   render   raster and PNG encode ms per 512x512 frame, PNG bytes against zlib and libdeflate
 #            level 1 on the same pixels (bench-render, which measures those baselines itself)
+#   fill     ns per pixel of fill on stress files of large layers and of tiny triangles, and
+#            what a bone-step is worth in pixels: the drawing budget's weights (bench-fill)
 #   process  `skeld render --frames 0-99` as a whole process (100 PNG files written, one
 #            thread): frames/s, cold start of one frame, peak RSS; a 4096x4096 sheet's time
 #            and peak RSS
@@ -36,6 +38,10 @@ awk -v u="$us" -v r="$RUST_US" 'BEGIN {printf "  %.1fx the official Rust runtime
 
 echo "== render (one thread, medians)"
 ./contrib/bench/bench-render --renders 1000 "$skf" samples/robot.skf
+
+echo "== fill: the drawing budget's weights (bench-fill)"
+./contrib/gen-samples --stress "$dir/stress" >/dev/null
+./contrib/bench/bench-fill "$dir/stress/layers.skf" "$dir/stress/specks.skf" "$skf" samples/robot.skf
 
 echo "== skeld render --frames 0-99 as a process (512x512, 100 files), median of $runs"
 # run CMD...: wall seconds and peak RSS (KiB) of one process, as "S KIB"

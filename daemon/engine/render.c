@@ -171,16 +171,28 @@ void render_quad_corners(const struct arm_bone *bone, const struct bone_out *o,
     }
 }
 
+/* fmin and fmax, bit for bit (a NaN loses; of two equal values, a), inline: GCC calls libm
+ * for those, and a mesh's every vertex goes through bounds_add. */
+static inline double lesser(double a, double b)
+{
+    return b < a || a != a ? b : a;
+}
+
+static inline double greater(double a, double b)
+{
+    return b > a || a != a ? b : a;
+}
+
 void bounds_add(struct bounds *b, double x, double y)
 {
     if (b->empty) {
         *b = (struct bounds){x, y, x, y, false};
         return;
     }
-    b->min_x = fmin(b->min_x, x);
-    b->min_y = fmin(b->min_y, y);
-    b->max_x = fmax(b->max_x, x);
-    b->max_y = fmax(b->max_y, y);
+    b->min_x = lesser(b->min_x, x);
+    b->min_y = lesser(b->min_y, y);
+    b->max_x = greater(b->max_x, x);
+    b->max_y = greater(b->max_y, y);
 }
 
 static bool visible(const struct armature *arm, const struct pose *p, uint32_t b)
@@ -311,6 +323,16 @@ static uint32_t band_rows(const struct render_opts *o, bool stored)
     return rows && rows < o->height ? (uint32_t)rows : o->height;
 }
 
+/* After a failed render(), img holds no picture: nothing in it may be read as one. Returns rc. */
+static int no_picture(struct image *img, int rc)
+{
+    img->width = img->height = 0;
+    img->pitch = 0;
+    img->rgba = NULL;
+    img->live = NULL;
+    return rc;
+}
+
 static int prepare(struct image *img, const struct armature *arm, const struct render_opts *o)
 {
     if (!o->width || !o->height || o->width > RENDER_MAX_SIDE || o->height > RENDER_MAX_SIDE ||
@@ -324,12 +346,8 @@ static int prepare(struct image *img, const struct armature *arm, const struct r
     if ((rc = reserve((void **)&img->rgba_mem, &img->rgba_cap, pitch * o->height)) ||
         (rc = reserve((void **)&img->spans, &img->span_cap,
                       (size_t)o->height * 2 * sizeof(int32_t))) ||
-        (rc = image_reserve_bones(img, arm->bone_count))) {
-        img->width = img->height = 0; /* nothing to read: rgba_mem may have moved */
-        img->pitch = 0;
-        img->rgba = NULL;
+        (rc = image_reserve_bones(img, arm->bone_count)))
         return rc;
-    }
     img->width = o->width;
     img->height = o->height;
     img->pitch = pitch;
@@ -508,6 +526,56 @@ static void clip_span(double a, double b, uint32_t limit, int *lo, int *hi)
     *hi = (int)fmin(h, (double)limit);
 }
 
+/* What drawing triangle v costs, in pixels (render_opts.max_fill): the pixels it covers
+ * within the picture (its area, or its box cut to the picture where that is smaller, as for a
+ * triangle mostly off it), a pixel for each row of the picture it spans (the walk of its
+ * edges), and RENDER_SETUP_FILL. */
+static uint64_t triangle_fill(const struct raster_vertex v[3], const struct render_opts *o)
+{
+    for (int i = 0; i < 3; i++)
+        if (!isfinite(v[i].x) || !isfinite(v[i].y)) /* raster_setup draws none of it */
+            return RENDER_SETUP_FILL;
+    double w = o->width, h = o->height;
+    double x0 = lesser(lesser(v[0].x, v[1].x), v[2].x),
+           x1 = greater(greater(v[0].x, v[1].x), v[2].x);
+    double y0 = lesser(lesser(v[0].y, v[1].y), v[2].y),
+           y1 = greater(greater(v[0].y, v[1].y), v[2].y);
+    double bw = greater(lesser(x1, w) - greater(x0, 0), 0),
+           bh = greater(lesser(y1, h) - greater(y0, 0), 0);
+    double area =
+        fabs((v[1].x - v[0].x) * (v[2].y - v[0].y) - (v[2].x - v[0].x) * (v[1].y - v[0].y)) / 2;
+    return RENDER_SETUP_FILL + (uint64_t)lesser(area, bw * bh) + (uint64_t)ceil(bh);
+}
+
+/* The fill of the n drawn bones' triangles (render_opts.max_fill), found from the same
+ * vertices that are drawn; it stops counting once past limit (0: none). A bone whose rows
+ * miss the picture costs only its triangles' setup. */
+static uint64_t picture_fill(const struct armature *arm, const struct pose *p,
+                             const struct render_opts *opts, const struct image *img, uint32_t n,
+                             uint64_t limit)
+{
+    uint64_t fill = 0;
+    for (uint32_t i = 0; i < n && (!limit || fill <= limit); i++) {
+        uint32_t b = img->order[i];
+        const struct arm_texture *tex =
+            &arm->textures[render_bone_texture(arm, opts, p->out[b].tex)];
+        if (!arm->atlases[tex->atlas].rgba) /* drawn as nothing (select_bone) */
+            continue;
+        struct bone_geom g;
+        bone_geom(arm, p, opts, b, tex, &g);
+        if (img->rows[2 * i] >= img->rows[2 * i + 1]) {
+            fill += (uint64_t)g.count * RENDER_SETUP_FILL;
+            continue;
+        }
+        for (uint32_t t = 0; t < g.count; t++) {
+            struct raster_vertex v[3];
+            bone_triangle(arm, p, opts, &g, t, v);
+            fill += triangle_fill(v, opts);
+        }
+    }
+    return fill;
+}
+
 /* The drawn bones' bounds (armature space) into bd, and each one's pixel rows [lo, hi) into
  * img->rows (from the same points its triangles use, widened by clip_span's margin), so that
  * a band visits only the bones that reach it. */
@@ -537,8 +605,16 @@ int render(const struct armature *arm, const struct pose *p, const struct render
 {
     int rc = prepare(img, arm, opts);
     if (rc)
-        return rc;
+        return no_picture(img, rc); /* rgba_mem may have moved */
     uint32_t n = render_draw_order(arm, p, opts, img->order, img->keys, img->skip);
+    /* Only the region the drawn bones touch is cleared and resolved sample by sample. */
+    struct bounds bd = {0, 0, 0, 0, true};
+    drawn_bounds(arm, p, opts, img, n, &bd);
+    /* What drawing will cost is known before any of it is done: a file whose triangles would
+     * keep a worker busy for seconds is refused here, not drawn. */
+    img->fill = picture_fill(arm, p, opts, img, n, opts->max_fill);
+    if (opts->max_fill && img->fill > opts->max_fill)
+        return no_picture(img, ENG_ELIMIT);
     /* Triangles are set up once and kept for every band, up to RENDER_STORED_TRIANGLES: a
      * file of huge meshes has its triangles set up as they are drawn, in one band, so that it
      * cannot make a worker hold more than a few MiB of them. */
@@ -549,10 +625,7 @@ int render(const struct armature *arm, const struct pose *p, const struct render
                       (size_t)opts->width * rows * opts->samples * 4)) ||
         (stored && (rc = reserve((void **)&img->tris, &img->tri_cap,
                                  (count ? count : 1) * sizeof *img->tris))))
-        return rc;
-    /* Only the region the drawn bones touch is cleared and resolved sample by sample. */
-    struct bounds bd = {0, 0, 0, 0, true};
-    drawn_bounds(arm, p, opts, img, n, &bd);
+        return no_picture(img, rc);
     struct vec2 lo = to_pixel(opts, (struct vec2){bd.min_x, bd.max_y});
     struct vec2 hi = to_pixel(opts, (struct vec2){bd.max_x, bd.min_y});
     int x0 = 0, y0 = 0, x1 = 0, y1 = 0;

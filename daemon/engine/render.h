@@ -29,6 +29,10 @@ struct render_opts {
      * image.pitch = width * 4 + 1, so that png_encode (png_opts.scanlines) deflates the rows
      * where they are instead of copying 1 MiB a 512x512 frame first. */
     bool png_rows;
+    /* The most drawing the picture may cost, in pixels (0: no limit): each drawn triangle
+     * counts the pixels it covers within the picture, one a row it spans, and
+     * RENDER_SETUP_FILL. render() refuses a picture over it before drawing any of it. */
+    uint64_t max_fill;
     /* For tests and benchmarks; the picture is the same whatever they say. The rows drawn at
      * a time (0: as many as make RENDER_BAND_BYTES of samples, at least 8, or the whole
      * picture when triangles are set up as they are drawn); and whether triangles are set up
@@ -37,6 +41,10 @@ struct render_opts {
     uint32_t band_rows;
     bool draw_immediate;
 };
+
+/* What setting a triangle up costs, in pixels of fill (render_opts.max_fill): a one-pixel
+ * triangle takes about as long as 30 pixels of a large one (contrib/bench/bench-fill). */
+#define RENDER_SETUP_FILL 32u
 
 /* A band's samples: about L2-sized, so that they stay in cache while its triangles draw. */
 #define RENDER_BAND_BYTES (256u << 10)
@@ -57,6 +65,9 @@ struct image {
     /* After render(): spans if every pixel outside them is transparent black (the
      * background is), else NULL; for png_opts.live. */
     const int32_t *live;
+    /* After render(), even one that failed with ENG_ELIMIT: the picture's fill
+     * (render_opts.max_fill), or the first count past the limit. */
+    uint64_t fill;
     size_t sample_cap, rgba_cap, span_cap;
     uint32_t *order;         /* bone draw order */
     uint64_t *keys;          /* sort keys for it */
@@ -85,7 +96,9 @@ void image_close(struct image *img);
 void image_trim(struct image *img, size_t keep);
 
 /* Renders p into img (resized as needed; the only allocations happen here when img is too
- * small). Returns 0, ENG_EINVAL (bad size or options) or ENG_ENOMEM. Any thread. */
+ * small). Returns 0, ENG_EINVAL (bad size or options), ENG_ELIMIT (img->fill is over
+ * opts->max_fill) or ENG_ENOMEM; after an error img holds no picture (width and height 0).
+ * Any thread. */
 int render(const struct armature *arm, const struct pose *p, const struct render_opts *opts,
            struct image *img);
 

@@ -92,17 +92,21 @@ static int check_opts(const struct construct_opts *o, struct eng_error *err)
 }
 
 /* The work of a request in bone-steps: its steps (warm-up, steps, extra_steps more) times the
- * bones, plus extra_work already in bone-steps (pictures). */
+ * bones, plus extra_work already in bone-steps (pictures). Within the limit, *left is what the
+ * limit leaves of it (UINT64_MAX: no limit). */
 static int check_budget(const struct armature *arm, const struct eval_request *e,
                         uint64_t extra_steps, uint64_t extra_work, const struct request_limits *lim,
-                        struct eng_error *err)
+                        uint64_t *left, struct eng_error *err)
 {
     uint64_t steps = (uint64_t)e->warmup + (uint64_t)eval_steps(e) + extra_steps;
     uint64_t bones = arm->bone_count ? arm->bone_count : 1;
+    *left = UINT64_MAX;
     if (!lim || !lim->max_bone_steps)
         return 0;
-    if (steps <= lim->max_bone_steps / bones && extra_work <= lim->max_bone_steps - steps * bones)
+    if (steps <= lim->max_bone_steps / bones && extra_work <= lim->max_bone_steps - steps * bones) {
+        *left = lim->max_bone_steps - steps * bones - extra_work;
         return 0;
+    }
     return eng_seterr(
         err, ENG_ELIMIT, "%llu steps of %llu bones%s exceed the limit of %llu bone-steps a request",
         (unsigned long long)steps, (unsigned long long)bones,
@@ -117,22 +121,40 @@ static uint64_t picture_work(const struct armature *arm, const struct picture_re
     return 256 + 4 * (uint64_t)arm->bone_count + samples / 32;
 }
 
+/* Pixels of fill (render_opts.max_fill) a bone-step pays for. bench-fill: a pixel takes
+ * 16-17 ns, a bone-step 84 (skellington) to 135 (robot), so 4 errs on the strict side. */
+#define FILL_PER_BONE_STEP 4
+
+/* The fill each of the pictures may cost: an equal share of what the bone-step limit left
+ * after the rest of the request (left), so that a request whose triangles would cover the
+ * picture thousands of times over is stopped as one that asks for too many steps is. At
+ * least 1, as 0 would mean no limit. */
+static uint64_t fill_share(uint64_t left, uint64_t pictures)
+{
+    if (left == UINT64_MAX)
+        return 0;
+    uint64_t share = left / pictures;
+    share = share < UINT64_MAX / FILL_PER_BONE_STEP ? share * FILL_PER_BONE_STEP : UINT64_MAX;
+    return share ? share : 1;
+}
+
 static int check_eval_budget(const struct armature *arm, const struct eval_request *e,
                              const struct construct_opts *o, uint64_t extra_steps,
-                             uint64_t extra_work, const struct request_limits *lim,
+                             uint64_t extra_work, const struct request_limits *lim, uint64_t *left,
                              struct eng_error *err)
 {
     int rc = eval_check(arm, e, err);
     if (rc || (rc = check_opts(o, err)))
         return rc;
-    return check_budget(arm, e, extra_steps, extra_work, lim, err);
+    return check_budget(arm, e, extra_steps, extra_work, lim, left, err);
 }
 
 int request_check_eval(const struct armature *arm, const struct eval_request *e,
                        const struct construct_opts *o, const struct request_limits *lim,
                        struct eng_error *err)
 {
-    return check_eval_budget(arm, e, o, 0, 0, lim, err);
+    uint64_t left;
+    return check_eval_budget(arm, e, o, 0, 0, lim, &left, err);
 }
 
 static int check_canvas(const struct armature *arm, const struct picture_request *pr,
@@ -226,8 +248,22 @@ int request_check_picture(const struct armature *arm, struct eval_request *e,
     if (request_needs_bounds(pr))
         framing =
             (uint64_t)e->warmup + (e->count ? (uint64_t)arm->anims[e->anims[0]].last_frame + 1 : 1);
-    uint64_t pictures = pr->range ? (uint64_t)pr->last - pr->first + 1 : 1;
-    return check_eval_budget(arm, e, o, framing, pictures * picture_work(arm, pr), lim, err);
+    uint64_t pictures = pr->range ? (uint64_t)pr->last - pr->first + 1 : 1, left;
+    rc = check_eval_budget(arm, e, o, framing, pictures * picture_work(arm, pr), lim, &left, err);
+    pr->opts.max_fill = rc ? 0 : fill_share(left, pictures);
+    return rc;
+}
+
+int request_fill_error(const struct picture_request *pr, const struct image *img, uint32_t frame,
+                       struct eng_error *err)
+{
+    double area = (double)pr->opts.width * pr->opts.height;
+    return eng_seterr(err, ENG_ELIMIT,
+                      "frame %u: its triangles would take at least %llu pixels of fill, %.0f "
+                      "times the %ux%u picture; the request's limit of bone-steps allows %llu a "
+                      "picture",
+                      frame, (unsigned long long)img->fill, (double)img->fill / area,
+                      pr->opts.width, pr->opts.height, (unsigned long long)pr->opts.max_fill);
 }
 
 void request_frame(const struct armature *arm, struct pose *scratch, const struct eval_request *e,

@@ -54,10 +54,17 @@ int request_check_eval(const struct armature *arm, const struct eval_request *e,
 /* Checks the picture (size, samples, camera, PNG level, sheet, reply size) and, for a range,
  * applies the range rule to e: every animation ends at `last`, stepping from e's `from` if it
  * comes earlier, else from `first`. Then checks e as request_check_eval does, counting the
- * framing of a fit camera or a sheet. 0 or ENG_EINVAL / ENG_ELIMIT with err. */
+ * framing of a fit camera or a sheet, and sets pr->opts.max_fill to each picture's equal share
+ * of the bone-steps left (0 without a limit), which render() enforces: what drawing costs
+ * depends on the pose, so it is known only then. 0 or ENG_EINVAL / ENG_ELIMIT with err. */
 int request_check_picture(const struct armature *arm, struct eval_request *e,
                           const struct construct_opts *o, struct picture_request *pr,
                           const struct request_limits *lim, struct eng_error *err);
+
+/* The message for a frame of pr that render() refused with ENG_ELIMIT (img->fill over
+ * pr->opts.max_fill). Returns ENG_ELIMIT. */
+int request_fill_error(const struct picture_request *pr, const struct image *img, uint32_t frame,
+                       struct eng_error *err);
 
 /* Whether the picture needs the animation's bounds (a fit camera, or a sheet's JSON). */
 bool request_needs_bounds(const struct picture_request *pr);

@@ -2184,6 +2184,60 @@ START_TEST(hostile_armatures_cost_no_memory)
 }
 END_TEST
 
+/* A small file whose drawing would hold a worker for seconds (1,000 translucent layers, each
+ * the whole drawing) is refused before it is drawn, naming the frame; the file stays loaded
+ * and posable, and the daemon keeps drawing everyone else. */
+START_TEST(hostile_drawing_is_refused)
+{
+    struct daemon *d =
+        daemon_up(g_samples, FLAGS("--threads", "1", "--max-bone-steps", "10000000"));
+    skc_client *c = client_open(d->unix_uri, NULL);
+    size_t cap = 64 + 1000 * 160;
+    char *json = malloc(cap);
+    ck_assert_ptr_nonnull(json);
+    int len = snprintf(json, cap,
+                       "{\"atlases\":[{\"filename\":\"atlas0.png\",\"size\":{\"x\":64,"
+                       "\"y\":64}}],\"styles\":[{\"id\":0,\"name\":\"Default\",\"textures\":[{"
+                       "\"name\":\"t\",\"offset\":{\"x\":0,\"y\":0},\"size\":{\"x\":64,"
+                       "\"y\":64},\"atlas_idx\":0}]}],\"bones\":[");
+    for (int i = 0; i < 1000; i++)
+        len += snprintf(json + len, cap - (size_t)len,
+                        "%s{\"id\":%d,\"tex\":\"t\",\"scale\":{\"x\":8,\"y\":8},"
+                        "\"tint\":{\"r\":255,\"g\":255,\"b\":255,\"a\":40}}",
+                        i ? "," : "", i);
+    len += snprintf(json + len, cap - (size_t)len, "]}");
+    ck_assert_uint_lt((size_t)len, cap);
+    void *skf;
+    size_t skf_len;
+    ck_assert_int_eq(th_skf(json, 1, &skf, &skf_len), 0);
+    free(json);
+    unsigned char id[SKC_ID_SIZE], robot[SKC_ID_SIZE];
+    ck_assert_int_eq(skc_load_bytes(c, skf, skf_len, id, NULL), 0);
+    free(skf);
+    load_path(c, "robot.skf", robot);
+    skc_eval ev;
+    skc_render_opts ro;
+    skc_eval_init(&ev);
+    memcpy(ev.armature, id, SKC_ID_SIZE);
+    skc_render_opts_init(&ro);
+    ro.width = ro.height = 512; /* framed: the layers cover it about 800 times */
+    for (int i = 0; i < 3; i++) {
+        expect_status(c, skc_render(c, &ev, &ro, NULL), SKC_S_LIMIT, "1,000 layers");
+        ck_assert_msg(strstr(skc_errmsg(c), "frame 0: its triangles would take at least") &&
+                          strstr(skc_errmsg(c), "pixels of fill"),
+                      "%s", skc_errmsg(c));
+    }
+    ro.width = ro.height = 16; /* the same file, small enough to draw */
+    skc_reply_free(render_ok(c, &ev, &ro));
+    skc_reply_free(pose_ok(c, &ev));
+    eval_one(&ev, robot, "Walk", 10, 0);
+    ro.width = ro.height = 512;
+    skc_reply_free(render_ok(c, &ev, &ro));
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 /* A picture far larger than a worker keeps (4096x4096: 64 MiB of buffers) is
  * let go after its reply, not held for the worker's life: the daemon's memory comes back near
  * where it was after a usual render, and it keeps serving. */
@@ -2786,6 +2840,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, input_buffers_are_bounded);
     tcase_add_test(tc, fd_exhaustion_keeps_accepting);
     tcase_add_test(tc, hostile_armatures_cost_no_memory);
+    tcase_add_test(tc, hostile_drawing_is_refused);
     tcase_add_test(tc, large_picture_memory_is_let_go);
     tc = tcase(s, "auth");
     tcase_add_test(tc, auth_token);

@@ -262,6 +262,48 @@ START_TEST(quad_covers_hand_computed_pixels)
 }
 END_TEST
 
+/* render() counts what drawing will cost before it draws (render_opts.max_fill): each
+ * triangle's pixels within the picture (its area, or its box cut to the picture when that is
+ * smaller), a pixel a row and RENDER_SETUP_FILL; over the limit it draws nothing. */
+START_TEST(fill_is_counted_before_drawing)
+{
+    static const uint8_t col[4] = {10, 200, 30, 255}, bg[4] = {20, 30, 40, 255};
+    struct armature *arm = solid_quad(col);
+    struct image img;
+    image_init(&img);
+    struct render_opts o;
+    /* the quad of quad_covers_hand_computed_pixels: 80 x 40 pixels, two triangles of 1600
+     * pixels and 40 rows each */
+    const uint64_t whole = 2 * (RENDER_SETUP_FILL + 1600 + 40);
+    opts_canvas(&o, 200, 140, 2, 100, -80, bg, 4);
+    draw_rest(arm, &o, &img);
+    ck_assert_uint_eq(img.fill, whole);
+    /* cut by a 50 x 50 canvas to [0, 50) x [0, 10): each triangle's box there (500 pixels)
+     * is less than its area, and it spans 10 rows */
+    opts_canvas(&o, 50, 50, 2, 0, 0, bg, 4);
+    draw_rest(arm, &o, &img);
+    ck_assert_uint_eq(img.fill, 2 * (RENDER_SETUP_FILL + 500 + 10));
+    /* off the canvas: the setup alone */
+    opts_canvas(&o, 50, 50, 2, 1000, -1000, bg, 4);
+    draw_rest(arm, &o, &img);
+    ck_assert_uint_eq(img.fill, 2 * RENDER_SETUP_FILL);
+    /* the limit: one pixel short refuses the picture and leaves none; at it, it is drawn */
+    struct pose *p = pose_new(arm);
+    rest_step(p);
+    opts_canvas(&o, 200, 140, 2, 100, -80, bg, 4);
+    o.max_fill = whole - 1;
+    ck_assert_int_eq(render(arm, p, &o, &img), ENG_ELIMIT);
+    ck_assert_uint_eq(img.fill, whole);
+    ck_assert(img.width == 0 && img.height == 0 && img.rgba == NULL && img.live == NULL);
+    o.max_fill = whole;
+    render_ok(arm, p, &o, &img);
+    assert_rect(&img, 80, 50, 160, 90, col, bg, "at the limit");
+    pose_free(p);
+    image_close(&img);
+    armature_free(arm);
+}
+END_TEST
+
 START_TEST(quad_clipped_by_canvas)
 {
     /* The quad of quad_covers_hand_computed_pixels (x [-10, 30], y [-5, 15], scale 2) on a
@@ -3024,9 +3066,24 @@ START_TEST(request_picture_checks_and_range_rule)
     lim.max_bone_steps = 1666;
     pr.opts.width = pr.opts.height = 10;
     ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, &lim, &err), 0);
+    ck_assert_uint_eq(pr.opts.max_fill, 1); /* nothing left for drawing, but not "no limit" */
     lim.max_bone_steps = 1665;
     expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_ELIMIT, &err,
                "and their pictures");
+    /* what the steps leave is shared among the pictures, 4 pixels of fill a bone-step */
+    lim.max_bone_steps = 1666 + 6 * 25 + 5;
+    ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, &lim, &err), 0);
+    ck_assert_uint_eq(pr.opts.max_fill, 4 * 25);
+    ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, NULL, &err), 0);
+    ck_assert_uint_eq(pr.opts.max_fill, 0); /* offline: no limit */
+    /* a frame render() refused is named, with its fill and what it was allowed */
+    struct image img;
+    image_init(&img);
+    img.fill = 5000;
+    pr.opts.max_fill = 100;
+    expect_req(request_fill_error(&pr, &img, 3, &err), ENG_ELIMIT, &err,
+               "frame 3: its triangles would take at least 5000 pixels of fill, 50 times the "
+               "10x10 picture; the request's limit of bone-steps allows 100 a picture");
     armature_free(arm);
 }
 END_TEST
@@ -3037,6 +3094,7 @@ static Suite *render_suite(void)
     TCase *tc = tcase_create("quad geometry");
     tcase_add_test(tc, quad_covers_hand_computed_pixels);
     tcase_add_test(tc, quad_clipped_by_canvas);
+    tcase_add_test(tc, fill_is_counted_before_drawing);
     tcase_add_test(tc, quad_texture_orientation);
     tcase_add_test(tc, rotation_90_swaps_extents);
     tcase_add_test(tc, bone_scale_stretches);
