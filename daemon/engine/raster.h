@@ -88,6 +88,13 @@ bool raster_setup(const struct raster *r, struct raster_tri *t, const struct ras
  * with). */
 void raster_draw(struct raster *r, const struct raster_tri *t);
 
+/* Whether t has rows in the current band: inline, so that a bone's triangles that miss it (a
+ * mesh's, band after band) cost a compare each rather than a call. */
+static inline bool raster_in_band(const struct raster *r, const struct raster_tri *t)
+{
+    return t->y0 < r->y1 && t->y1 > r->y0;
+}
+
 /* raster_setup and raster_draw at once, for a triangle drawn in one band only (a triangle
  * that misses the band's rows is not set up). */
 void raster_triangle(struct raster *r, const struct raster_vertex *a, const struct raster_vertex *b,

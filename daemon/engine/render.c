@@ -500,7 +500,8 @@ static void draw_band(struct raster *r, const struct armature *arm, const struct
             continue;
         if (stored) {
             for (uint32_t t = img->tri_at[i]; t < img->tri_at[i + 1]; t++)
-                raster_draw(r, &img->tris[t]);
+                if (raster_in_band(r, &img->tris[t]))
+                    raster_draw(r, &img->tris[t]);
             continue;
         }
         struct bone_geom g;
