@@ -311,16 +311,18 @@ int image_reserve_bones(struct image *img, uint32_t bone_count)
     return 0;
 }
 
-/* The rows drawn at a time: opts.band_rows, else, for triangles set up once (stored), what
- * makes RENDER_BAND_BYTES of samples, at least 8 rows (a narrower band would walk most
- * triangles' edges again and again), and for triangles set up as they are drawn, the whole
- * picture (each band would set every one of them up again); never more than the picture. */
+/* The rows drawn at a time: opts.band_rows, else what makes RENDER_BAND_BYTES of samples
+ * for triangles set up once (stored), RENDER_IMMEDIATE_BAND_BYTES for triangles set up as
+ * they are drawn (a band passes each of them by at the cost of its vertices, so fewer and
+ * larger bands); at least 8 rows (a narrower band would walk most triangles' edges again and
+ * again), never more than the picture. */
 static uint32_t band_rows(const struct render_opts *o, bool stored)
 {
     size_t row = (size_t)o->width * o->samples * 4, rows = o->band_rows;
-    if (!rows && stored)
-        rows = RENDER_BAND_BYTES / row > 8 ? RENDER_BAND_BYTES / row : 8;
-    return rows && rows < o->height ? (uint32_t)rows : o->height;
+    size_t bytes = stored ? RENDER_BAND_BYTES : RENDER_IMMEDIATE_BAND_BYTES;
+    if (!rows)
+        rows = bytes / row > 8 ? bytes / row : 8;
+    return rows < o->height ? (uint32_t)rows : o->height;
 }
 
 /* After a failed render(), img holds no picture: nothing in it may be read as one. Returns rc. */
@@ -617,8 +619,8 @@ int render(const struct armature *arm, const struct pose *p, const struct render
     if (opts->max_fill && img->fill > opts->max_fill)
         return no_picture(img, ENG_ELIMIT);
     /* Triangles are set up once and kept for every band, up to RENDER_STORED_TRIANGLES: a
-     * file of huge meshes has its triangles set up as they are drawn, in one band, so that it
-     * cannot make a worker hold more than a few MiB of them. */
+     * file of huge meshes has its triangles set up as they are drawn, in larger bands, so that
+     * it cannot make a worker hold more than a few MiB of them, nor of samples. */
     size_t count = triangle_count(arm, img, n);
     bool stored = !opts->draw_immediate && count <= RENDER_STORED_TRIANGLES;
     uint32_t rows = band_rows(opts, stored);

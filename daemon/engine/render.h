@@ -34,9 +34,9 @@ struct render_opts {
      * RENDER_SETUP_FILL. render() refuses a picture over it before drawing any of it. */
     uint64_t max_fill;
     /* For tests and benchmarks; the picture is the same whatever they say. The rows drawn at
-     * a time (0: as many as make RENDER_BAND_BYTES of samples, at least 8, or the whole
-     * picture when triangles are set up as they are drawn); and whether triangles are set up
-     * as they are drawn, as those of a picture with more than RENDER_STORED_TRIANGLES are,
+     * a time (0: as many as make RENDER_BAND_BYTES of samples, or RENDER_IMMEDIATE_BAND_BYTES
+     * when triangles are set up as they are drawn, at least 8); and whether triangles are set
+     * up as they are drawn, as those of a picture with more than RENDER_STORED_TRIANGLES are,
      * rather than once for every band. */
     uint32_t band_rows;
     bool draw_immediate;
@@ -49,8 +49,9 @@ struct render_opts {
 /* A band's samples: about L2-sized, so that they stay in cache while its triangles draw. */
 #define RENDER_BAND_BYTES (256u << 10)
 /* The most triangles a picture keeps set up (176 bytes each); a picture with more sets them up
- * as they are drawn, in one band. */
+ * as they are drawn, in bands of RENDER_IMMEDIATE_BAND_BYTES of samples. */
 #define RENDER_STORED_TRIANGLES 16384u
+#define RENDER_IMMEDIATE_BAND_BYTES (8u << 20)
 
 /* An RGBA8 picture plus the renderer's reusable scratch. Pixels are premultiplied after
  * render() unless opts.straight_alpha; image_unpremultiply() turns them straight. */

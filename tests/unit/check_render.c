@@ -1454,7 +1454,8 @@ START_TEST(every_way_draws_the_same_picture)
 END_TEST
 
 /* A mesh of more triangles than a picture keeps set up (the same four, translucent, again and
- * again): none are kept, it is drawn in one band, and the same in bands of any height. */
+ * again): none are kept, a small picture is drawn in one band and a large one in bands of
+ * RENDER_IMMEDIATE_BAND_BYTES, and the same in bands of any height. */
 START_TEST(huge_meshes_keep_no_triangles)
 {
     uint32_t repeats = RENDER_STORED_TRIANGLES / 4 + 1;
@@ -1511,6 +1512,18 @@ START_TEST(huge_meshes_keep_no_triangles)
         snprintf(what, sizeof what, "huge mesh, bands of %u rows", rows[k]);
         same_bytes(&a, &b, what);
     }
+    /* A large picture: bands of RENDER_IMMEDIATE_BAND_BYTES of samples (512 rows at
+     * 1024x1024, the mesh small and across row 512), not one of 16 MiB, and the same bytes. */
+    static const uint8_t bg[4] = {0, 0, 0, 0};
+    opts_canvas(&o, 1024, 1024, 0.4, 512.3, -512.4, bg, 4);
+    render_ok(arm, p, &o, &a);
+    ck_assert_uint_eq(a.sample_cap, RENDER_IMMEDIATE_BAND_BYTES);
+    ck_assert(a.rgba[(size_t)4 * (511 * 1024 + 512) + 3] &&
+              a.rgba[(size_t)4 * (512 * 1024 + 512) + 3]);
+    o.band_rows = 1024;
+    render_ok(arm, p, &o, &b);
+    ck_assert_uint_eq(b.sample_cap, (size_t)1024 * 1024 * 4 * 4);
+    same_bytes(&a, &b, "huge mesh at 1024x1024, in one band");
     image_close(&a);
     image_close(&b);
     pose_free(p);
