@@ -171,16 +171,17 @@ void render_quad_corners(const struct arm_bone *bone, const struct bone_out *o,
     }
 }
 
-/* fmin and fmax, bit for bit (a NaN loses; of two equal values, a), inline: GCC calls libm
- * for those, and a mesh's every vertex goes through bounds_add. */
+/* fmin and fmax as glibc's give them, bit for bit (a NaN loses; of two equal values, such
+ * as 0 and -0, b), inline: GCC calls libm for those, and a mesh's every vertex goes through
+ * bounds_add. */
 static inline double lesser(double a, double b)
 {
-    return b < a || a != a ? b : a;
+    return a < b || b != b ? a : b;
 }
 
 static inline double greater(double a, double b)
 {
-    return b > a || a != a ? b : a;
+    return a > b || b != b ? a : b;
 }
 
 void bounds_add(struct bounds *b, double x, double y)
@@ -550,12 +551,21 @@ static uint64_t triangle_fill(const struct raster_vertex v[3], const struct rend
     return RENDER_SETUP_FILL + (uint64_t)lesser(area, bw * bh) + (uint64_t)ceil(bh);
 }
 
+/* The bands of rows rows that [lo, hi) reaches. */
+static uint64_t bands_reached(int lo, int hi, uint32_t rows)
+{
+    return lo < hi ? (uint64_t)((uint32_t)(hi - 1) / rows - (uint32_t)lo / rows + 1) : 0;
+}
+
 /* The fill of the n drawn bones' triangles (render_opts.max_fill), found from the same
- * vertices that are drawn; it stops counting once past limit (0: none). A bone whose rows
- * miss the picture costs only its triangles' setup. */
+ * vertices that are drawn, plus what the bands cost: each band a bone's rows reach visits it
+ * (RENDER_BAND_FILL), and, when triangles are set up as they are drawn (not stored), passes
+ * each of its triangles by (RENDER_BAND_PASS_FILL). It stops counting once past limit (0:
+ * none). A
+ * bone whose rows miss the picture costs only its triangles' setup. */
 static uint64_t picture_fill(const struct armature *arm, const struct pose *p,
                              const struct render_opts *opts, const struct image *img, uint32_t n,
-                             uint64_t limit)
+                             uint32_t rows, bool stored, uint64_t limit)
 {
     uint64_t fill = 0;
     for (uint32_t i = 0; i < n && (!limit || fill <= limit); i++) {
@@ -566,7 +576,9 @@ static uint64_t picture_fill(const struct armature *arm, const struct pose *p,
             continue;
         struct bone_geom g;
         bone_geom(arm, p, opts, b, tex, &g);
-        if (img->rows[2 * i] >= img->rows[2 * i + 1]) {
+        uint64_t bands = bands_reached(img->rows[2 * i], img->rows[2 * i + 1], rows);
+        fill += bands * (RENDER_BAND_FILL + (stored ? 0 : RENDER_BAND_PASS_FILL * g.count));
+        if (!bands) {
             fill += (uint64_t)g.count * RENDER_SETUP_FILL;
             continue;
         }
@@ -613,17 +625,17 @@ int render(const struct armature *arm, const struct pose *p, const struct render
     /* Only the region the drawn bones touch is cleared and resolved sample by sample. */
     struct bounds bd = {0, 0, 0, 0, true};
     drawn_bounds(arm, p, opts, img, n, &bd);
-    /* What drawing will cost is known before any of it is done: a file whose triangles would
-     * keep a worker busy for seconds is refused here, not drawn. */
-    img->fill = picture_fill(arm, p, opts, img, n, opts->max_fill);
-    if (opts->max_fill && img->fill > opts->max_fill)
-        return no_picture(img, ENG_ELIMIT);
     /* Triangles are set up once and kept for every band, up to RENDER_STORED_TRIANGLES: a
      * file of huge meshes has its triangles set up as they are drawn, in larger bands, so that
      * it cannot make a worker hold more than a few MiB of them, nor of samples. */
     size_t count = triangle_count(arm, img, n);
     bool stored = !opts->draw_immediate && count <= RENDER_STORED_TRIANGLES;
     uint32_t rows = band_rows(opts, stored);
+    /* What drawing will cost is known before any of it is done: a file whose triangles would
+     * keep a worker busy for seconds is refused here, not drawn. */
+    img->fill = picture_fill(arm, p, opts, img, n, rows, stored, opts->max_fill);
+    if (opts->max_fill && img->fill > opts->max_fill)
+        return no_picture(img, ENG_ELIMIT);
     if ((rc = reserve((void **)&img->samples, &img->sample_cap,
                       (size_t)opts->width * rows * opts->samples * 4)) ||
         (stored && (rc = reserve((void **)&img->tris, &img->tri_cap,

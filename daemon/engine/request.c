@@ -125,17 +125,23 @@ static uint64_t picture_work(const struct armature *arm, const struct picture_re
  * 16-17 ns, a bone-step 84 (skellington) to 135 (robot), so 4 errs on the strict side. */
 #define FILL_PER_BONE_STEP 4
 
-/* The fill each of the pictures may cost: an equal share of what the bone-step limit left
- * after the rest of the request (left), so that a request whose triangles would cover the
- * picture thousands of times over is stopped as one that asks for too many steps is. At
- * least 1, as 0 would mean no limit. */
-static uint64_t fill_share(uint64_t left, uint64_t pictures)
+/* Whatever the bone-steps leave, a picture may cover itself this many times over, so that a
+ * request that passed the check is not refused for an ordinary picture after its steps ran:
+ * the samples' pictures cover themselves at most 0.6 times framed (fit 0.9) and 5.4 times
+ * zoomed in tenfold (fit 10), at any frame. What it allows is bounded by max_reply_pixels. */
+#define FILL_FLOOR_LAYERS 4
+
+/* The fill each of the pictures of w x h may cost: an equal share of what the bone-step
+ * limit left after the rest of the request (left), at least FILL_FLOOR_LAYERS times the
+ * picture, so that a request whose triangles would cover the picture thousands of times over
+ * is stopped as one that asks for too many steps is. 0 (no limit) only without a limit. */
+static uint64_t fill_share(uint64_t left, uint64_t pictures, uint32_t w, uint32_t h)
 {
     if (left == UINT64_MAX)
         return 0;
-    uint64_t share = left / pictures;
+    uint64_t share = left / pictures, floor = (uint64_t)FILL_FLOOR_LAYERS * w * h;
     share = share < UINT64_MAX / FILL_PER_BONE_STEP ? share * FILL_PER_BONE_STEP : UINT64_MAX;
-    return share ? share : 1;
+    return share > floor ? share : floor;
 }
 
 static int check_eval_budget(const struct armature *arm, const struct eval_request *e,
@@ -250,7 +256,7 @@ int request_check_picture(const struct armature *arm, struct eval_request *e,
             (uint64_t)e->warmup + (e->count ? (uint64_t)arm->anims[e->anims[0]].last_frame + 1 : 1);
     uint64_t pictures = pr->range ? (uint64_t)pr->last - pr->first + 1 : 1, left;
     rc = check_eval_budget(arm, e, o, framing, pictures * picture_work(arm, pr), lim, &left, err);
-    pr->opts.max_fill = rc ? 0 : fill_share(left, pictures);
+    pr->opts.max_fill = rc ? 0 : fill_share(left, pictures, pr->opts.width, pr->opts.height);
     return rc;
 }
 
@@ -259,7 +265,7 @@ int request_fill_error(const struct picture_request *pr, const struct image *img
 {
     double area = (double)pr->opts.width * pr->opts.height;
     return eng_seterr(err, ENG_ELIMIT,
-                      "frame %u: its triangles would take at least %llu pixels of fill, %.0f "
+                      "frame %u: its triangles would take at least %llu pixels of fill, %.3g "
                       "times the %ux%u picture; the request's limit of bone-steps allows %llu a "
                       "picture",
                       frame, (unsigned long long)img->fill, (double)img->fill / area,

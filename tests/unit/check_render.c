@@ -273,16 +273,23 @@ START_TEST(fill_is_counted_before_drawing)
     image_init(&img);
     struct render_opts o;
     /* the quad of quad_covers_hand_computed_pixels: 80 x 40 pixels, two triangles of 1600
-     * pixels and 40 rows each */
-    const uint64_t whole = 2 * (RENDER_SETUP_FILL + 1600 + 40);
+     * pixels and 40 rows each; its rows [48, 92) (2 pixels of margin) reach two bands of 81
+     * rows (256 KiB of samples at 200 pixels and 4 samples) */
+    const uint64_t whole = 2 * (RENDER_SETUP_FILL + 1600 + 40) + 2 * RENDER_BAND_FILL;
     opts_canvas(&o, 200, 140, 2, 100, -80, bg, 4);
     draw_rest(arm, &o, &img);
     ck_assert_uint_eq(img.fill, whole);
     /* cut by a 50 x 50 canvas to [0, 50) x [0, 10): each triangle's box there (500 pixels)
-     * is less than its area, and it spans 10 rows */
+     * is less than its area, and it spans 10 rows; one band */
     opts_canvas(&o, 50, 50, 2, 0, 0, bg, 4);
     draw_rest(arm, &o, &img);
-    ck_assert_uint_eq(img.fill, 2 * (RENDER_SETUP_FILL + 500 + 10));
+    ck_assert_uint_eq(img.fill, 2 * (RENDER_SETUP_FILL + 500 + 10) + RENDER_BAND_FILL);
+    /* set up as drawn: each band also passes each triangle by (one band here) */
+    o.draw_immediate = true;
+    draw_rest(arm, &o, &img);
+    ck_assert_uint_eq(img.fill, 2 * (RENDER_SETUP_FILL + 500 + 10) + RENDER_BAND_FILL +
+                                    2 * RENDER_BAND_PASS_FILL);
+    o.draw_immediate = false;
     /* off the canvas: the setup alone */
     opts_canvas(&o, 50, 50, 2, 1000, -1000, bg, 4);
     draw_rest(arm, &o, &img);
@@ -3079,14 +3086,15 @@ START_TEST(request_picture_checks_and_range_rule)
     lim.max_bone_steps = 1666;
     pr.opts.width = pr.opts.height = 10;
     ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, &lim, &err), 0);
-    ck_assert_uint_eq(pr.opts.max_fill, 1); /* nothing left for drawing, but not "no limit" */
+    /* nothing left for drawing: still 4 times the picture, so an ordinary picture is drawn */
+    ck_assert_uint_eq(pr.opts.max_fill, 4 * 10 * 10);
     lim.max_bone_steps = 1665;
     expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_ELIMIT, &err,
                "and their pictures");
     /* what the steps leave is shared among the pictures, 4 pixels of fill a bone-step */
-    lim.max_bone_steps = 1666 + 6 * 25 + 5;
+    lim.max_bone_steps = 1666 + 6 * 1000 + 5;
     ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, &lim, &err), 0);
-    ck_assert_uint_eq(pr.opts.max_fill, 4 * 25);
+    ck_assert_uint_eq(pr.opts.max_fill, 4 * 1000);
     ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, NULL, &err), 0);
     ck_assert_uint_eq(pr.opts.max_fill, 0); /* offline: no limit */
     /* a frame render() refused is named, with its fill and what it was allowed */
@@ -3097,6 +3105,9 @@ START_TEST(request_picture_checks_and_range_rule)
     expect_req(request_fill_error(&pr, &img, 3, &err), ENG_ELIMIT, &err,
                "frame 3: its triangles would take at least 5000 pixels of fill, 50 times the "
                "10x10 picture; the request's limit of bone-steps allows 100 a picture");
+    img.fill = 1234;
+    pr.opts.width = pr.opts.height = 100;
+    expect_req(request_fill_error(&pr, &img, 0, &err), ENG_ELIMIT, &err, "0.123 times");
     armature_free(arm);
 }
 END_TEST
