@@ -561,8 +561,7 @@ static uint64_t bands_reached(int lo, int hi, uint32_t rows)
  * vertices that are drawn, plus what the bands cost: each band a bone's rows reach visits it
  * (RENDER_BAND_FILL), and, when triangles are set up as they are drawn (not stored), passes
  * each of its triangles by (RENDER_BAND_PASS_FILL). It stops counting once past limit (0:
- * none). A
- * bone whose rows miss the picture costs only its triangles' setup. */
+ * none). A bone whose rows miss the picture costs only its triangles' setup. */
 static uint64_t picture_fill(const struct armature *arm, const struct pose *p,
                              const struct render_opts *opts, const struct image *img, uint32_t n,
                              uint32_t rows, bool stored, uint64_t limit)
@@ -577,7 +576,8 @@ static uint64_t picture_fill(const struct armature *arm, const struct pose *p,
         struct bone_geom g;
         bone_geom(arm, p, opts, b, tex, &g);
         uint64_t bands = bands_reached(img->rows[2 * i], img->rows[2 * i + 1], rows);
-        fill += bands * (RENDER_BAND_FILL + (stored ? 0 : RENDER_BAND_PASS_FILL * g.count));
+        fill +=
+            bands * (RENDER_BAND_FILL + (stored ? 0 : RENDER_BAND_PASS_FILL * (uint64_t)g.count));
         if (!bands) {
             fill += (uint64_t)g.count * RENDER_SETUP_FILL;
             continue;
