@@ -171,8 +171,7 @@ static int emit(void *ctx, const struct pose *p, uint32_t frame, uint32_t index)
     struct render_run *j = ctx;
     int rc = render(j->arm, p, &j->pr.opts, &j->img);
     if (rc) { /* no fill limit here (max_fill 0): the file is the user's own */
-        fprintf(stderr, "skeld render: %s\n",
-                rc == ENG_ENOMEM ? "out of memory" : eng_strerror(rc));
+        fprintf(stderr, "skeld render: %s\n", eng_strerror(rc));
         return 1;
     }
     progress(j->tty, ++j->done, j->total);

@@ -356,8 +356,8 @@ static void setup_uv(const struct raster_tri *t, struct uv_plane *uv, const doub
 }
 
 /* llround(v) for |v| < 2^52 (the callers' values are under 2^41), inline: libm's is a call
- * of some 80 instructions, made six times a triangle. v - trunc(v) is exact, so the half-way
- * test is too. */
+ * of some 60 instructions, made eight times a triangle. v - trunc(v) is exact, so the
+ * half-way test is too. */
 static inline int64_t round_away(double v)
 {
     int64_t i = (int64_t)v;

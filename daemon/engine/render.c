@@ -440,16 +440,24 @@ static void bone_triangle(const struct armature *arm, const struct pose *p,
     }
 }
 
-/* Selects bone b's atlas and tint for the triangles that follow: its texture, or NULL if the
- * atlas has no pixels (loaded without them). */
+/* Bone b's texture, or NULL if its atlas has no pixels (loaded without them): then it draws
+ * nothing. */
+static const struct arm_texture *drawn_texture(const struct armature *arm, const struct pose *p,
+                                               const struct render_opts *opts, uint32_t b)
+{
+    const struct arm_texture *tex = &arm->textures[render_bone_texture(arm, opts, p->out[b].tex)];
+    return arm->atlases[tex->atlas].rgba ? tex : NULL;
+}
+
+/* Selects bone b's atlas and tint for the triangles that follow: its drawn_texture. */
 static const struct arm_texture *select_bone(struct raster *r, const struct armature *arm,
                                              const struct pose *p, const struct render_opts *opts,
                                              uint32_t b)
 {
-    const struct arm_texture *tex = &arm->textures[render_bone_texture(arm, opts, p->out[b].tex)];
-    const struct arm_atlas *at = &arm->atlases[tex->atlas];
-    if (!at->rgba)
+    const struct arm_texture *tex = drawn_texture(arm, p, opts, b);
+    if (!tex)
         return NULL;
+    const struct arm_atlas *at = &arm->atlases[tex->atlas];
     float tint[4];
     tint_of(&p->out[b], tint);
     raster_set_texture(r, at->rgba, at->width, at->height, at->clear, at->clear_stride, tint);
@@ -569,9 +577,8 @@ static uint64_t picture_fill(const struct armature *arm, const struct pose *p,
     uint64_t fill = 0;
     for (uint32_t i = 0; i < n && (!limit || fill <= limit); i++) {
         uint32_t b = img->order[i];
-        const struct arm_texture *tex =
-            &arm->textures[render_bone_texture(arm, opts, p->out[b].tex)];
-        if (!arm->atlases[tex->atlas].rgba) /* drawn as nothing (select_bone) */
+        const struct arm_texture *tex = drawn_texture(arm, p, opts, b);
+        if (!tex)
             continue;
         struct bone_geom g;
         bone_geom(arm, p, opts, b, tex, &g);

@@ -75,19 +75,9 @@ static void atlas_quadrants(struct atlas *a, uint32_t x, uint32_t y, uint32_t w,
     atlas_fill(a, x + w / 2, y + h / 2, x + w, y + h, br);
 }
 
-/* Loads a JSON text written with ' for ", printf-style, with the given atlases as
- * atlas0.png, atlas1.png, ... The atlases are freed. */
-static struct armature *load_arm(struct atlas *atl, int n, const char *fmt, ...)
+/* Loads json with the given atlases as atlas0.png, atlas1.png, ... The atlases are freed. */
+static struct armature *load_json_atlases(const char *json, struct atlas *atl, int n)
 {
-    char json[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    int len = vsnprintf(json, sizeof json, fmt, ap);
-    va_end(ap);
-    ck_assert_msg(len > 0 && (size_t)len < sizeof json, "fixture too long");
-    for (char *c = json; *c; c++)
-        if (*c == '\'')
-            *c = '"';
     void *pngs[8] = {0};
     size_t lens[8] = {0};
     ck_assert_int_le(n, 8);
@@ -104,6 +94,21 @@ static struct armature *load_arm(struct atlas *atl, int n, const char *fmt, ...)
     ck_assert_msg(rc == 0, "armature did not load: %s", err.msg);
     ck_assert_ptr_nonnull(arm);
     return arm;
+}
+
+/* Loads a JSON text written with ' for ", printf-style, with the given atlases (freed). */
+static struct armature *load_arm(struct atlas *atl, int n, const char *fmt, ...)
+{
+    char json[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(json, sizeof json, fmt, ap);
+    va_end(ap);
+    ck_assert_msg(len > 0 && (size_t)len < sizeof json, "fixture too long");
+    for (char *c = json; *c; c++)
+        if (*c == '\'')
+            *c = '"';
+    return load_json_atlases(json, atl, n);
 }
 
 /* ---- rendering helpers ------------------------------------------------------------- */
@@ -1487,16 +1492,8 @@ START_TEST(huge_meshes_keep_no_triangles)
     len += snprintf(json + len, cap - (size_t)len, "]}]}");
     ck_assert_uint_lt((size_t)len, cap);
     struct atlas atl = region_atlas();
-    void *png = NULL;
-    size_t png_len = 0;
-    ck_assert_int_eq(th_png_rgba(atl.w, atl.h, atl.px, &png, &png_len), 0);
-    free(atl.px);
-    struct armature *arm = NULL;
-    struct eng_error err = {0, ""};
-    int rc = th_load_atlases(json, (const void *const *)&png, &png_len, 1, &arm, &err);
-    free(png);
+    struct armature *arm = load_json_atlases(json, &atl, 1);
     free(json);
-    ck_assert_msg(rc == 0, "armature did not load: %s", err.msg);
     struct pose *p = pose_new(arm);
     rest_step(p);
     struct image a, b;
