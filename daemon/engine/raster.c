@@ -336,14 +336,14 @@ struct uv_plane {
     double u0, du_dx, du_dy, v0, dv_dx, dv_dy;
 };
 
-static void setup_uv(const struct raster_tri *t, struct uv_plane *uv, const double u[3],
+static void setup_uv(const struct raster_edge e3[3], struct uv_plane *uv, const double u[3],
                      const double v[3], double area)
 {
     double half = SUB / 2.0;
     *uv = (struct uv_plane){0, 0, 0, 0, 0, 0};
     for (int i = 0; i < 3; i++) {
         /* Edge i is opposite vertex i, so E_i / area is vertex i's barycentric weight. */
-        const struct raster_edge *e = &t->e[i];
+        const struct raster_edge *e = &e3[i];
         double at_origin = ((double)e->a * half + (double)e->b * half + (double)e->c) / area;
         double dx = (double)e->a * SUB / area, dy = (double)e->b * SUB / area;
         uv->u0 += u[i] * at_origin;
@@ -365,21 +365,29 @@ static inline int64_t round_away(double v)
     return i + (f >= 0.5) - (f <= -0.5);
 }
 
-/* The edges, the texture plane and the bounds (in SUB units: lo[0..1] x, y, hi[0..1]) of the
- * triangle p; false if it covers nothing (degenerate, off any canvas, NaN). */
-static bool setup(struct raster_tri *t, struct uv_plane *uv, int64_t lo[2], int64_t hi[2],
-                  const struct raster_vertex *p[3])
+/* Snaps v to 1/SUB pixel; false when it is off any canvas (edge products then stay within 63
+ * bits), or NaN. */
+static bool snap(const struct raster_vertex *v, int64_t *x, int64_t *y)
 {
-    int64_t X[3], Y[3];
-    for (int i = 0; i < 3; i++) {
-        if (!(fabs(p[i]->x) < 4e6 && fabs(p[i]->y) < 4e6))
-            return false; /* off any canvas (edge products stay within 63 bits), or NaN */
-        X[i] = round_away(p[i]->x * SUB);
-        Y[i] = round_away(p[i]->y * SUB);
-    }
-    int64_t area = (X[1] - X[0]) * (Y[2] - Y[0]) - (Y[1] - Y[0]) * (X[2] - X[0]);
-    if (area == 0)
+    if (!(fabs(v->x) < 4e6 && fabs(v->y) < 4e6))
         return false;
+    *x = round_away(v->x * SUB);
+    *y = round_away(v->y * SUB);
+    return true;
+}
+
+/* Twice the signed area of snapped corners i j k: positive when they turn one way, negative
+ * the other, 0 on a line. */
+static int64_t turn(const int64_t X[], const int64_t Y[], int i, int j, int k)
+{
+    return (X[j] - X[i]) * (Y[k] - Y[i]) - (Y[j] - Y[i]) * (X[k] - X[i]);
+}
+
+/* The edges and the texture plane of triangle p, its corners snapped to X, Y, of doubled
+ * signed area `area` (not 0). */
+static void triangle_edges(struct raster_edge e[3], struct uv_plane *uv, const int64_t X[3],
+                           const int64_t Y[3], const struct raster_vertex *const p[3], int64_t area)
+{
     int o1 = area > 0 ? 1 : 2, o2 = area > 0 ? 2 : 1; /* make the winding positive */
     int idx[3] = {0, o1, o2};
     double u[3], v[3];
@@ -387,18 +395,69 @@ static bool setup(struct raster_tri *t, struct uv_plane *uv, int64_t lo[2], int6
         u[i] = p[idx[i]]->u;
         v[i] = p[idx[i]]->v;
     }
-    make_edge(&t->e[0], X[idx[1]], Y[idx[1]], X[idx[2]], Y[idx[2]]);
-    make_edge(&t->e[1], X[idx[2]], Y[idx[2]], X[idx[0]], Y[idx[0]]);
-    make_edge(&t->e[2], X[idx[0]], Y[idx[0]], X[idx[1]], Y[idx[1]]);
-    setup_uv(t, uv, u, v, (double)(area > 0 ? area : -area));
+    make_edge(&e[0], X[idx[1]], Y[idx[1]], X[idx[2]], Y[idx[2]]);
+    make_edge(&e[1], X[idx[2]], Y[idx[2]], X[idx[0]], Y[idx[0]]);
+    make_edge(&e[2], X[idx[0]], Y[idx[0]], X[idx[1]], Y[idx[1]]);
+    setup_uv(e, uv, u, v, (double)(area > 0 ? area : -area));
+}
+
+/* The box of n snapped corners, in SUB units: lo[0..1] x, y, hi[0..1]. */
+static void corner_box(const int64_t X[], const int64_t Y[], int n, int64_t lo[2], int64_t hi[2])
+{
     lo[0] = hi[0] = X[0];
     lo[1] = hi[1] = Y[0];
-    for (int i = 1; i < 3; i++) {
+    for (int i = 1; i < n; i++) {
         lo[0] = X[i] < lo[0] ? X[i] : lo[0];
         hi[0] = X[i] > hi[0] ? X[i] : hi[0];
         lo[1] = Y[i] < lo[1] ? Y[i] : lo[1];
         hi[1] = Y[i] > hi[1] ? Y[i] : hi[1];
     }
+}
+
+/* The edges, the texture plane and the box (corner_box) of triangle p; false if it covers
+ * nothing (degenerate, off any canvas, NaN). */
+static bool setup(struct raster_shape *t, struct uv_plane *uv, int64_t lo[2], int64_t hi[2],
+                  const struct raster_vertex *const p[3])
+{
+    int64_t X[3], Y[3];
+    for (int i = 0; i < 3; i++)
+        if (!snap(p[i], &X[i], &Y[i]))
+            return false;
+    int64_t area = turn(X, Y, 0, 1, 2);
+    if (area == 0)
+        return false;
+    triangle_edges(t->e, uv, X, Y, p, area);
+    t->edges = 3;
+    corner_box(X, Y, 3, lo, hi);
+    return true;
+}
+
+/* The same for quad q as one shape: false if it is not strictly convex once snapped (every
+ * corner turning the same way), or off any canvas. Then its edges bound exactly the union of
+ * triangles q0 q1 q2 and q0 q2 q3: their outer edges are its own, wound the same way, and
+ * their shared diagonal, which the top-left rule gives each sample on it to exactly one of
+ * them, lies inside it. Its plane is the first triangle's, to the bit. */
+static bool setup_quad(struct raster_shape *t, struct uv_plane *uv, int64_t lo[2], int64_t hi[2],
+                       const struct raster_vertex q[4])
+{
+    int64_t X[4], Y[4];
+    for (int i = 0; i < 4; i++)
+        if (!snap(&q[i], &X[i], &Y[i]))
+            return false;
+    int64_t first = turn(X, Y, 0, 1, 2);
+    for (int i = 0; i < 4; i++) {
+        int64_t at = turn(X, Y, i, (i + 1) & 3, (i + 2) & 3);
+        if (first > 0 ? at <= 0 : first == 0 || at >= 0)
+            return false;
+    }
+    const struct raster_vertex *const p[3] = {&q[0], &q[1], &q[2]};
+    triangle_edges(t->e, uv, X, Y, p, first);
+    for (int i = 0; i < 4; i++) { /* around the quad, wound as the first triangle was */
+        int a = first > 0 ? i : (4 - i) & 3, b = first > 0 ? (i + 1) & 3 : 3 - i;
+        make_edge(&t->e[i], X[a], Y[a], X[b], Y[b]);
+    }
+    t->edges = 4;
+    corner_box(X, Y, 4, lo, hi);
     return true;
 }
 
@@ -717,16 +776,17 @@ shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, 
     shade_partial(r, uv, row, f1, b, lo, hi, ns, inside, simd);
 }
 
-/* Row py within [x0, x1): each sample's covered span from its three bounds, then the run. */
+/* Row py within [x0, x1): each sample's covered span from the shape's bounds, then the run.
+ * ns, simd and edges are constants at the calls that matter. */
 static inline __attribute__((always_inline)) void
-raster_row_n(struct raster *r, const struct raster_tri *t, struct edge_walk *ew, int py, int x0,
-             int x1, uint32_t ns, bool simd)
+raster_row_n(struct raster *r, const struct raster_shape *t, struct edge_walk *ew, int edges,
+             int py, int x0, int x1, uint32_t ns, bool simd)
 {
     int lo[4], hi[4], first = x1, last = x0, full0 = x0, full1 = x1;
     int64_t l[4], h[4];
     for (uint32_t s = 0; s < ns; s++)
         l[s] = x0, h[s] = x1;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < edges; k++)
         edge_walk_row(&ew[k], l, h, ns);
     for (uint32_t s = 0; s < ns; s++) {
         if (l[s] >= h[s])
@@ -751,32 +811,30 @@ raster_row_n(struct raster *r, const struct raster_tri *t, struct edge_walk *ew,
         shade_run(r, uv, py, first, last, full0, full1, lo, hi, ns, false, simd);
 }
 
-/* Rows [y0, y1) of the triangle, pixels [x0, x1); ns and simd are constants here. */
+/* Rows [y0, y1) of the shape, pixels [x0, x1). */
 static inline __attribute__((always_inline)) void
-raster_rows(struct raster *r, const struct raster_tri *t, int x0, int x1, int y0, int y1,
-            uint32_t ns, const int32_t (*off)[2], bool simd)
+raster_rows(struct raster *r, const struct raster_shape *t, int edges, int x0, int x1, int y0,
+            int y1, uint32_t ns, const int32_t (*off)[2], bool simd)
 {
-    struct edge_walk ew[3];
-    for (int k = 0; k < 3; k++)
+    struct edge_walk ew[4];
+    for (int k = 0; k < edges; k++)
         edge_walk_init(&ew[k], &t->e[k], y0, off, ns);
     for (int py = y0; py < y1; py++)
-        raster_row_n(r, t, ew, py, x0, x1, ns, simd);
+        raster_row_n(r, t, ew, edges, py, x0, x1, ns, simd);
 }
 
-bool raster_setup(const struct raster *r, struct raster_tri *t, const struct raster_vertex *a,
-                  const struct raster_vertex *b, const struct raster_vertex *c)
+/* What raster_setup and raster_setup_quad share once the shape's edges, texture plane and
+ * box (SUB units) are known: the plane in the atlas's texels, and the pixels of the region it
+ * may cover (false: none). */
+static bool place(const struct raster *r, struct raster_shape *t, const struct uv_plane *uv,
+                  const int64_t lo[2], const int64_t hi[2])
 {
-    const struct raster_vertex *p[3] = {a, b, c};
-    struct uv_plane uv;
-    int64_t lo[2], hi[2];
-    if (!setup(t, &uv, lo, hi, p))
-        return false;
-    t->fx_dx = uv.du_dx * r->tw * 256.0;
-    t->fx_dy = uv.du_dy * r->tw * 256.0;
-    t->fx0 = uv.u0 * r->tw * 256.0 - 128.0;
-    t->fy_dx = uv.dv_dx * r->th * 256.0;
-    t->fy_dy = uv.dv_dy * r->th * 256.0;
-    t->fy0 = uv.v0 * r->th * 256.0 - 128.0;
+    t->fx_dx = uv->du_dx * r->tw * 256.0;
+    t->fx_dy = uv->du_dy * r->tw * 256.0;
+    t->fx0 = uv->u0 * r->tw * 256.0 - 128.0;
+    t->fy_dx = uv->dv_dx * r->th * 256.0;
+    t->fy_dy = uv->dv_dy * r->th * 256.0;
+    t->fy0 = uv->v0 * r->th * 256.0 - 128.0;
     t->dx = fixed_step(t->fx_dx);
     t->dy = fixed_step(t->fy_dx);
     int x0 = (int)(lo[0] / SUB) - 1, x1 = (int)(hi[0] / SUB) + 2;
@@ -788,36 +846,77 @@ bool raster_setup(const struct raster *r, struct raster_tri *t, const struct ras
     return t->x0 < t->x1 && t->y0 < t->y1;
 }
 
-void raster_draw(struct raster *r, const struct raster_tri *tri)
+bool raster_setup(const struct raster *r, struct raster_shape *t, const struct raster_vertex *a,
+                  const struct raster_vertex *b, const struct raster_vertex *c)
 {
-    int y0 = tri->y0 > r->y0 ? tri->y0 : r->y0, y1 = tri->y1 < r->y1 ? tri->y1 : r->y1;
+    const struct raster_vertex *const p[3] = {a, b, c};
+    struct uv_plane uv;
+    int64_t lo[2], hi[2];
+    return setup(t, &uv, lo, hi, p) && place(r, t, &uv, lo, hi);
+}
+
+bool raster_setup_quad(const struct raster *r, struct raster_shape *t,
+                       const struct raster_vertex q[4])
+{
+    struct uv_plane uv;
+    int64_t lo[2], hi[2];
+    return setup_quad(t, &uv, lo, hi, q) && place(r, t, &uv, lo, hi);
+}
+
+void raster_draw(struct raster *r, const struct raster_shape *shape)
+{
+    int y0 = shape->y0 > r->y0 ? shape->y0 : r->y0, y1 = shape->y1 < r->y1 ? shape->y1 : r->y1;
     if (y0 >= y1)
         return; /* not in this band */
-    /* A local copy: through tri, every store of samples or spans might change the triangle,
-     * and the compiler would load its fields again after each. */
-    const struct raster_tri copy = *tri, *t = &copy;
-    if (r->ns == 4 && r->simd)
-        raster_rows(r, t, t->x0, t->x1, y0, y1, 4, offsets4, true);
+    /* A local copy: through shape, every store of samples or spans might change it, and the
+     * compiler would load its fields again after each. */
+    const struct raster_shape copy = *shape, *t = &copy;
+    int x0 = t->x0, x1 = t->x1;
+    if (r->ns == 4 && r->simd && t->edges == 4) /* the usual cases get constant edge counts */
+        raster_rows(r, t, 4, x0, x1, y0, y1, 4, offsets4, true);
+    else if (r->ns == 4 && r->simd)
+        raster_rows(r, t, 3, x0, x1, y0, y1, 4, offsets4, true);
     else if (r->ns == 4)
-        raster_rows(r, t, t->x0, t->x1, y0, y1, 4, offsets4, false);
+        raster_rows(r, t, t->edges, x0, x1, y0, y1, 4, offsets4, false);
     else
-        raster_rows(r, t, t->x0, t->x1, y0, y1, 1, offsets1, r->simd);
+        raster_rows(r, t, t->edges, x0, x1, y0, y1, 1, offsets1, r->simd);
+}
+
+/* Whether a shape whose corners' rows lie within [ylo, yhi] may cover a sample of the band's
+ * rows. The samples of row y lie strictly between y and y + 1 (at least 1/8 in), and snapping
+ * moves a corner by at most 1/512: a shape wholly above y0 or below y1 covers none of them.
+ * False for a NaN either way, which setup would refuse anyway. */
+static bool may_reach_band(const struct raster *r, double ylo, double yhi)
+{
+    return yhi >= r->y0 && ylo <= r->y1;
 }
 
 void raster_triangle(struct raster *r, const struct raster_vertex *a, const struct raster_vertex *b,
                      const struct raster_vertex *c)
 {
-    /* A triangle that covers no sample of the band's rows costs no setup. The samples of row
-     * y lie strictly between y and y + 1 (at least 1/8 in), and snapping moves a vertex by at
-     * most 1/512: a triangle wholly above y0 or below y1 covers none of them. */
+    /* A triangle that misses the band's rows costs no setup. */
     double ylo = a->y < b->y ? a->y : b->y, yhi = a->y > b->y ? a->y : b->y;
     ylo = c->y < ylo ? c->y : ylo;
     yhi = c->y > yhi ? c->y : yhi;
-    if (!(yhi >= r->y0 && ylo <= r->y1)) /* a NaN either way: raster_setup draws none of it */
-        return;
-    struct raster_tri t;
-    if (raster_setup(r, &t, a, b, c))
+    struct raster_shape t;
+    if (may_reach_band(r, ylo, yhi) && raster_setup(r, &t, a, b, c))
         raster_draw(r, &t);
+}
+
+bool raster_quad(struct raster *r, const struct raster_vertex q[4])
+{
+    double ylo = q[0].y, yhi = q[0].y;
+    for (int i = 1; i < 4; i++) {
+        ylo = q[i].y < ylo ? q[i].y : ylo;
+        yhi = q[i].y > yhi ? q[i].y : yhi;
+    }
+    if (!may_reach_band(r, ylo, yhi))
+        return true; /* nor would its triangles */
+    struct raster_shape t;
+    if (!raster_setup_quad(r, &t, q))
+        return false;
+    raster_draw(r, &t);
+    return true;
 }
 
 static void store(uint8_t *o, uint32_t px)

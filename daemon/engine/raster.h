@@ -17,9 +17,12 @@ struct raster_edge {
     int64_t a, b, c, bias;
 };
 
-/* A triangle set up once (raster_setup) and drawn band by band (raster_draw). */
-struct raster_tri {
-    struct raster_edge e[3];
+/* A shape set up once (raster_setup, raster_setup_quad) and drawn band by band (raster_draw):
+ * a triangle, or a convex quad with one texture plane (a sprite), which draws as its two
+ * triangles would without paying twice for the rows and the pixels along their diagonal. */
+struct raster_shape {
+    struct raster_edge e[4];
+    int edges; /* 3 or 4 */
     /* The texture position in the atlas's 1/256 texels, less half a texel (texel centres),
      * affine in the pixel centre: fx = fx0 + fx_dx*px + fx_dy*py, fy the same way. */
     double fx0, fx_dx, fx_dy, fy0, fy_dx, fy_dy;
@@ -81,16 +84,24 @@ void raster_set_texture(struct raster *r, const uint8_t *rgba, uint32_t w, uint3
  * drawn with: its edges, its texture stepping and the pixels of the region it may cover.
  * False when it covers none (degenerate, off the region, not finite). Setting a triangle up
  * once and drawing it in every band it reaches saves doing that work band by band. */
-bool raster_setup(const struct raster *r, struct raster_tri *t, const struct raster_vertex *a,
+bool raster_setup(const struct raster *r, struct raster_shape *t, const struct raster_vertex *a,
                   const struct raster_vertex *b, const struct raster_vertex *c);
+
+/* Sets up quad q[0..3] (in order around it) as one shape: it covers exactly the samples its
+ * triangles q0 q1 q2 and q0 q2 q3 would, textured by the plane of the first (the caller's
+ * promise: the texture is affine over the quad, as a sprite's rectangle is over its
+ * parallelogram). False when it is not strictly convex once snapped, or covers none of the
+ * region: then the two triangles, set up and drawn as such, do whatever is right. */
+bool raster_setup_quad(const struct raster *r, struct raster_shape *t,
+                       const struct raster_vertex q[4]);
 
 /* Draws t's rows of the current band, with the texture and tint selected (those it was set up
  * with). */
-void raster_draw(struct raster *r, const struct raster_tri *t);
+void raster_draw(struct raster *r, const struct raster_shape *t);
 
 /* Whether t has rows in the current band: inline, so that a bone's triangles that miss it (a
  * mesh's, band after band) cost a compare each rather than a call. */
-static inline bool raster_in_band(const struct raster *r, const struct raster_tri *t)
+static inline bool raster_in_band(const struct raster *r, const struct raster_shape *t)
 {
     return t->y0 < r->y1 && t->y1 > r->y0;
 }
@@ -99,6 +110,10 @@ static inline bool raster_in_band(const struct raster *r, const struct raster_tr
  * that misses the band's rows is not set up). */
 void raster_triangle(struct raster *r, const struct raster_vertex *a, const struct raster_vertex *b,
                      const struct raster_vertex *c);
+
+/* The same for a quad (raster_setup_quad): false, having drawn nothing, when it is not to be
+ * drawn as one; then its two triangles are. */
+bool raster_quad(struct raster *r, const struct raster_vertex q[4]);
 
 /* Averages each pixel's samples of the band's rows over the background into out (RGBA8, row y
  * at out + y * pitch, pitch >= w * 4; the bytes between rows are left alone), premultiplied

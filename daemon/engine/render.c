@@ -35,8 +35,8 @@ void image_close(struct image *img)
     free(img->keys);
     free(img->skip);
     free(img->rows);
-    free(img->tri_at);
-    free(img->tris);
+    free(img->shape_at);
+    free(img->shapes);
     image_init(img);
 }
 
@@ -303,10 +303,10 @@ int image_reserve_bones(struct image *img, uint32_t bone_count)
     int32_t *rows = realloc(img->rows, 2 * n * sizeof *rows);
     if (rows)
         img->rows = rows;
-    uint32_t *tri_at = realloc(img->tri_at, (n + 1) * sizeof *tri_at);
-    if (tri_at)
-        img->tri_at = tri_at;
-    if (!order || !keys || !skip || !rows || !tri_at)
+    uint32_t *shape_at = realloc(img->shape_at, (n + 1) * sizeof *shape_at);
+    if (shape_at)
+        img->shape_at = shape_at;
+    if (!order || !keys || !skip || !rows || !shape_at)
         return ENG_ENOMEM;
     img->bone_cap = n;
     return 0;
@@ -475,30 +475,44 @@ static size_t triangle_count(const struct armature *arm, const struct image *img
     return count;
 }
 
-/* Sets up the n drawn bones' triangles once for the whole picture: bone i's are
- * img->tris[tri_at[i] .. tri_at[i + 1]). */
-static void setup_triangles(struct raster *r, const struct armature *arm, const struct pose *p,
-                            const struct render_opts *opts, struct image *img, uint32_t n)
+/* Sets up bone geometry g's shapes at shapes: a sprite's quad as one where it can be
+ * (raster_setup_quad), else its triangles. Returns how many cover some of the region. */
+static uint32_t setup_bone(struct raster *r, const struct armature *arm, const struct pose *p,
+                           const struct render_opts *opts, const struct bone_geom *g,
+                           struct raster_shape *shapes)
+{
+    if (!g->bone->vert_len && raster_setup_quad(r, shapes, g->quad))
+        return 1;
+    uint32_t k = 0;
+    for (uint32_t t = 0; t < g->count; t++) {
+        struct raster_vertex v[3];
+        bone_triangle(arm, p, opts, g, t, v);
+        k += raster_setup(r, &shapes[k], &v[0], &v[1], &v[2]);
+    }
+    return k;
+}
+
+/* Sets up the n drawn bones' shapes once for the whole picture: bone i's are
+ * img->shapes[shape_at[i] .. shape_at[i + 1]). */
+static void setup_shapes(struct raster *r, const struct armature *arm, const struct pose *p,
+                         const struct render_opts *opts, struct image *img, uint32_t n)
 {
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t b = img->order[i];
         const struct arm_texture *tex = select_bone(r, arm, p, opts, b);
-        struct bone_geom g = {.count = 0};
-        if (tex)
-            bone_geom(arm, p, opts, b, tex, &g);
-        img->tri_at[i] = k;
-        for (uint32_t t = 0; t < g.count; t++) {
-            struct raster_vertex v[3];
-            bone_triangle(arm, p, opts, &g, t, v);
-            k += raster_setup(r, &img->tris[k], &v[0], &v[1], &v[2]);
-        }
+        img->shape_at[i] = k;
+        if (!tex)
+            continue;
+        struct bone_geom g;
+        bone_geom(arm, p, opts, b, tex, &g);
+        k += setup_bone(r, arm, p, opts, &g, &img->shapes[k]);
     }
-    img->tri_at[n] = k;
+    img->shape_at[n] = k;
 }
 
 /* Draws the rows of the current band: bone by bone, front to back (see raster.h), those of
- * their triangles that reach it, set up already (stored) or now. */
+ * their shapes that reach it, set up already (stored) or now. */
 static void draw_band(struct raster *r, const struct armature *arm, const struct pose *p,
                       const struct render_opts *opts, const struct image *img, uint32_t n,
                       bool stored)
@@ -510,13 +524,15 @@ static void draw_band(struct raster *r, const struct armature *arm, const struct
             !(tex = select_bone(r, arm, p, opts, b)))
             continue;
         if (stored) {
-            for (uint32_t t = img->tri_at[i]; t < img->tri_at[i + 1]; t++)
-                if (raster_in_band(r, &img->tris[t]))
-                    raster_draw(r, &img->tris[t]);
+            for (uint32_t t = img->shape_at[i]; t < img->shape_at[i + 1]; t++)
+                if (raster_in_band(r, &img->shapes[t]))
+                    raster_draw(r, &img->shapes[t]);
             continue;
         }
         struct bone_geom g;
         bone_geom(arm, p, opts, b, tex, &g);
+        if (!g.bone->vert_len && raster_quad(r, g.quad))
+            continue;
         for (uint32_t t = 0; t < g.count; t++) {
             struct raster_vertex v[3];
             bone_triangle(arm, p, opts, &g, t, v);
@@ -645,8 +661,8 @@ int render(const struct armature *arm, const struct pose *p, const struct render
         return no_picture(img, ENG_ELIMIT);
     if ((rc = reserve((void **)&img->samples, &img->sample_cap,
                       (size_t)opts->width * rows * opts->samples * 4)) ||
-        (stored && (rc = reserve((void **)&img->tris, &img->tri_cap,
-                                 (count ? count : 1) * sizeof *img->tris))))
+        (stored && (rc = reserve((void **)&img->shapes, &img->shape_cap,
+                                 (count ? count : 1) * sizeof *img->shapes))))
         return no_picture(img, rc);
     struct vec2 lo = to_pixel(opts, (struct vec2){bd.min_x, bd.max_y});
     struct vec2 hi = to_pixel(opts, (struct vec2){bd.max_x, bd.min_y});
@@ -659,7 +675,7 @@ int render(const struct armature *arm, const struct pose *p, const struct render
     raster_begin(&r, img->samples, rows, img->spans, opts->width, opts->height, opts->samples,
                  opts->background, x0, y0, x1, y1);
     if (stored)
-        setup_triangles(&r, arm, p, opts, img, n);
+        setup_shapes(&r, arm, p, opts, img, n);
     for (int y = r.region_y0; y < r.region_y1; y += (int)rows) {
         raster_band(&r, y);
         draw_band(&r, arm, p, opts, img, n, stored);

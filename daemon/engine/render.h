@@ -10,7 +10,7 @@
 
 #include "pose.h"
 
-struct raster_tri;
+struct raster_shape;
 
 #define RENDER_MAX_STYLES 64
 #define RENDER_MAX_SIDE 16384
@@ -78,13 +78,13 @@ struct image {
      * (render_opts.max_fill), or the first count past the limit. */
     uint64_t fill;
     size_t sample_cap, rgba_cap, span_cap;
-    uint32_t *order;         /* bone draw order */
-    uint64_t *keys;          /* sort keys for it */
-    uint8_t *skip;           /* hidden or under a hidden bone */
-    int32_t *rows;           /* per drawn bone, the pixel rows [lo, hi) its triangles may cover */
-    uint32_t *tri_at;        /* per drawn bone, its first triangle in tris; one more at the end */
-    struct raster_tri *tris; /* the drawn bones' triangles, set up once a picture */
-    size_t bone_cap, tri_cap;
+    uint32_t *order;    /* bone draw order */
+    uint64_t *keys;     /* sort keys for it */
+    uint8_t *skip;      /* hidden or under a hidden bone */
+    int32_t *rows;      /* per drawn bone, the pixel rows [lo, hi) its triangles may cover */
+    uint32_t *shape_at; /* per drawn bone, its first shape in shapes; one more at the end */
+    struct raster_shape *shapes; /* the drawn bones' triangles and quads, set up once a picture */
+    size_t bone_cap, shape_cap;
 };
 
 /* Whether img's rows are PNG scanlines (render_opts.png_rows): png_opts.scanlines for it. */
@@ -114,7 +114,7 @@ int render(const struct armature *arm, const struct pose *p, const struct render
 /* Premultiplied -> straight alpha in place (a = 0 pixels become 0,0,0,0). */
 void image_unpremultiply(struct image *img);
 
-/* Sizes img's per-bone scratch (order, keys, skip, rows, tri_at) for render_draw_order: 0 or
+/* Sizes img's per-bone scratch (order, keys, skip, rows, shape_at) for render_draw_order: 0 or
  * ENG_ENOMEM. */
 int image_reserve_bones(struct image *img, uint32_t bone_count);
 
