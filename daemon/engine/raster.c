@@ -592,6 +592,14 @@ static int64_t fixed_step(double v)
     return round_away(v);
 }
 
+/* uv, n pixels further along the span. */
+static struct span_uv span_at(struct span_uv uv, int n)
+{
+    uv.x += uv.dx * n;
+    uv.y += uv.dy * n;
+    return uv;
+}
+
 /* Whether every pixel of a span of n pixels has its whole bilinear footprint inside the
  * atlas. Positions are affine along the span, so the two ends bound them. */
 static bool span_inside(const struct raster *r, const struct span_uv *uv, int n)
@@ -600,6 +608,26 @@ static bool span_inside(const struct raster *r, const struct span_uv *uv, int n)
     int64_t mx = ((int64_t)r->tw - 1) << 16, my = ((int64_t)r->th - 1) << 16;
     return uv->x >= 0 && xe >= 0 && uv->x < mx && xe < mx && uv->y >= 0 && ye >= 0 && uv->y < my &&
            ye < my;
+}
+
+/* Narrows [*a, *b), pixels of a span counted from its first, to those whose position v + i *
+ * step (one coordinate, 1/65536 texel) keeps their footprint inside the atlas in that
+ * dimension: 0 <= v + i * step < limit. Positions are affine, so these are an interval. */
+static void keep_inside(int64_t v, int64_t step, int64_t limit, int *a, int *b)
+{
+    if (step < 0) { /* the same condition, mirrored: 0 <= (limit - 1 - v) + i * -step < limit */
+        v = limit - 1 - v;
+        step = -step;
+    }
+    int64_t lo = 0, hi = v >= 0 && v < limit ? INT64_MAX : 0; /* i in [lo, hi) */
+    if (step) {
+        lo = v >= 0 ? 0 : -floor_div(v, step); /* ceil(-v / step) */
+        hi = floor_div(limit - 1 - v, step) + 1;
+    }
+    if (lo > *a)
+        *a = lo < *b ? (int)lo : *b;
+    if (hi < *b)
+        *b = hi > *a ? (int)hi : *a;
 }
 
 /* Shades one pixel whose covered samples are mask: skips samples already opaque (drawn
@@ -760,15 +788,13 @@ shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, 
     int f0 = full0 < a ? a : (full0 > b ? b : full0);
     int f1 = full1 < f0 ? f0 : (full1 > b ? b : full1);
     shade_partial(r, uv, row, a, f0, lo, hi, ns, inside, simd);
-    uv.x += uv.dx * (f0 - a);
-    uv.y += uv.dy * (f0 - a);
+    uv = span_at(uv, f0 - a);
     int px = f0;
 #ifdef RASTER_AVX2
     if (simd && inside && ns == 4 && r->avx2 && (!r->tinted || r->tint_fixed)) {
         int done = shade_full_avx2(r, uv.x, uv.y, uv.dx, uv.dy, row + (size_t)px * ns, f1 - f0);
         px += done;
-        uv.x += uv.dx * done;
-        uv.y += uv.dy * done;
+        uv = span_at(uv, done);
     }
 #endif
     for (; px < f1; px++, uv.x += uv.dx, uv.y += uv.dy)
@@ -805,10 +831,24 @@ raster_row_n(struct raster *r, const struct raster_shape *t, struct edge_walk *e
     open_pixels(r, py, first, last);
     struct span_uv uv = {fixed_pos(t->fx0 + t->fx_dy * py + t->fx_dx * first),
                          fixed_pos(t->fy0 + t->fy_dy * py + t->fy_dx * first), t->dx, t->dy};
-    if (span_inside(r, &uv, last - first))
+    if (span_inside(r, &uv, last - first)) {
         shade_run(r, uv, py, first, last, full0, full1, lo, hi, ns, true, simd);
-    else
-        shade_run(r, uv, py, first, last, full0, full1, lo, hi, ns, false, simd);
+        return;
+    }
+    /* A sprite at the atlas's edge reaches past it by up to half a texel: only its pixels
+     * there need clamping, and the rest run as fast as any. */
+    int a = 0, b = last - first;
+    keep_inside(uv.x, uv.dx, ((int64_t)r->tw - 1) << 16, &a, &b);
+    keep_inside(uv.y, uv.dy, ((int64_t)r->th - 1) << 16, &a, &b);
+    if (a >= b) /* none inside */
+        a = b = last - first;
+    a += first;
+    b += first;
+    shade_run(r, uv, py, first, a, full0, full1, lo, hi, ns, false, simd);
+    if (a < b)
+        shade_run(r, span_at(uv, a - first), py, a, b, full0, full1, lo, hi, ns, true, simd);
+    if (b < last)
+        shade_run(r, span_at(uv, b - first), py, b, last, full0, full1, lo, hi, ns, false, simd);
 }
 
 /* Rows [y0, y1) of the shape, pixels [x0, x1). */
