@@ -778,12 +778,16 @@ shade_partial(struct raster *r, struct span_uv uv, uint32_t *row, int a, int b, 
     }
 }
 
+/* The code paths of the row loop, each compiled on its own (see raster_draw). */
+enum raster_level { LEVEL_PORTABLE, LEVEL_SSE2, LEVEL_AVX2 };
+
 /* Pixels [a, b), texture positions from uv (at a): those in [full0, full1) have every sample
  * covered and run without a coverage test, the others are masked sample by sample. */
 static inline __attribute__((always_inline)) void
 shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, int full1,
-          const int *lo, const int *hi, uint32_t ns, bool inside, bool simd)
+          const int *lo, const int *hi, uint32_t ns, bool inside, enum raster_level level)
 {
+    bool simd = level != LEVEL_PORTABLE;
     uint32_t *row = samples_at(r, py, 0);
     int f0 = full0 < a ? a : (full0 > b ? b : full0);
     int f1 = full1 < f0 ? f0 : (full1 > b ? b : full1);
@@ -791,7 +795,7 @@ shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, 
     uv = span_at(uv, f0 - a);
     int px = f0;
 #ifdef RASTER_AVX2
-    if (simd && inside && ns == 4 && r->avx2 && (!r->tinted || r->tint_fixed)) {
+    if (level == LEVEL_AVX2 && inside && ns == 4 && (!r->tinted || r->tint_fixed)) {
         int done = shade_full_avx2(r, uv.x, uv.y, uv.dx, uv.dy, row + (size_t)px * ns, f1 - f0);
         px += done;
         uv = span_at(uv, done);
@@ -803,10 +807,10 @@ shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, 
 }
 
 /* Row py within [x0, x1): each sample's covered span from the shape's bounds, then the run.
- * ns, simd and edges are constants at the calls that matter. */
+ * ns, level and edges are constants at the calls that matter. */
 static inline __attribute__((always_inline)) void
 raster_row_n(struct raster *r, const struct raster_shape *t, struct edge_walk *ew, int edges,
-             int py, int x0, int x1, uint32_t ns, bool simd)
+             int py, int x0, int x1, uint32_t ns, enum raster_level level)
 {
     int lo[4], hi[4], first = x1, last = x0, full0 = x0, full1 = x1;
     int64_t l[4], h[4];
@@ -832,7 +836,7 @@ raster_row_n(struct raster *r, const struct raster_shape *t, struct edge_walk *e
     struct span_uv uv = {fixed_pos(t->fx0 + t->fx_dy * py + t->fx_dx * first),
                          fixed_pos(t->fy0 + t->fy_dy * py + t->fy_dx * first), t->dx, t->dy};
     if (span_inside(r, &uv, last - first)) {
-        shade_run(r, uv, py, first, last, full0, full1, lo, hi, ns, true, simd);
+        shade_run(r, uv, py, first, last, full0, full1, lo, hi, ns, true, level);
         return;
     }
     /* A sprite at the atlas's edge reaches past it by up to half a texel: only its pixels
@@ -844,23 +848,23 @@ raster_row_n(struct raster *r, const struct raster_shape *t, struct edge_walk *e
         a = b = last - first;
     a += first;
     b += first;
-    shade_run(r, uv, py, first, a, full0, full1, lo, hi, ns, false, simd);
+    shade_run(r, uv, py, first, a, full0, full1, lo, hi, ns, false, level);
     if (a < b)
-        shade_run(r, span_at(uv, a - first), py, a, b, full0, full1, lo, hi, ns, true, simd);
+        shade_run(r, span_at(uv, a - first), py, a, b, full0, full1, lo, hi, ns, true, level);
     if (b < last)
-        shade_run(r, span_at(uv, b - first), py, b, last, full0, full1, lo, hi, ns, false, simd);
+        shade_run(r, span_at(uv, b - first), py, b, last, full0, full1, lo, hi, ns, false, level);
 }
 
 /* Rows [y0, y1) of the shape, pixels [x0, x1). */
 static inline __attribute__((always_inline)) void
 raster_rows(struct raster *r, const struct raster_shape *t, int edges, int x0, int x1, int y0,
-            int y1, uint32_t ns, const int32_t (*off)[2], bool simd)
+            int y1, uint32_t ns, const int32_t (*off)[2], enum raster_level level)
 {
     struct edge_walk ew[4];
     for (int k = 0; k < edges; k++)
         edge_walk_init(&ew[k], &t->e[k], y0, off, ns);
     for (int py = y0; py < y1; py++)
-        raster_row_n(r, t, ew, edges, py, x0, x1, ns, simd);
+        raster_row_n(r, t, ew, edges, py, x0, x1, ns, level);
 }
 
 /* What raster_setup and raster_setup_quad share once the shape's edges, texture plane and
@@ -903,6 +907,19 @@ bool raster_setup_quad(const struct raster *r, struct raster_shape *t,
     return setup_quad(t, &uv, lo, hi, q) && place(r, t, &uv, lo, hi);
 }
 
+#ifdef RASTER_AVX2
+/* The row loop of 4 samples with AVX2, compiled for it whole: shade_full_avx2 inlines into
+ * it, and the rest takes AVX2's encodings (no FMA: the doubles round as elsewhere). */
+__attribute__((target("avx2"), flatten)) static void
+draw_rows_avx2(struct raster *r, const struct raster_shape *t, int y0, int y1)
+{
+    if (t->edges == 4)
+        raster_rows(r, t, 4, t->x0, t->x1, y0, y1, 4, offsets4, LEVEL_AVX2);
+    else
+        raster_rows(r, t, 3, t->x0, t->x1, y0, y1, 4, offsets4, LEVEL_AVX2);
+}
+#endif
+
 void raster_draw(struct raster *r, const struct raster_shape *shape)
 {
     int y0 = shape->y0 > r->y0 ? shape->y0 : r->y0, y1 = shape->y1 < r->y1 ? shape->y1 : r->y1;
@@ -912,14 +929,21 @@ void raster_draw(struct raster *r, const struct raster_shape *shape)
      * compiler would load its fields again after each. */
     const struct raster_shape copy = *shape, *t = &copy;
     int x0 = t->x0, x1 = t->x1;
+#ifdef RASTER_AVX2
+    if (r->ns == 4 && r->avx2) {
+        draw_rows_avx2(r, t, y0, y1);
+        return;
+    }
+#endif
     if (r->ns == 4 && r->simd && t->edges == 4) /* the usual cases get constant edge counts */
-        raster_rows(r, t, 4, x0, x1, y0, y1, 4, offsets4, true);
+        raster_rows(r, t, 4, x0, x1, y0, y1, 4, offsets4, LEVEL_SSE2);
     else if (r->ns == 4 && r->simd)
-        raster_rows(r, t, 3, x0, x1, y0, y1, 4, offsets4, true);
+        raster_rows(r, t, 3, x0, x1, y0, y1, 4, offsets4, LEVEL_SSE2);
     else if (r->ns == 4)
-        raster_rows(r, t, t->edges, x0, x1, y0, y1, 4, offsets4, false);
+        raster_rows(r, t, t->edges, x0, x1, y0, y1, 4, offsets4, LEVEL_PORTABLE);
     else
-        raster_rows(r, t, t->edges, x0, x1, y0, y1, 1, offsets1, r->simd);
+        raster_rows(r, t, t->edges, x0, x1, y0, y1, 1, offsets1,
+                    r->simd ? LEVEL_SSE2 : LEVEL_PORTABLE);
 }
 
 /* Whether a shape whose corners' rows lie within [ylo, yhi] may cover a sample of the band's
