@@ -674,13 +674,17 @@ static inline __attribute__((always_inline)) void shade_pixel(struct raster *r, 
 }
 
 #ifdef RASTER_AVX2
-/* lerp_weights_sse2 for two pixels, one in each half. */
-__attribute__((target("avx2"))) static inline __m256i lerp_weights_avx2(uint32_t w0, uint32_t w1)
+/* lerp_weights_sse2's, in x (*wx) and in y (*wy), for two pixels, one in each half: from
+ * their positions [x, y] (1/65536 texel, not negative) in each half's two quadwords. */
+__attribute__((target("avx2"))) static inline void lerp_weights_avx2(__m256i pos, __m256i *wx,
+                                                                     __m256i *wy)
 {
-    __m256i v = _mm256_set_epi32(0, 0, 0, (int)((256 - w1) | w1 << 16), 0, 0, 0,
-                                 (int)((256 - w0) | w0 << 16));
-    v = _mm256_unpacklo_epi16(v, v);
-    return _mm256_unpacklo_epi32(v, v);
+    __m256i w = _mm256_and_si256(_mm256_srli_epi64(pos, 8), _mm256_set1_epi64x(255));
+    w = _mm256_shuffle_epi32(w, _MM_SHUFFLE(3, 1, 2, 0)); /* [ax, ay] in each half's low half */
+    w = _mm256_or_si256(_mm256_sub_epi32(_mm256_set1_epi32(256), w), _mm256_slli_epi32(w, 16));
+    w = _mm256_unpacklo_epi16(w, w); /* 256 - ax twice, ax twice, then the same for ay */
+    *wx = _mm256_unpacklo_epi32(w, w);
+    *wy = _mm256_unpackhi_epi32(w, w);
 }
 
 /* lerp_fold_sse2 in each half. */
@@ -710,19 +714,19 @@ __attribute__((target("avx2"))) static int shade_full_avx2(const struct raster *
     uint64_t t64 = 0;
     memcpy(&t64, r->tint256, sizeof t64);
     const __m256i tint = _mm256_set1_epi64x((long long)t64);
+    const __m256i step = _mm256_set_epi64x(2 * dy, 2 * dx, 2 * dy, 2 * dx);
+    __m256i pos = _mm256_set_epi64x(y + dy, x + dx, y, x);
     int i = 0;
     for (; i + 2 <= n; i += 2, s += 8, x += 2 * dx, y += 2 * dy) {
+        __m256i at = pos;
+        pos = _mm256_add_epi64(pos, step);
         __m256i d = _mm256_loadu_si256((const __m256i *)(const void *)s);
         if (_mm256_movemask_epi8(_mm256_cmpeq_epi32(_mm256_srli_epi32(d, 24), a255)) == -1)
             continue; /* nothing shows through */
         __m128i row0[2], row1[2];
-        uint32_t ax[2], ay[2];
         int empty = 0;
         for (int k = 0; k < 2; k++) {
-            int64_t ix = (x + k * dx) >> 8, iy = (y + k * dy) >> 8;
-            long x0 = (long)(ix >> 8), y0 = (long)(iy >> 8);
-            ax[k] = (uint32_t)(ix & 255);
-            ay[k] = (uint32_t)(iy & 255);
+            long x0 = (long)((x + k * dx) >> 16), y0 = (long)((y + k * dy) >> 16);
             if (r->clear && block_clear(r, x0, y0)) {
                 row0[k] = row1[k] = _mm_setzero_si128();
                 empty++;
@@ -736,16 +740,20 @@ __attribute__((target("avx2"))) static int shade_full_avx2(const struct raster *
             continue; /* both colours are 0: the samples stay */
         __m256i top = _mm256_unpacklo_epi8(_mm256_set_m128i(row0[1], row0[0]), z);
         __m256i bot = _mm256_unpacklo_epi8(_mm256_set_m128i(row1[1], row1[0]), z);
-        __m256i wx = lerp_weights_avx2(ax[0], ax[1]);
+        __m256i wx, wy;
+        lerp_weights_avx2(at, &wx, &wy);
         top = lerp_fold_avx2(_mm256_mullo_epi16(top, wx));
         bot = lerp_fold_avx2(_mm256_mullo_epi16(bot, wx));
-        __m256i tb =
-            _mm256_mullo_epi16(_mm256_unpacklo_epi64(top, bot), lerp_weights_avx2(ay[0], ay[1]));
+        __m256i tb = _mm256_mullo_epi16(_mm256_unpacklo_epi64(top, bot), wy);
         /* each half: its pixel's colour in dword 0 */
         __m256i c = _mm256_packus_epi16(lerp_fold_avx2(tb), z);
         if (r->tinted) {
             __m256i v = _mm256_mullo_epi16(_mm256_unpacklo_epi8(c, z), tint);
             c = _mm256_packus_epi16(_mm256_srli_epi16(_mm256_add_epi16(v, half), 8), z);
+        }
+        if (_mm256_testz_si256(d, d)) { /* all clear (the common first layer): the colours */
+            _mm256_storeu_si256((__m256i *)(void *)s, _mm256_shuffle_epi32(c, 0));
+            continue;
         }
         __m256i s16 = _mm256_unpacklo_epi8(_mm256_shuffle_epi32(c, 0), z);
         __m256i blended[2];
