@@ -153,10 +153,17 @@ static uint32_t lerp_texel(uint32_t a, uint32_t b, uint32_t w)
     return (lo & 0x00ff00ffu) | (hi & 0x00ff00ffu) << 8;
 }
 
+/* Whether the 4x4 block of texel (x, y) is marked empty in the map clear of stride bytes a
+ * row of blocks (struct arm_atlas). */
+static inline bool clear_bit(const uint8_t *clear, size_t stride, size_t x, size_t y)
+{
+    size_t bx = x >> 2;
+    return clear[(y >> 2) * stride + (bx >> 3)] >> (bx & 7) & 1;
+}
+
 static bool block_clear(const struct raster *r, long x, long y)
 {
-    size_t bx = (size_t)x >> 2;
-    return r->clear[((size_t)y >> 2) * r->clear_stride + (bx >> 3)] >> (bx & 7) & 1;
+    return clear_bit(r->clear, r->clear_stride, (size_t)x, (size_t)y);
 }
 
 #ifdef __SSE2__
@@ -694,21 +701,25 @@ __attribute__((target("avx2"))) static inline __m256i lerp_fold_avx2(__m256i v)
     return _mm256_srli_epi16(v, 8);
 }
 
-/* shade_pixel for n fully covered pixels of a span inside the atlas (4 samples each, from s;
- * texture positions x, y stepped by dx, dy), two pixels at a time in the two halves of AVX2
- * registers: each half does exactly what bilerp_sse2, tint_fixed_sse2 and under4_sse2 do for
- * one pixel, so the bytes are the same. Where shade_pixel skips work (opaque samples, an empty
- * footprint, a zero colour) the blend leaves the samples as they are anyway; a pair whose
- * samples are all opaque or whose footprints are both empty is skipped, and an empty
- * footprint's texels (all zero) are not fetched: fetching empty space costs more than the
- * look at the empty-block map. Returns the pixels done (an even count); untinted or integer
- * tints only. */
-__attribute__((target("avx2"))) static int shade_full_avx2(const struct raster *r, int64_t x,
-                                                           int64_t y, int64_t dx, int64_t dy,
-                                                           uint32_t *s, int n)
+/* shade_pixel for the n pixels of a span from pixel px, inside the atlas (4 samples each, from
+ * s; texture positions x, y stepped by dx, dy; sample k covered on pixels [lo[k], hi[k])), two
+ * pixels at a time in the two halves of AVX2 registers: each half does exactly what
+ * bilerp_sse2, tint_fixed_sse2 and under4_sse2 do for one pixel, and only its covered samples
+ * take the result, so the bytes are the same. Where shade_pixel skips work (opaque samples, an
+ * empty footprint, a zero colour) the blend leaves the samples as they are anyway; a pair
+ * whose covered samples are all opaque or whose footprints are both empty is skipped, and an
+ * empty footprint's texels (all zero) are not fetched: fetching empty space costs more than
+ * the look at the empty-block map. Returns the pixels done (an even count); untinted or
+ * integer tints only. */
+__attribute__((target("avx2"))) static int
+shade_span_avx2(const struct raster *r, int64_t x, int64_t y, int64_t dx, int64_t dy, uint32_t *s,
+                int px, int n, const int lo[4], const int hi[4])
 {
+    /* In locals, as stores to the samples might (for all the compiler knows) change *r. */
     const uint32_t *tex = (const uint32_t *)(const void *)r->tex;
-    const size_t tw = r->tw;
+    const size_t tw = r->tw, clear_stride = r->clear_stride;
+    const uint8_t *clear = r->clear;
+    const bool tinted = r->tinted;
     const __m256i z = _mm256_setzero_si256(), half = _mm256_set1_epi16(128),
                   c255 = _mm256_set1_epi16(255), a255 = _mm256_set1_epi32(255);
     uint64_t t64 = 0;
@@ -716,23 +727,31 @@ __attribute__((target("avx2"))) static int shade_full_avx2(const struct raster *
     const __m256i tint = _mm256_set1_epi64x((long long)t64);
     const __m256i step = _mm256_set_epi64x(2 * dy, 2 * dx, 2 * dy, 2 * dx);
     __m256i pos = _mm256_set_epi64x(y + dy, x + dx, y, x);
+    /* Each sample lane's pixel, and the pixels it covers. */
+    const __m256i lov = _mm256_setr_epi32(lo[0], lo[1], lo[2], lo[3], lo[0], lo[1], lo[2], lo[3]),
+                  hiv = _mm256_setr_epi32(hi[0], hi[1], hi[2], hi[3], hi[0], hi[1], hi[2], hi[3]),
+                  two = _mm256_set1_epi32(2);
+    __m256i lane_px = _mm256_setr_epi32(px, px, px, px, px + 1, px + 1, px + 1, px + 1);
     int i = 0;
     for (; i + 2 <= n; i += 2, s += 8, x += 2 * dx, y += 2 * dy) {
-        __m256i at = pos;
+        __m256i at = pos, at_px = lane_px;
         pos = _mm256_add_epi64(pos, step);
+        lane_px = _mm256_add_epi32(lane_px, two);
+        __m256i cov =
+            _mm256_andnot_si256(_mm256_cmpgt_epi32(lov, at_px), _mm256_cmpgt_epi32(hiv, at_px));
         __m256i d = _mm256_loadu_si256((const __m256i *)(const void *)s);
-        if (_mm256_movemask_epi8(_mm256_cmpeq_epi32(_mm256_srli_epi32(d, 24), a255)) == -1)
-            continue; /* nothing shows through */
+        if (_mm256_testc_si256(_mm256_cmpeq_epi32(_mm256_srli_epi32(d, 24), a255), cov))
+            continue; /* nothing shows through: every covered sample is opaque */
         __m128i row0[2], row1[2];
         int empty = 0;
         for (int k = 0; k < 2; k++) {
-            long x0 = (long)((x + k * dx) >> 16), y0 = (long)((y + k * dy) >> 16);
-            if (r->clear && block_clear(r, x0, y0)) {
+            size_t x0 = (size_t)((x + k * dx) >> 16), y0 = (size_t)((y + k * dy) >> 16);
+            if (clear && clear_bit(clear, clear_stride, x0, y0)) {
                 row0[k] = row1[k] = _mm_setzero_si128();
                 empty++;
                 continue;
             }
-            const uint32_t *t = tex + (size_t)y0 * tw + (size_t)x0;
+            const uint32_t *t = tex + y0 * tw + x0;
             row0[k] = _mm_loadl_epi64((const __m128i *)(const void *)t);
             row1[k] = _mm_loadl_epi64((const __m128i *)(const void *)(t + tw));
         }
@@ -747,25 +766,25 @@ __attribute__((target("avx2"))) static int shade_full_avx2(const struct raster *
         __m256i tb = _mm256_mullo_epi16(_mm256_unpacklo_epi64(top, bot), wy);
         /* each half: its pixel's colour in dword 0 */
         __m256i c = _mm256_packus_epi16(lerp_fold_avx2(tb), z);
-        if (r->tinted) {
+        if (tinted) {
             __m256i v = _mm256_mullo_epi16(_mm256_unpacklo_epi8(c, z), tint);
             c = _mm256_packus_epi16(_mm256_srli_epi16(_mm256_add_epi16(v, half), 8), z);
         }
-        if (_mm256_testz_si256(d, d)) { /* all clear (the common first layer): the colours */
-            _mm256_storeu_si256((__m256i *)(void *)s, _mm256_shuffle_epi32(c, 0));
-            continue;
+        __m256i out = _mm256_shuffle_epi32(c, 0); /* all clear (the common first layer) */
+        if (!_mm256_testz_si256(d, d)) {
+            __m256i s16 = _mm256_unpacklo_epi8(out, z), blended[2];
+            for (int h = 0; h < 2; h++) { /* under2_sse2 on each half of the samples */
+                __m256i d16 = h ? _mm256_unpackhi_epi8(d, z) : _mm256_unpacklo_epi8(d, z);
+                __m256i a = _mm256_shufflehi_epi16(
+                    _mm256_shufflelo_epi16(d16, _MM_SHUFFLE(3, 3, 3, 3)), _MM_SHUFFLE(3, 3, 3, 3));
+                __m256i v =
+                    _mm256_add_epi16(_mm256_mullo_epi16(s16, _mm256_sub_epi16(c255, a)), half);
+                v = _mm256_srli_epi16(_mm256_add_epi16(v, _mm256_srli_epi16(v, 8)), 8);
+                blended[h] = _mm256_add_epi16(d16, v);
+            }
+            out = _mm256_packus_epi16(blended[0], blended[1]);
         }
-        __m256i s16 = _mm256_unpacklo_epi8(_mm256_shuffle_epi32(c, 0), z);
-        __m256i blended[2];
-        for (int h = 0; h < 2; h++) { /* under2_sse2 on each half of the samples */
-            __m256i d16 = h ? _mm256_unpackhi_epi8(d, z) : _mm256_unpacklo_epi8(d, z);
-            __m256i a = _mm256_shufflehi_epi16(_mm256_shufflelo_epi16(d16, _MM_SHUFFLE(3, 3, 3, 3)),
-                                               _MM_SHUFFLE(3, 3, 3, 3));
-            __m256i v = _mm256_add_epi16(_mm256_mullo_epi16(s16, _mm256_sub_epi16(c255, a)), half);
-            v = _mm256_srli_epi16(_mm256_add_epi16(v, _mm256_srli_epi16(v, 8)), 8);
-            blended[h] = _mm256_add_epi16(d16, v);
-        }
-        _mm256_storeu_si256((__m256i *)(void *)s, _mm256_packus_epi16(blended[0], blended[1]));
+        _mm256_storeu_si256((__m256i *)(void *)s, _mm256_blendv_epi8(d, out, cov));
     }
     return i;
 }
@@ -797,19 +816,19 @@ shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, 
 {
     bool simd = level != LEVEL_PORTABLE;
     uint32_t *row = samples_at(r, py, 0);
+#ifdef RASTER_AVX2
+    if (level == LEVEL_AVX2 && inside && ns == 4 && (!r->tinted || r->tint_fixed)) {
+        int done =
+            shade_span_avx2(r, uv.x, uv.y, uv.dx, uv.dy, row + (size_t)a * ns, a, b - a, lo, hi);
+        shade_partial(r, span_at(uv, done), row, a + done, b, lo, hi, ns, inside, simd);
+        return;
+    }
+#endif
     int f0 = full0 < a ? a : (full0 > b ? b : full0);
     int f1 = full1 < f0 ? f0 : (full1 > b ? b : full1);
     shade_partial(r, uv, row, a, f0, lo, hi, ns, inside, simd);
     uv = span_at(uv, f0 - a);
-    int px = f0;
-#ifdef RASTER_AVX2
-    if (level == LEVEL_AVX2 && inside && ns == 4 && (!r->tinted || r->tint_fixed)) {
-        int done = shade_full_avx2(r, uv.x, uv.y, uv.dx, uv.dy, row + (size_t)px * ns, f1 - f0);
-        px += done;
-        uv = span_at(uv, done);
-    }
-#endif
-    for (; px < f1; px++, uv.x += uv.dx, uv.y += uv.dy)
+    for (int px = f0; px < f1; px++, uv.x += uv.dx, uv.y += uv.dy)
         shade_pixel(r, uv.x, uv.y, row + (size_t)px * ns, (1u << ns) - 1, ns, inside, simd);
     shade_partial(r, uv, row, f1, b, lo, hi, ns, inside, simd);
 }
@@ -916,7 +935,7 @@ bool raster_setup_quad(const struct raster *r, struct raster_shape *t,
 }
 
 #ifdef RASTER_AVX2
-/* The row loop of 4 samples with AVX2, compiled for it whole: shade_full_avx2 inlines into
+/* The row loop of 4 samples with AVX2, compiled for it whole: shade_span_avx2 inlines into
  * it, and the rest takes AVX2's encodings (no FMA: the doubles round as elsewhere). */
 __attribute__((target("avx2"), flatten)) static void
 draw_rows_avx2(struct raster *r, const struct raster_shape *t, int y0, int y1)
