@@ -1105,12 +1105,85 @@ static inline uint32_t finish(uint32_t px, uint32_t bg_under, bool straight)
     return straight ? raster_unpremultiply(px) : px;
 }
 
+#ifdef RASTER_AVX2
+/* The averages of eight pixels' four samples each (from s), as average4x4_sse2 makes them,
+ * in pixel order. */
+__attribute__((target("avx2"))) static inline __m256i average8x4_avx2(const uint32_t *s)
+{
+    const __m256i z = _mm256_setzero_si256(), two = _mm256_set1_epi16(2);
+    __m256i sum[4];
+    for (int i = 0; i < 4; i++) { /* two pixels a register: each lane's halves sum to one */
+        __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(s + 8 * i));
+        sum[i] = _mm256_add_epi16(_mm256_unpacklo_epi8(v, z), _mm256_unpackhi_epi8(v, z));
+    }
+    __m256i p02 = _mm256_add_epi16(_mm256_unpacklo_epi64(sum[0], sum[1]),
+                                   _mm256_unpackhi_epi64(sum[0], sum[1]));
+    __m256i p46 = _mm256_add_epi16(_mm256_unpacklo_epi64(sum[2], sum[3]),
+                                   _mm256_unpackhi_epi64(sum[2], sum[3]));
+    p02 = _mm256_srli_epi16(_mm256_add_epi16(p02, two), 2);
+    p46 = _mm256_srli_epi16(_mm256_add_epi16(p46, two), 2);
+    /* pixels 0 2 4 6 in the low lane, 1 3 5 7 in the high one */
+    __m256i px = _mm256_packus_epi16(p02, p46);
+    return _mm256_permutevar8x32_epi32(px, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+}
+
+/* raster_unpremultiply of eight pixels at once: each channel's floor((c * 255 + a / 2) / a)
+ * in single precision is exact, as the quotient is under 2^16 (half an ulp is under 2^-9)
+ * and one that is not whole is at least 1/a < 2^-8 from the next whole number; alpha 255
+ * gives the channels back, and alpha 0 all zero. check_render compares every value. */
+__attribute__((target("avx2"))) static inline __m256i unpremultiply8_avx2(__m256i px)
+{
+    const __m256i byte = _mm256_set1_epi32(255);
+    __m256i a = _mm256_srli_epi32(px, 24);
+    __m256 af = _mm256_cvtepi32_ps(a), half = _mm256_cvtepi32_ps(_mm256_srli_epi32(a, 1));
+    __m256i out = _mm256_slli_epi32(a, 24);
+    for (int sh = 0; sh < 24; sh += 8) {
+        __m256 c = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(px, sh), byte));
+        __m256 q = _mm256_div_ps(_mm256_add_ps(_mm256_mul_ps(c, _mm256_set1_ps(255.0f)), half), af);
+        __m256i v = _mm256_min_epi32(_mm256_cvttps_epi32(q), byte);
+        out = _mm256_or_si256(out, _mm256_slli_epi32(v, sh));
+    }
+    return _mm256_andnot_si256(_mm256_cmpeq_epi32(a, _mm256_setzero_si256()), out);
+}
+
+/* resolve_span's pixels from x on, eight at a time, with 4 samples each (from s); returns
+ * where it stopped. Eight opaque pixels (the bulk of a picture's inside) need nothing more;
+ * the others are unpremultiplied here too if straight and nothing is under them. */
+__attribute__((target("avx2"))) static int resolve_avx2(const uint32_t *s, uint8_t *row, int x,
+                                                        int hi, uint32_t bg_under, bool straight)
+{
+    const __m256i alpha = _mm256_set1_epi32((int)0xff000000u);
+    for (; x + 8 <= hi; x += 8, s += 32) {
+        __m256i px = average8x4_avx2(s);
+        if (!_mm256_testc_si256(px, alpha)) { /* not all opaque */
+            if (bg_under) {
+                uint32_t v[8];
+                _mm256_storeu_si256((__m256i *)(void *)v, px);
+                for (int i = 0; i < 8; i++)
+                    v[i] = finish(v[i], bg_under, straight);
+                px = _mm256_loadu_si256((const __m256i *)(const void *)v);
+            } else if (straight) {
+                px = unpremultiply8_avx2(px);
+            }
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(row + (size_t)x * 4), px);
+    }
+    return x;
+}
+#endif
+
 /* Pixels [lo, hi) of row y: the samples' averages, finished. */
 static void resolve_span(const struct raster *r, uint8_t *row, uint32_t y, int lo, int hi,
                          bool straight)
 {
     const uint32_t *s = samples_at(r, (int)y, lo);
     int x = lo;
+#ifdef RASTER_AVX2
+    if (r->avx2 && r->ns == 4) {
+        x = resolve_avx2(s, row, x, hi, r->background, straight);
+        s += (size_t)(x - lo) * 4;
+    }
+#endif
 #ifdef __SSE2__
     if (r->simd && r->ns == 4) {
         const __m128i alpha = _mm_set1_epi32((int)0xff000000u);

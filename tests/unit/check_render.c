@@ -1145,6 +1145,54 @@ START_TEST(unpremultiply_every_value)
 }
 END_TEST
 
+/* raster_resolve over every alpha and channel value, each way it can run (AVX2, SSE2,
+ * portable): a 256x256 picture whose row is the alpha and whose column the channels (some
+ * above alpha, which clamp), four equal samples a pixel, against raster_unpremultiply when
+ * straight and the pixel itself when not. */
+START_TEST(resolve_every_value_every_way)
+{
+    enum { SIDE = 256 };
+    uint32_t *samples = malloc((size_t)SIDE * SIDE * 4 * sizeof *samples);
+    int32_t *spans = malloc(2 * SIDE * sizeof *spans);
+    uint8_t *out = malloc((size_t)SIDE * SIDE * 4);
+    ck_assert(samples && spans && out);
+    static const char *const way[3] = {"AVX2", "SSE2 alone", "portable"};
+    for (int w = 0; w < 3; w++)
+        for (int straight = 0; straight < 2; straight++) {
+            raster_use_simd(w < 2);
+            raster_use_avx2(w == 0);
+            struct raster r;
+            raster_begin(&r, samples, SIDE, spans, SIDE, SIDE, 4, CLEAR, 0, 0, SIDE, SIDE);
+            raster_band(&r, 0);
+            for (uint32_t a = 0; a < SIDE; a++) {
+                spans[2 * a] = 0;
+                spans[2 * a + 1] = SIDE;
+                for (uint32_t v = 0; v < SIDE; v++) {
+                    uint32_t px = a << 24 | v << 16 | (255 - v) << 8 | v / 2;
+                    for (int k = 0; k < 4; k++)
+                        samples[((size_t)a * SIDE + v) * 4 + k] = px;
+                }
+            }
+            raster_resolve(&r, out, SIDE * 4, straight);
+            for (uint32_t a = 0; a < SIDE; a++)
+                for (uint32_t v = 0; v < SIDE; v++) {
+                    uint32_t px = a << 24 | v << 16 | (255 - v) << 8 | v / 2;
+                    uint32_t want = straight ? raster_unpremultiply(px) : px;
+                    const uint8_t *o = out + ((size_t)a * SIDE + v) * 4;
+                    uint32_t got = (uint32_t)o[0] | (uint32_t)o[1] << 8 | (uint32_t)o[2] << 16 |
+                                   (uint32_t)o[3] << 24;
+                    ck_assert_msg(got == want, "%s, %s: alpha %u value %u: %08x, want %08x", way[w],
+                                  straight ? "straight" : "premultiplied", a, v, got, want);
+                }
+        }
+    raster_use_simd(true);
+    raster_use_avx2(true);
+    free(samples);
+    free(spans);
+    free(out);
+}
+END_TEST
+
 /* ====================================================================================== */
 /* Determinism and PNG                                                                     */
 
@@ -3265,6 +3313,7 @@ static Suite *render_suite(void)
     tcase_add_test(tc, background_alpha_shows_through);
     tcase_add_test(tc, unpremultiply_arithmetic);
     tcase_add_test(tc, unpremultiply_every_value);
+    tcase_add_test(tc, resolve_every_value_every_way);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("determinism and png");
