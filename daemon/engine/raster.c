@@ -1019,6 +1019,10 @@ static void store(uint8_t *o, uint32_t px)
 
 static void fill(uint8_t *o, size_t count, uint32_t px)
 {
+    if (px == 0) { /* a transparent background, the usual one: one call a fill, not a dozen */
+        memset(o, 0, count * 4);
+        return;
+    }
     if (count == 0)
         return;
     store(o, px);
