@@ -809,7 +809,8 @@ shade_partial(struct raster *r, struct span_uv uv, uint32_t *row, int a, int b, 
 enum raster_level { LEVEL_PORTABLE, LEVEL_SSE2, LEVEL_AVX2 };
 
 /* Pixels [a, b), texture positions from uv (at a): those in [full0, full1) have every sample
- * covered and run without a coverage test, the others are masked sample by sample. */
+ * covered and run without a coverage test, the others are masked sample by sample. With
+ * AVX2, inside the atlas, the kernel takes them all, each pair's coverage from lo and hi. */
 static inline __attribute__((always_inline)) void
 shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, int full1,
           const int *lo, const int *hi, uint32_t ns, bool inside, enum raster_level level)
@@ -1132,9 +1133,10 @@ __attribute__((target("avx2"))) static inline __m256i average8x4_avx2(const uint
 }
 
 /* raster_unpremultiply of eight pixels at once: each channel's floor((c * 255 + a / 2) / a)
- * in single precision is exact, as the quotient is under 2^16 (half an ulp is under 2^-9)
- * and one that is not whole is at least 1/a < 2^-8 from the next whole number; alpha 255
- * gives the channels back, and alpha 0 all zero. check_render compares every value. */
+ * in single precision is exact, as the quotient is under 2^16, where half an ulp is at most
+ * 2^-9, and one that is not whole lies at least 1/a >= 1/255 below the next whole number, so
+ * rounding never reaches it; alpha 255 gives the channels back, and alpha 0 all zero.
+ * check_render compares every value. */
 __attribute__((target("avx2"))) static inline __m256i unpremultiply8_avx2(__m256i px)
 {
     const __m256i byte = _mm256_set1_epi32(255);
