@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "skc.h"
 #include "skp.h"
 #include "skp_cli.h"
@@ -356,42 +357,24 @@ static int make_render(struct skp_cli_args *f, skc_render_opts *ro, const char *
     return 0;
 }
 
-/* A regular file already at path is unlinked and made anew, as skeld render does: a reader
- * of the old picture keeps it whole, and ext4 does not hold this close (and the next run's
- * open) for the write-back it owes a truncated file. Links, pipes, devices and a file that
- * cannot be unlinked (its directory is not ours to write) are written through. *created says
- * this call made the file, so that a failed write can take it away again. */
-static FILE *open_output(const char *path, bool *created)
-{
-    struct stat st;
-    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode))
-        (void)unlink(path);       /* failing, the file is truncated instead */
-    FILE *f = fopen(path, "wbx"); /* C11's exclusive mode: only a file this makes */
-    *created = f != NULL;
-    return f || errno != EEXIST ? f : fopen(path, "wb");
-}
-
-/* data into path ("-": standard output). A file this made is removed when the write fails:
- * no truncated picture is left to pass for one. */
+/* data into path ("-": standard output), as skeld render writes (outfile.h): a failed write
+ * leaves no part of a picture to pass for one, and an old file at path as it was. */
 static int write_bytes(const char *path, const void *data, size_t len)
 {
-    bool to_stdout = !strcmp(path, "-"), created = false;
-    FILE *out = to_stdout ? stdout : open_output(path, &created);
-    if (!out) {
-        fprintf(stderr, "skelctl: %s: %s\n", path, strerror(errno));
-        return 1;
+    enum outfile_stage stage = OUTFILE_WRITE;
+    int failed = 0; /* an errno */
+    if (strcmp(path, "-")) {
+        failed = outfile_write(path, data, len, &stage);
+    } else {
+        errno = 0;
+        if (fwrite(data, 1, len, stdout) != len || fflush(stdout))
+            failed = errno ? errno : EIO;
     }
-    errno = 0;
-    int failed = fwrite(data, 1, len, out) == len ? 0 : errno ? errno : EIO;
-    if ((to_stdout ? fflush(out) : fclose(out)) && !failed)
-        failed = errno;
-    if (failed) {
+    if (failed && stage == OUTFILE_OPEN)
+        fprintf(stderr, "skelctl: %s: %s\n", path, strerror(failed));
+    else if (failed)
         fprintf(stderr, "skelctl: %s: write failed: %s\n", path, strerror(failed));
-        if (created)
-            (void)unlink(path);
-        return 1;
-    }
-    return 0;
+    return failed != 0;
 }
 
 /* The sheet picture as OUT.png and its JSON as OUT.json, as `skeld render --sheet` writes

@@ -1,7 +1,6 @@
 /* skeld render: PNG pictures of an armature on the CPU, one frame, a frame range (one
  * instance stepping through the frames in order) or a spritesheet. */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -9,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -18,6 +16,7 @@
 #include "engine/render.h"
 #include "engine/request.h"
 #include "engine/sheet.h"
+#include "outfile.h"
 #include "skp_cli.h"
 #include "skp_json.h"
 
@@ -90,58 +89,24 @@ struct render_run {
     struct byte_buf buf, scratch;
 };
 
-/* A new file at path, for writing; *created says this call made it (so that a failed write
- * can take it away again). A regular file already there is replaced by a new one rather than
- * truncated: ext4 writes a truncated file back as soon as it is closed, and waiting for that
- * made re-rendering into the same directory ~30% slower than into an empty one; a reader that
- * has the old file open keeps reading it whole. Anything else there (a symbolic link, a pipe,
- * a device) is opened and truncated, as before. */
-static int create_file(const char *path, bool *created)
-{
-    const int excl = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
-    int fd = open(path, excl, 0666);
-    struct stat st;
-    *created = fd >= 0;
-    if (fd >= 0 || errno != EEXIST)
-        return fd;
-    if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && unlink(path) == 0) {
-        fd = open(path, excl, 0666);
-        *created = fd >= 0;
-        if (fd >= 0 || errno != EEXIST)
-            return fd;
-    }
-    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-}
-
-/* The whole of b into path ("-": standard output). Plain descriptors, not stdio: a file a
- * frame is then 3 system calls (open, write, close) where fopen's buffering made 6. A file
- * this made is removed when the write fails: no truncated picture is left to pass for one. */
+/* The whole of b into path ("-": standard output), as outfile.h says: a failed write leaves
+ * no part of a picture to pass for one, and an old file at path as it was. */
 static int write_file(const char *path, const struct byte_buf *b)
 {
-    bool to_stdout = !strcmp(path, "-"), created = false;
-    int fd = to_stdout ? STDOUT_FILENO : create_file(path, &created);
-    if (fd < 0) {
-        fprintf(stderr, "skeld render: %s: %s\n", path, strerror(errno));
-        return 1;
-    }
-    size_t put = 0;
+    enum outfile_stage stage = OUTFILE_WRITE;
     int failed = 0; /* an errno */
-    while (put < b->len && !failed) {
-        ssize_t n = write(fd, b->data + put, b->len - put);
-        if (n > 0)
-            put += (size_t)n;
-        else if (n == 0 || errno != EINTR)
-            failed = n == 0 ? EIO : errno;
+    if (strcmp(path, "-")) {
+        failed = outfile_write(path, b->data, b->len, &stage);
+    } else {
+        errno = 0;
+        if (fwrite(b->data, 1, b->len, stdout) != b->len || fflush(stdout))
+            failed = errno ? errno : EIO;
     }
-    if (!to_stdout && close(fd) && !failed)
-        failed = errno;
-    if (failed) {
+    if (failed && stage == OUTFILE_OPEN)
+        fprintf(stderr, "skeld render: %s: %s\n", path, strerror(failed));
+    else if (failed)
         fprintf(stderr, "skeld render: %s: write failed: %s\n", path, strerror(failed));
-        if (created)
-            (void)unlink(path);
-        return 1;
-    }
-    return 0;
+    return failed != 0;
 }
 
 static void progress(bool tty, long done, long total)

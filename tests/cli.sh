@@ -215,6 +215,20 @@ run w-big small_files "$BIN" render "$S/robot.skf" -o "$TMP/big.png"
 status w-big 1 "skeld render past the file size limit fails"
 check "it says the write failed, and why" said w-big "big.png: write failed: File too large"
 check "and removes the part it wrote" eval '[ ! -e "$TMP/big.png" ]'
+# The same failure over a picture already there leaves that picture as it was, and its
+# permissions; and no hidden part behind.
+printf 'the old picture' >"$TMP/kept.png"
+chmod 640 "$TMP/kept.png"
+run w-kept small_files "$BIN" render "$S/robot.skf" -o "$TMP/kept.png"
+status w-kept 1 "skeld render over a file, past the file size limit, fails"
+check "the old file is as it was" is "$(cat "$TMP/kept.png")" "the old picture"
+check "no part of the new one is left beside it" eval '[ -z "$(ls -A "$TMP" | grep "^\.kept\.png")" ]'
+run w-mode "$BIN" render "$S/robot.skf" -o "$TMP/kept.png"
+status w-mode 0 "skeld render over that file"
+check "the new picture keeps the old file's permissions" is "$(stat -c %a "$TMP/kept.png")" 640
+run w-new sh -c 'umask 027 && exec "$@"' sh "$BIN" render "$S/robot.skf" -o "$TMP/new.png"
+status w-new 0 "skeld render into a new file"
+check "a new file's permissions are those the umask leaves" is "$(stat -c %a "$TMP/new.png")" 640
 run e-val "$BIN" render "$S/robot.skf" --samples 3 -o "$TMP/x.png"
 status e-val 2 "skeld render --samples 3 (a value no armature takes) is a usage error"
 # An output file already there is replaced by a new one, not truncated under a reader; a
@@ -308,6 +322,12 @@ run c-big small_files "$CTL" "${R[@]}" render robot.skf -o "$TMP/c-big.png"
 status c-big 1 "skelctl render past the file size limit fails"
 check "skelctl: it says the write failed, and why" said c-big "c-big.png: write failed: File too large"
 check "skelctl: and removes the part it wrote" eval '[ ! -e "$TMP/c-big.png" ]'
+printf 'the old picture' >"$TMP/c-kept.png"
+run c-kept small_files "$CTL" "${R[@]}" render robot.skf -o "$TMP/c-kept.png"
+status c-kept 1 "skelctl render over a file, past the file size limit, fails"
+check "skelctl: the old file is as it was" is "$(cat "$TMP/c-kept.png")" "the old picture"
+check "skelctl: no part of the new one is left beside it" \
+    eval '[ -z "$(ls -A "$TMP" | grep "^\.c-kept\.png")" ]'
 # A file the user may write in a directory it may not: it cannot be replaced, so both programs
 # write through it (root may unlink anything: the user is nobody, where the build tree lets
 # nobody run the programs and read the samples).
