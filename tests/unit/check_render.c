@@ -1567,6 +1567,11 @@ START_TEST(quads_draw_as_their_triangles)
                 q[k].x += 12 * (unit_rand(&seed) - 0.5);
                 q[k].y += 12 * (unit_rand(&seed) - 0.5);
             }
+        if (i % 11 == 5) /* far larger than the canvas, up to the snapping's limit */
+            for (int k = 0; k < 4; k++) {
+                q[k].x = 24 + (q[k].x - 24) * 1e5;
+                q[k].y = 24 + (q[k].y - 24) * 1e5;
+            }
         if (i % 7 == 3) /* on whole and half pixels, where the rules for edges decide */
             for (int k = 0; k < 4; k++) {
                 q[k].x = round(q[k].x * 2) / 2;
@@ -1612,6 +1617,9 @@ START_TEST(quads_draw_as_their_triangles)
     ck_assert(!raster_setup_quad(&r, &shape, dart));
     ck_assert(!raster_setup_quad(&r, &shape, line));
     ck_assert(!raster_setup_quad(&r, &shape, nan_corner));
+    const struct raster_vertex too_far[4] = {
+        {2, 2, 0, 0}, {5e6, 2, 1, 0}, {20, 20, 1, 1}, {2, 20, 0, 1}};
+    ck_assert(!raster_setup_quad(&r, &shape, too_far));
     ck_assert(raster_setup_quad(&r, &shape, square));
     ck_assert(raster_setup_quad(&r, &shape, backwards));
     free(samples);
