@@ -152,11 +152,21 @@ def ping(d, token):
         raise Failure("PING after the batch: status %d, body %r" % (status, body[:64]))
 
 
+BUSY = 100  # the wire's "server busy": the workers' queue is full, and the client retries
+
+
 def load_samples(d):
-    """LOAD_PATH of each sample: the ids the daemon gives them."""
+    """LOAD_PATH of each sample: the ids the daemon gives them. The last batch's requests may
+    still fill the workers' queue (PING does not wait for them), so a LOAD_PATH answered BUSY
+    is asked again, as a client would, until the queue has room: polled, with 120 s as the
+    bound past which the daemon is taken for stuck."""
     ids = {}
     for name in SAMPLES:
+        deadline = time.monotonic() + 120
         status, body = call(d, OP["LOAD_PATH"], wire_str(name.encode()))
+        while status == BUSY and time.monotonic() < deadline:
+            time.sleep(0.005)
+            status, body = call(d, OP["LOAD_PATH"], wire_str(name.encode()))
         if status != 0 or len(body) < 32:
             raise Failure("LOAD_PATH %s: status %d %r" % (name, status, body[:80]))
         ids[name] = body[:32]
