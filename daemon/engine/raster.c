@@ -808,12 +808,13 @@ shade_partial(struct raster *r, struct span_uv uv, uint32_t *row, int a, int b, 
 /* The code paths of the row loop, each compiled on its own (see raster_draw). */
 enum raster_level { LEVEL_PORTABLE, LEVEL_SSE2, LEVEL_AVX2 };
 
-/* Pixels [a, b), texture positions from uv (at a): those in [full0, full1) have every sample
- * covered and run without a coverage test, the others are masked sample by sample. With
- * AVX2, inside the atlas, the kernel takes them all, each pair's coverage from lo and hi. */
+/* Pixels [a, b), texture positions from uv (at a), sample k covering [lo[k], hi[k]): those
+ * every sample covers run without a coverage test, the others are masked sample by sample.
+ * With AVX2, inside the atlas, the kernel takes them all, each pair's coverage from lo and
+ * hi. */
 static inline __attribute__((always_inline)) void
-shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, int full1,
-          const int *lo, const int *hi, uint32_t ns, bool inside, enum raster_level level)
+shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, const int *lo, const int *hi,
+          uint32_t ns, bool inside, enum raster_level level)
 {
     bool simd = level != LEVEL_PORTABLE;
     uint32_t *row = samples_at(r, py, 0);
@@ -825,8 +826,13 @@ shade_run(struct raster *r, struct span_uv uv, int py, int a, int b, int full0, 
         return;
     }
 #endif
-    int f0 = full0 < a ? a : (full0 > b ? b : full0);
-    int f1 = full1 < f0 ? f0 : (full1 > b ? b : full1);
+    int f0 = a, f1 = b; /* the pixels every sample covers, within [a, b) */
+    for (uint32_t s = 0; s < ns; s++) {
+        f0 = lo[s] > f0 ? lo[s] : f0;
+        f1 = hi[s] < f1 ? hi[s] : f1;
+    }
+    f0 = f0 > b ? b : f0;
+    f1 = f1 < f0 ? f0 : f1;
     shade_partial(r, uv, row, a, f0, lo, hi, ns, inside, simd);
     uv = span_at(uv, f0 - a);
     for (int px = f0; px < f1; px++, uv.x += uv.dx, uv.y += uv.dy)
@@ -840,7 +846,7 @@ static inline __attribute__((always_inline)) void
 raster_row_n(struct raster *r, const struct raster_shape *t, struct edge_walk *ew, int edges,
              int py, int x0, int x1, uint32_t ns, enum raster_level level)
 {
-    int lo[4], hi[4], first = x1, last = x0, full0 = x0, full1 = x1;
+    int lo[4], hi[4], first = x1, last = x0;
     int64_t l[4], h[4];
     for (uint32_t s = 0; s < ns; s++)
         l[s] = x0, h[s] = x1;
@@ -855,8 +861,6 @@ raster_row_n(struct raster *r, const struct raster_shape *t, struct edge_walk *e
             first = lo[s] < first ? lo[s] : first;
             last = hi[s] > last ? hi[s] : last;
         }
-        full0 = lo[s] > full0 ? lo[s] : full0;
-        full1 = hi[s] < full1 ? hi[s] : full1;
     }
     if (first >= last)
         return;
@@ -864,7 +868,7 @@ raster_row_n(struct raster *r, const struct raster_shape *t, struct edge_walk *e
     struct span_uv uv = {fixed_pos(t->fx0 + t->fx_dy * py + t->fx_dx * first),
                          fixed_pos(t->fy0 + t->fy_dy * py + t->fy_dx * first), t->dx, t->dy};
     if (span_inside(r, &uv, last - first)) {
-        shade_run(r, uv, py, first, last, full0, full1, lo, hi, ns, true, level);
+        shade_run(r, uv, py, first, last, lo, hi, ns, true, level);
         return;
     }
     /* A sprite at the atlas's edge reaches past it by up to half a texel: only its pixels
@@ -876,11 +880,11 @@ raster_row_n(struct raster *r, const struct raster_shape *t, struct edge_walk *e
         a = b = last - first;
     a += first;
     b += first;
-    shade_run(r, uv, py, first, a, full0, full1, lo, hi, ns, false, level);
+    shade_run(r, uv, py, first, a, lo, hi, ns, false, level);
     if (a < b)
-        shade_run(r, span_at(uv, a - first), py, a, b, full0, full1, lo, hi, ns, true, level);
+        shade_run(r, span_at(uv, a - first), py, a, b, lo, hi, ns, true, level);
     if (b < last)
-        shade_run(r, span_at(uv, b - first), py, b, last, full0, full1, lo, hi, ns, false, level);
+        shade_run(r, span_at(uv, b - first), py, b, last, lo, hi, ns, false, level);
 }
 
 /* Rows [y0, y1) of the shape, pixels [x0, x1). */
