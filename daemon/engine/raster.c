@@ -539,6 +539,53 @@ static inline __attribute__((always_inline)) void edge_walk_row(struct edge_walk
     }
 }
 
+#ifdef RASTER_AVX2
+/* edge_walk_row for 4 samples, their bounds l and h and the edge's quotients and remainders
+ * each in the four 64-bit lanes of a register: the same integers, compared and stepped at
+ * once. */
+__attribute__((target("avx2"))) static inline void edge_walk_row_avx2(struct edge_walk *w,
+                                                                      __m256i *l, __m256i *h)
+{
+    __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)w->q),
+            rem = _mm256_loadu_si256((const __m256i *)(const void *)w->rem),
+            dr = _mm256_set1_epi64x(w->dr);
+    switch (w->kind) {
+    case BOUND_LO: {
+        __m256i neg = _mm256_sub_epi64(_mm256_setzero_si256(), q);
+        *l = _mm256_blendv_epi8(*l, neg, _mm256_cmpgt_epi64(neg, *l));
+        break;
+    }
+    case BOUND_HI: {
+        __m256i q1 = _mm256_add_epi64(q, _mm256_set1_epi64x(1));
+        *h = _mm256_blendv_epi8(*h, q1, _mm256_cmpgt_epi64(*h, q1));
+        break;
+    }
+    default:
+        *h = _mm256_blendv_epi8(*h, *l, _mm256_cmpgt_epi64(_mm256_setzero_si256(), rem));
+        _mm256_storeu_si256((__m256i *)(void *)w->rem, _mm256_add_epi64(rem, dr));
+        return;
+    }
+    q = _mm256_add_epi64(q, _mm256_set1_epi64x(w->dq));
+    rem = _mm256_add_epi64(rem, dr);
+    __m256i carry = _mm256_cmpgt_epi64(rem, _mm256_set1_epi64x(w->d - 1)); /* rem >= d */
+    _mm256_storeu_si256((__m256i *)(void *)w->q, _mm256_sub_epi64(q, carry));
+    _mm256_storeu_si256((__m256i *)(void *)w->rem,
+                        _mm256_sub_epi64(rem, _mm256_and_si256(carry, _mm256_set1_epi64x(w->d))));
+}
+
+/* The 4 samples' pixels [l, h) on the current row within [x0, x1), from the shape's edges,
+ * each stepped to the next row: edge_walk_row's work, edge by edge in the same order. */
+__attribute__((target("avx2"))) static inline void
+edge_walks_avx2(struct edge_walk *ew, int edges, int x0, int x1, int64_t l[4], int64_t h[4])
+{
+    __m256i lv = _mm256_set1_epi64x(x0), hv = _mm256_set1_epi64x(x1);
+    for (int k = 0; k < edges; k++)
+        edge_walk_row_avx2(&ew[k], &lv, &hv);
+    _mm256_storeu_si256((__m256i *)(void *)l, lv);
+    _mm256_storeu_si256((__m256i *)(void *)h, hv);
+}
+#endif
+
 /* The samples of pixel x of row py, a row of the band. */
 static inline uint32_t *samples_at(const struct raster *r, int py, int x)
 {
@@ -848,10 +895,17 @@ raster_row_n(struct raster *r, const struct raster_shape *t, struct edge_walk *e
 {
     int lo[4], hi[4], first = x1, last = x0;
     int64_t l[4], h[4];
-    for (uint32_t s = 0; s < ns; s++)
-        l[s] = x0, h[s] = x1;
-    for (int k = 0; k < edges; k++)
-        edge_walk_row(&ew[k], l, h, ns);
+#ifdef RASTER_AVX2
+    if (level == LEVEL_AVX2 && ns == 4)
+        edge_walks_avx2(ew, edges, x0, x1, l, h);
+    else
+#endif
+    {
+        for (uint32_t s = 0; s < ns; s++)
+            l[s] = x0, h[s] = x1;
+        for (int k = 0; k < edges; k++)
+            edge_walk_row(&ew[k], l, h, ns);
+    }
     for (uint32_t s = 0; s < ns; s++) {
         if (l[s] >= h[s])
             l[s] = h[s] = x0; /* empty */
