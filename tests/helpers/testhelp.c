@@ -11,6 +11,14 @@
 
 #include "engine/load.h"
 
+char *th_dequote(char *s)
+{
+    for (char *c = s; *c; c++)
+        if (*c == '\'')
+            *c = '"';
+    return s;
+}
+
 int th_png_rgba(uint32_t w, uint32_t h, const uint8_t *rgba, void **out, size_t *len)
 {
     png_image img;

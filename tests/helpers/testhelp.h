@@ -9,6 +9,10 @@
 #include "engine/armature.h"
 #include "engine/errors.h"
 
+/* Turns every ' of s into ": fixtures' JSON is written with single quotes, which C strings
+ * take without escapes (no fixture needs a real apostrophe). Returns s. */
+char *th_dequote(char *s);
+
 /* A solid w x h RGBA PNG in memory (caller frees *out). 0 on success. */
 int th_png(uint32_t w, uint32_t h, const uint8_t rgba[4], void **out, size_t *len);
 

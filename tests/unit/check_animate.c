@@ -73,9 +73,7 @@ static struct armature *load_q(const char *q)
 {
     char *json = strdup(q);
     ck_assert_ptr_nonnull(json);
-    for (char *c = json; *c; c++)
-        if (*c == '\'')
-            *c = '"';
+    th_dequote(json);
     struct armature *arm = NULL;
     struct eng_error err = {0, ""};
     int rc = th_load(json, 0, &arm, &err);

@@ -35,9 +35,7 @@ static struct armature *load_q(const char *fmt, ...)
     int n = vsnprintf(json, sizeof json, fmt, ap);
     va_end(ap);
     ck_assert_msg(n > 0 && (size_t)n < sizeof json, "fixture too long");
-    for (char *c = json; *c; c++)
-        if (*c == '\'')
-            *c = '"';
+    th_dequote(json);
     struct armature *arm = NULL;
     struct eng_error err = {0, ""};
     int rc = th_load(json, 0, &arm, &err);

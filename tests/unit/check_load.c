@@ -27,12 +27,9 @@
 /* A copy of s with every ' turned into " (caller frees). */
 static char *dq(const char *s)
 {
-    size_t n = strlen(s);
-    char *d = malloc(n + 1);
+    char *d = strdup(s);
     ck_assert_ptr_nonnull(d);
-    for (size_t i = 0; i <= n; i++)
-        d[i] = s[i] == '\'' ? '"' : s[i];
-    return d;
+    return th_dequote(d);
 }
 
 /* The colour of the 64x64 PNG th_skf puts in every atlas (opaque: premultiplying keeps it). */

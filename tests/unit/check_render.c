@@ -105,9 +105,7 @@ static struct armature *load_arm(struct atlas *atl, int n, const char *fmt, ...)
     int len = vsnprintf(json, sizeof json, fmt, ap);
     va_end(ap);
     ck_assert_msg(len > 0 && (size_t)len < sizeof json, "fixture too long");
-    for (char *c = json; *c; c++)
-        if (*c == '\'')
-            *c = '"';
+    th_dequote(json);
     return load_json_atlases(json, atl, n);
 }
 
