@@ -58,13 +58,14 @@ static int write_all(int fd, const unsigned char *data, size_t len)
     return 0;
 }
 
-int outfile_write(const char *path, const void *data, size_t len, enum outfile_stage *stage)
+/* outfile_write's work for a file: 0 or an errno, *opened saying whether it got that far. */
+static int write_path(const char *path, const void *data, size_t len, bool *opened)
 {
     struct stat st;
     bool exists = lstat(path, &st) == 0;
     char tmp[4096];
     int fd = -1;
-    *stage = OUTFILE_OPEN;
+    *opened = false;
     if (!exists || S_ISREG(st.st_mode))
         fd = open_beside(path, tmp, sizeof tmp, exists ? st.st_mode & 07777 : new_file_mode());
     bool beside = fd >= 0;
@@ -73,7 +74,7 @@ int outfile_write(const char *path, const void *data, size_t len, enum outfile_s
         if (fd < 0)
             return errno;
     }
-    *stage = OUTFILE_WRITE;
+    *opened = true;
     int failed = write_all(fd, data, len);
     if (close(fd) && !failed)
         failed = errno;
@@ -88,4 +89,21 @@ int outfile_write(const char *path, const void *data, size_t len, enum outfile_s
     if (beside && failed)
         unlink(tmp);
     return failed;
+}
+
+int outfile_write(const char *prog, const char *path, const void *data, size_t len)
+{
+    bool opened = true;
+    int failed = 0; /* an errno */
+    if (strcmp(path, "-")) {
+        failed = write_path(path, data, len, &opened);
+    } else {
+        errno = 0;
+        if (fwrite(data, 1, len, stdout) != len || fflush(stdout))
+            failed = errno ? errno : EIO;
+    }
+    if (failed)
+        fprintf(stderr, opened ? "%s: %s: write failed: %s\n" : "%s: %s: %s\n", prog, path,
+                strerror(failed));
+    return failed != 0;
 }

@@ -9,11 +9,10 @@
 
 #include <stddef.h>
 
-enum outfile_stage { OUTFILE_OPEN, OUTFILE_WRITE };
-
-/* Writes the len bytes of data to path. Returns 0, or an errno with *stage saying whether the
- * file could not be opened (nothing changed) or the write failed (a file this call made is
- * gone again; one written through may hold part of the picture). */
-int outfile_write(const char *path, const void *data, size_t len, enum outfile_stage *stage);
+/* Writes the len bytes of data to path ("-": standard output). Returns 0, or 1 having said
+ * on standard error, after prog, what failed: opening the file (nothing changed), or the
+ * write (a file this call made is gone again; one written through may hold part of the
+ * picture). */
+int outfile_write(const char *prog, const char *path, const void *data, size_t len);
 
 #endif

@@ -361,20 +361,7 @@ static int make_render(struct skp_cli_args *f, skc_render_opts *ro, const char *
  * leaves no part of a picture to pass for one, and an old file at path as it was. */
 static int write_bytes(const char *path, const void *data, size_t len)
 {
-    enum outfile_stage stage = OUTFILE_WRITE;
-    int failed = 0; /* an errno */
-    if (strcmp(path, "-")) {
-        failed = outfile_write(path, data, len, &stage);
-    } else {
-        errno = 0;
-        if (fwrite(data, 1, len, stdout) != len || fflush(stdout))
-            failed = errno ? errno : EIO;
-    }
-    if (failed && stage == OUTFILE_OPEN)
-        fprintf(stderr, "skelctl: %s: %s\n", path, strerror(failed));
-    else if (failed)
-        fprintf(stderr, "skelctl: %s: write failed: %s\n", path, strerror(failed));
-    return failed != 0;
+    return outfile_write("skelctl", path, data, len);
 }
 
 /* The sheet picture as OUT.png and its JSON as OUT.json, as `skeld render --sheet` writes

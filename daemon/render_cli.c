@@ -93,20 +93,7 @@ struct render_run {
  * no part of a picture to pass for one, and an old file at path as it was. */
 static int write_file(const char *path, const struct byte_buf *b)
 {
-    enum outfile_stage stage = OUTFILE_WRITE;
-    int failed = 0; /* an errno */
-    if (strcmp(path, "-")) {
-        failed = outfile_write(path, b->data, b->len, &stage);
-    } else {
-        errno = 0;
-        if (fwrite(b->data, 1, b->len, stdout) != b->len || fflush(stdout))
-            failed = errno ? errno : EIO;
-    }
-    if (failed && stage == OUTFILE_OPEN)
-        fprintf(stderr, "skeld render: %s: %s\n", path, strerror(failed));
-    else if (failed)
-        fprintf(stderr, "skeld render: %s: write failed: %s\n", path, strerror(failed));
-    return failed != 0;
+    return outfile_write("skeld render", path, b->data, b->len);
 }
 
 static void progress(bool tty, long done, long total)
