@@ -19,6 +19,13 @@ char *th_dequote(char *s)
     return s;
 }
 
+void th_vformat_json(char *out, size_t cap, const char *fmt, va_list ap)
+{
+    int len = vsnprintf(out, cap, fmt, ap);
+    ck_assert_msg(len > 0 && (size_t)len < cap, "fixture too long");
+    th_dequote(out);
+}
+
 int th_png_rgba(uint32_t w, uint32_t h, const uint8_t *rgba, void **out, size_t *len)
 {
     png_image img;

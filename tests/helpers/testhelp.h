@@ -2,6 +2,7 @@
 #ifndef SKELD_TESTHELP_H
 #define SKELD_TESTHELP_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -12,6 +13,10 @@
 /* Turns every ' of s into ": fixtures' JSON is written with single quotes, which C strings
  * take without escapes (no fixture needs a real apostrophe). Returns s. */
 char *th_dequote(char *s);
+
+/* fmt formatted into out (cap bytes; failing the test if it does not fit), then dequoted:
+ * the printf-style fixtures' JSON. */
+void th_vformat_json(char *out, size_t cap, const char *fmt, va_list ap);
 
 /* A solid w x h RGBA PNG in memory (caller frees *out). 0 on success. */
 int th_png(uint32_t w, uint32_t h, const uint8_t rgba[4], void **out, size_t *len);

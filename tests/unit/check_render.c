@@ -102,10 +102,8 @@ static struct armature *load_arm(struct atlas *atl, int n, const char *fmt, ...)
     char json[8192];
     va_list ap;
     va_start(ap, fmt);
-    int len = vsnprintf(json, sizeof json, fmt, ap);
+    th_vformat_json(json, sizeof json, fmt, ap);
     va_end(ap);
-    ck_assert_msg(len > 0 && (size_t)len < sizeof json, "fixture too long");
-    th_dequote(json);
     return load_json_atlases(json, atl, n);
 }
 
