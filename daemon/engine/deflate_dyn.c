@@ -361,6 +361,7 @@ static size_t tokenize(const uint8_t *in, size_t from, size_t n, size_t stride, 
     }
     f->lit[256]++; /* end of block */
     count_literals(f);
+    memset(f->lit_bytes + f->lit_count, 0, 2); /* read past the last run: put_literal_tail */
     return t;
 }
 
@@ -578,8 +579,20 @@ struct lit_codes {
     uint8_t len[256];
 };
 
+/* The last one to three literals of a run in one put, with no test of how many: the codes
+ * past count are read (two readable bytes follow every run; tokenize sets those after the last)
+ * but masked off. */
+static inline void put_literal_tail(struct bits *b, const struct lit_codes *lc, const uint8_t *p,
+                                    size_t count)
+{
+    uint64_t m1 = 0 - (uint64_t)(count > 1), m2 = 0 - (uint64_t)(count > 2);
+    unsigned l0 = lc->len[p[0]], l1 = l0 + (lc->len[p[1]] & (unsigned)m1),
+             l2 = l1 + (lc->len[p[2]] & (unsigned)m2);
+    bits_put(b, lc->code[p[0]] | (lc->code[p[1]] & m1) << l0 | (lc->code[p[2]] & m2) << l1, l2);
+}
+
 /* count literals from p: four codes (at most 4 x 14 bits) or three (at most 3 x 15) to a
- * put, with no test of the length in between. */
+ * put, with no test of the length in between, then the rest in one more. */
 static void put_literals(struct bits *b, const struct lit_codes *lc, const uint8_t *p, size_t count,
                          bool four)
 {
@@ -591,14 +604,15 @@ static void put_literals(struct bits *b, const struct lit_codes *lc, const uint8
                          lc->code[p[3]] << l2,
                      l2 + lc->len[p[3]]);
         }
+    } else {
+        for (; count >= 3; count -= 3, p += 3) {
+            unsigned l0 = lc->len[p[0]], l1 = l0 + lc->len[p[1]];
+            bits_put(b, lc->code[p[0]] | lc->code[p[1]] << l0 | lc->code[p[2]] << l1,
+                     l1 + lc->len[p[2]]);
+        }
     }
-    for (; count >= 3; count -= 3, p += 3) {
-        unsigned l0 = lc->len[p[0]], l1 = l0 + lc->len[p[1]];
-        bits_put(b, lc->code[p[0]] | lc->code[p[1]] << l0 | lc->code[p[2]] << l1,
-                 l1 + lc->len[p[2]]);
-    }
-    for (; count > 0; count--, p++)
-        bits_put(b, lc->code[p[0]], lc->len[p[0]]);
+    if (count)
+        put_literal_tail(b, lc, p, count);
 }
 
 static void put_tokens(struct bits *b, const struct block *bk, const uint16_t *tok, size_t count,

@@ -254,6 +254,51 @@ START_TEST(block_bits_is_exact)
 }
 END_TEST
 
+/* The next len bits of an LSB-first stream at in, from bit *at on. */
+static uint32_t read_bits(const uint8_t *in, size_t *at, unsigned len)
+{
+    uint32_t v = 0;
+    for (unsigned i = 0; i < len; i++, (*at)++)
+        v |= (uint32_t)(in[*at / 8] >> (*at % 8) & 1u) << i;
+    return v;
+}
+
+/* Runs of every length from 1 to 45 go out as their codes in order, whether four codes of at
+ * most 14 bits go to a put or three of at most 15, and the last one to three of a run in a
+ * put of their own: the bits read back are the codes, run after run. */
+START_TEST(literal_runs_of_every_length_go_out_in_order)
+{
+    struct lit_codes lc;
+    uint8_t bytes[45 * 46 / 2 + 2];
+    uint8_t *out = calloc(sizeof bytes * 2 + 16, 1);
+    ck_assert_ptr_nonnull(out);
+    rng_state = 99u;
+    for (size_t i = 0; i < sizeof bytes; i++)
+        bytes[i] = (uint8_t)rng();
+    for (int four = 0; four < 2; four++) {
+        unsigned most = four ? 14 : 15;
+        for (unsigned s = 0; s < 256; s++) {
+            lc.len[s] = (uint8_t)(s % 4 == 0 ? most : 1 + rng() % most);
+            lc.code[s] = rng() & ((1u << lc.len[s]) - 1);
+        }
+        struct bits b = {out, 0, 0};
+        for (size_t run = 1, from = 0; run <= 45; from += run, run++)
+            put_literals(&b, &lc, bytes + from, run, four);
+        bits_end(&b);
+        size_t at = 0;
+        for (size_t i = 0; i < sizeof bytes - 2; i++) {
+            unsigned len = lc.len[bytes[i]];
+            uint32_t got = read_bits(out, &at, len);
+            ck_assert_msg(got == lc.code[bytes[i]], "four %d: literal %zu reads %x, not %x", four,
+                          i, got, (unsigned)lc.code[bytes[i]]);
+        }
+        ck_assert_msg(b.out == out + (at + 7) / 8, "four %d: %zu bytes written for %zu bits", four,
+                      (size_t)(b.out - out), at);
+    }
+    free(out);
+}
+END_TEST
+
 static Suite *deflate_suite(void)
 {
     Suite *s = suite_create("deflate");
@@ -262,6 +307,7 @@ static Suite *deflate_suite(void)
     tcase_add_test(tc, each_repeat_length_at_each_offset);
     tcase_add_test(tc, blocks_agree_and_inflate);
     tcase_add_test(tc, block_bits_is_exact);
+    tcase_add_test(tc, literal_runs_of_every_length_go_out_in_order);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     return s;
