@@ -120,7 +120,7 @@ int skp_cli_eval_parse(struct skp_cli_args *a, bool engine_opts, struct skp_cli_
                        size_t cap);
 
 /* The render flags' syntax, shared by skeld render and skelctl render. Absent flags take
- * skeld render's defaults (512x512, transparent, fit 0.9, 4 samples, the fast PNG encoder);
+ * skeld render's defaults (512x512, transparent, fit 0.9, 4 samples, skeld's PNG encoder);
  * values are judged later by the one validator. --scale without --position centres the
  * origin: position (width / 2, -height / 2). */
 struct skp_cli_render {

@@ -25,7 +25,7 @@ enum skp_target { SKP_TARGET_ARMATURE = 0, SKP_TARGET_INSTANCE = 1 };
 enum skp_camera { SKP_CAMERA_FIT = 0, SKP_CAMERA_EXPLICIT = 1 };
 enum skp_format { SKP_FORMAT_PNG = 0, SKP_FORMAT_RGBA = 1 };
 #define SKP_PNG_DEFAULT 255 /* png_level: the daemon's default encoder */
-#define SKP_PNG_FAST 254    /* png_level: its faster one, larger files; else a zlib level 0-9 */
+#define SKP_PNG_FAST 254    /* png_level: "fast", now the default too; else a zlib level 0-9 */
 
 /* A string on the wire: a view into the body when decoded (not terminated), the caller's
  * bytes when encoded. */

@@ -9,7 +9,7 @@
  *
  * Then, in the same run, the same frame is drawn in bands (the default) and in one band of
  * the whole height, in alternating batches; and the last picture is encoded by each PNG
- * encoder in turn: skeld's default and fast deflates, libpng + zlib level 1 (with the Sub
+ * encoder in turn: skeld's default deflate, libpng + zlib level 1 (with the Sub
  * filter the daemon uses for levels, and unfiltered), and libdeflate level 1 on unfiltered
  * and Up-filtered scanlines (the zlib stream only, plus the 57 bytes of PNG chunks), the
  * baseline the default is held to: bytes, milliseconds, and ratios to zlib level 1 and to
@@ -70,27 +70,18 @@ static size_t libdeflate_png(struct libdeflate_compressor *c, const struct image
     return n ? n + PNG_CHUNK_BYTES : 0;
 }
 
-enum encoder {
-    ENC_DEFAULT,
-    ENC_FAST,
-    ENC_ZLIB1_SUB,
-    ENC_ZLIB1_NONE,
-    ENC_LD1_NONE,
-    ENC_LD1_UP,
-    ENC_N
-};
-static const char *const enc_name[ENC_N] = {"skeld default",       "skeld fast",
-                                            "zlib-1 Sub (libpng)", "zlib-1 none (libpng)",
-                                            "libdeflate-1 none",   "libdeflate-1 Up"};
+enum encoder { ENC_DEFAULT, ENC_ZLIB1_SUB, ENC_ZLIB1_NONE, ENC_LD1_NONE, ENC_LD1_UP, ENC_N };
+static const char *const enc_name[ENC_N] = {"skeld default", "zlib-1 Sub (libpng)",
+                                            "zlib-1 none (libpng)", "libdeflate-1 none",
+                                            "libdeflate-1 Up"};
 
 static size_t encode_once(enum encoder e, const struct image *img, struct byte_buf *png,
                           struct byte_buf *scratch, struct libdeflate_compressor *c)
 {
     /* The default as the daemon runs it: with the renderer's spans of what it drew. */
     bool rows = image_png_rows(img);
-    const struct png_opts opts[4] = {
+    const struct png_opts opts[3] = {
         {.level = PNG_LEVEL_DEFAULT, .live = img->live, .scanlines = rows},
-        {.level = PNG_LEVEL_FAST, .scanlines = rows},
         {.level = 1, .filter = PNG_FILTER_CHOICE_SUB, .scanlines = rows},
         {.level = 1, .filter = PNG_FILTER_CHOICE_NONE, .scanlines = rows}};
     if (e >= ENC_LD1_NONE)

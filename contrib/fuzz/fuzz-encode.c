@@ -1,14 +1,14 @@
-/* libFuzzer target: skeld's own PNG encoders (daemon/engine/png.c, deflate_dyn.c,
- * deflate_fast.c) on pictures made from arbitrary bytes, decoded again by the atlas reader
- * (libdeflate's inflate, which checks the Adler-32) and compared pixel for pixel. The first
- * bytes choose the size (1-64 x 1-64), the encoder, whether pixels come from a 4-colour
- * palette (long matches, both distances) or straight from the input (literals), and spans of
- * drawn pixels per row as the renderer reports them (png_opts.live), honest or past the edge;
- * with honest spans the default encoder must write the very bytes it writes without them.
- * Each picture is encoded again from its scanlines (png_opts.scanlines, a buffer of exactly
- * their size, so that a read past them is caught), and must give the same bytes.
- * One scratch buffer serves every input, as a worker's does. Any difference aborts.
- * Build and run: contrib/fuzz/run.sh encode */
+/* libFuzzer target: skeld's own PNG encoder (daemon/engine/png.c, deflate_dyn.c), at the
+ * default level and at "fast" (the same encoder, asked for by its old name), on pictures made from
+ * arbitrary bytes, decoded again by the atlas reader (libdeflate's inflate, which checks the
+ * Adler-32) and compared pixel for pixel. The first bytes choose the size (1-64 x 1-64), the
+ * encoder, whether pixels come from a 4-colour palette (long matches, both distances) or straight
+ * from the input (literals), and spans of drawn pixels per row as the renderer reports them
+ * (png_opts.live), honest or past the edge; with honest spans the default encoder must write the
+ * very bytes it writes without them. Each picture is encoded again from its scanlines
+ * (png_opts.scanlines, a buffer of exactly their size, so that a read past them is caught), and
+ * must give the same bytes. One scratch buffer serves every input, as a worker's does. Any
+ * difference aborts. Build and run: contrib/fuzz/run.sh encode */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>

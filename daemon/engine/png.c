@@ -12,7 +12,6 @@
 #include <libdeflate.h>
 
 #include "deflate_dyn.h"
-#include "deflate_fast.h"
 #include "errors.h"
 
 void png_opts_default(struct png_opts *o)
@@ -246,24 +245,9 @@ static size_t deflate_rows(const uint8_t *rgba, uint32_t w, uint32_t h, bool in_
     return deflate_dyn_end(&d, adler_zeros(sum.adler, sum.zeros));
 }
 
-/* deflate_fast's scanlines: rgba's own when they are scanlines already, else a copy in
- * scratch. It sums its Adler-32 as it goes. */
-static const uint8_t *fast_lines(const uint8_t *rgba, uint32_t w, uint32_t h, bool in_place,
-                                 uint8_t *scratch)
-{
-    size_t row = (size_t)w * 4;
-    if (in_place)
-        return rgba - 1;
-    for (uint32_t y = 0; y < h; y++) {
-        scratch[y * (row + 1)] = 0;
-        memcpy(scratch + y * (row + 1) + 1, rgba + y * row, row);
-    }
-    return scratch;
-}
-
-/* skeld's own encoders: unfiltered scanlines (the matches at distance 4 and one row up do
- * what the Sub and Up filters would) through deflate_dyn, or deflate_fast() if fast. */
-static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, bool in_place,
+/* skeld's own encoder: unfiltered scanlines (the matches at distance 4 and one row up do what
+ * the Sub and Up filters would) through deflate_dyn. */
+static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool in_place,
                       const int32_t *live, struct byte_buf *out, struct byte_buf *scratch)
 {
     static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
@@ -271,10 +255,9 @@ static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, bo
     for (uint32_t y = 0; live && y < h; y++) /* spans that do not fit: read everything */
         if (live[2 * y] < 0 || live[2 * y] > live[2 * y + 1] || live[2 * y + 1] > (int64_t)w)
             live = NULL;
-    size_t need = fast ? (in_place ? 0 : raw) : dyn_scratch_size(row + 1, h, in_place);
-    size_t bound = fast ? deflate_fast_bound(raw) : deflate_dyn_bound(raw);
+    size_t need = dyn_scratch_size(row + 1, h, in_place), bound = deflate_dyn_bound(raw);
     scratch->len = 0;
-    if (raw / (row + 1) != h || (!fast && !need) || byte_buf_reserve(scratch, need) ||
+    if (raw / (row + 1) != h || !need || byte_buf_reserve(scratch, need) ||
         byte_buf_reserve(out, 8 + 25 + 12 + bound + 12))
         return ENG_ENOMEM;
     memcpy(out->data + out->len, sig, 8);
@@ -286,8 +269,7 @@ static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool fast, bo
     close_chunk(out, at, "IHDR", 13);
     at = out->len;
     uint8_t *z = out->data + at + 8;
-    size_t zlen = fast ? deflate_fast(fast_lines(rgba, w, h, in_place, scratch->data), raw, z)
-                       : deflate_rows(rgba, w, h, in_place, live, scratch->data, z);
+    size_t zlen = deflate_rows(rgba, w, h, in_place, live, scratch->data, z);
     close_chunk(out, at, "IDAT", zlen);
     close_chunk(out, out->len, "IEND", 0);
     return 0;
@@ -305,8 +287,7 @@ int png_encode(const uint8_t *rgba, uint32_t w, uint32_t h, const struct png_opt
         return ENG_EINVAL;
     if (o.level < 0) {
         struct byte_buf own = {0};
-        int rc = encode_own(rgba, w, h, o.level == PNG_LEVEL_FAST, o.scanlines, o.live, out,
-                            scratch ? scratch : &own);
+        int rc = encode_own(rgba, w, h, o.scanlines, o.live, out, scratch ? scratch : &own);
         free(own.data);
         return rc;
     }

@@ -1923,7 +1923,7 @@ START_TEST(png_rows_same_picture_same_png)
     image_init(&packed);
     image_init(&rows);
     image_init(&both);
-    struct byte_buf scratch = {0}, a = {0}, b = {0};
+    struct byte_buf scratch = {0}, a = {0}, b = {0}, dflt = {0};
     static const struct png_opts levels[] = {{.level = PNG_LEVEL_DEFAULT},
                                              {.level = PNG_LEVEL_FAST},
                                              {.level = 1, .filter = PNG_FILTER_CHOICE_SUB},
@@ -1961,6 +1961,15 @@ START_TEST(png_rows_same_picture_same_png)
             po.live = packed.live;
             snprintf(what, sizeof what, "variant %d, level %d, packed", variant, po.level);
             roundtrip(packed.rgba, 203, 97, &po, &a, &scratch, what);
+            /* "fast" is the default encoder by its old name: the very same bytes */
+            if (po.level == PNG_LEVEL_DEFAULT) {
+                dflt.len = 0;
+                ck_assert_int_eq(byte_buf_append(&dflt, a.data, a.len), 0);
+            }
+            ck_assert_msg(po.level != PNG_LEVEL_FAST ||
+                              (a.len == dflt.len && !memcmp(a.data, dflt.data, a.len)),
+                          "variant %d: fast %zu bytes, default %zu, or different bytes", variant,
+                          a.len, dflt.len);
             /* the same PNG from the scanlines, those of the image that switched layouts too
              * (roundtrip's "prefix!" is a's first 8 bytes) */
             po.scanlines = true;
@@ -1979,6 +1988,7 @@ START_TEST(png_rows_same_picture_same_png)
     free(scratch.data);
     free(a.data);
     free(b.data);
+    free(dflt.data);
     image_close(&packed);
     image_close(&rows);
     image_close(&both);
