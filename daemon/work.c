@@ -455,8 +455,20 @@ static int append_u32(struct byte_buf *b, uint32_t v)
     return byte_buf_append(b, x, 4);
 }
 
-/* Appends one picture record (frame, size, PNG or raw bytes) to out. Raw RGBA is only ever
- * asked of packed rows (work_render sets png_rows for PNGs alone). */
+/* Appends the picture's pixels as packed rows: a frame asked for as raw RGBA is drawn packed
+ * (work_render sets png_rows for PNGs alone), a sheet is scanlines whatever the format. */
+static int append_rows(struct byte_buf *out, const struct image *img)
+{
+    size_t row = (size_t)img->width * 4;
+    if (img->pitch == row)
+        return byte_buf_append(out, img->rgba, row * img->height);
+    for (uint32_t y = 0; y < img->height; y++)
+        if (byte_buf_append(out, img->rgba + y * img->pitch, row))
+            return -1;
+    return 0;
+}
+
+/* Appends one picture record (frame, size, PNG or raw bytes) to out. */
 static int put_picture(struct work *r, struct worker *w, const struct image *img, uint32_t frame,
                        struct byte_buf *out)
 {
@@ -464,7 +476,9 @@ static int put_picture(struct work *r, struct worker *w, const struct image *img
         return -1;
     if (r->format == SKP_FORMAT_RGBA) {
         size_t len = (size_t)img->width * img->height * 4;
-        return append_u32(out, (uint32_t)len) || byte_buf_append(out, img->rgba, len) ? -1 : 0;
+        return append_u32(out, (uint32_t)len) || byte_buf_reserve(out, len) || append_rows(out, img)
+                   ? -1
+                   : 0;
     }
     size_t at = out->len;
     if (append_u32(out, 0))

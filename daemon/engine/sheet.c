@@ -26,25 +26,27 @@ int sheet_init(struct sheet *s, uint32_t cols, uint32_t rows, uint32_t cell_w, u
     if (rc)
         return rc;
     uint64_t w = (uint64_t)cols * cell_w, h = (uint64_t)rows * cell_h;
-    s->rgba = calloc((size_t)(w * h), 4);
-    if (!s->rgba)
+    size_t pitch = (size_t)w * 4 + 1;
+    uint8_t *mem = calloc((size_t)h, pitch); /* the filter bytes are 0: none */
+    if (!mem)
         return eng_seterr(err, ENG_ENOMEM, "out of memory for a %llux%llu sheet",
                           (unsigned long long)w, (unsigned long long)h);
-    *s =
-        (struct sheet){cols, rows, cell_w, cell_h, first, count, (uint32_t)w, (uint32_t)h, s->rgba};
+    *s = (struct sheet){cols,  rows,        cell_w,      cell_h,  first,
+                        count, (uint32_t)w, (uint32_t)h, mem + 1, pitch};
     return 0;
 }
 
 void sheet_close(struct sheet *s)
 {
-    free(s->rgba);
+    if (s->rgba)
+        free(s->rgba - 1);
     s->rgba = NULL;
 }
 
 struct image sheet_image(const struct sheet *s)
 {
     return (struct image){
-        .width = s->width, .height = s->height, .rgba = s->rgba, .pitch = (size_t)s->width * 4};
+        .width = s->width, .height = s->height, .rgba = s->rgba, .pitch = s->pitch};
 }
 
 void sheet_put(struct sheet *s, const struct image *cell, uint32_t index)
@@ -52,7 +54,7 @@ void sheet_put(struct sheet *s, const struct image *cell, uint32_t index)
     size_t x0 = (size_t)(index % s->cols) * s->cell_w, y0 = (size_t)(index / s->cols) * s->cell_h;
     size_t row = (size_t)s->cell_w * 4;
     for (uint32_t y = 0; y < s->cell_h; y++)
-        memcpy(s->rgba + ((y0 + y) * s->width + x0) * 4, cell->rgba + y * cell->pitch, row);
+        memcpy(s->rgba + (y0 + y) * s->pitch + x0 * 4, cell->rgba + y * cell->pitch, row);
 }
 
 /* snprintf into what is left of buf; counts the full length either way. */

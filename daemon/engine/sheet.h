@@ -14,7 +14,11 @@ struct sheet {
     uint32_t cell_w, cell_h; /* each cell is one render at the request's size */
     uint32_t first, count;   /* frames first .. first + count - 1, in cell order */
     uint32_t width, height;  /* cols * cell_w x rows * cell_h */
-    uint8_t *rgba;           /* width * height * 4, zeroed (transparent) by sheet_init */
+    /* The picture as PNG scanlines, zeroed (transparent) by sheet_init: row y at rgba + y *
+     * pitch, after its filter byte (0), so that the encoder deflates it where it is rather
+     * than copying it (png_opts.scanlines): a 4096x4096 sheet is 64 MiB. */
+    uint8_t *rgba;
+    size_t pitch; /* width * 4 + 1 */
 };
 
 /* 0 if a cols x rows sheet of cell_w x cell_h cells holds count frames and stays within
@@ -27,7 +31,7 @@ int sheet_init(struct sheet *s, uint32_t cols, uint32_t rows, uint32_t cell_w, u
                uint32_t first, uint32_t count, struct eng_error *err);
 void sheet_close(struct sheet *s);
 
-/* The whole sheet as a picture (packed rows, no spans), to encode; it owns nothing. */
+/* The whole sheet as a picture (scanlines, no spans), to encode; it owns nothing. */
 struct image sheet_image(const struct sheet *s);
 
 /* Copies a cell-sized picture into cell index (0 .. count-1). */

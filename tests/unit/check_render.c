@@ -2645,14 +2645,21 @@ START_TEST(sheet_cells_row_major)
         fill_cell(&cell, px, (uint8_t)(10 * (i + 1)));
         sheet_put(&s, &cell, i);
     }
-    /* Cell i holds 10 (i + 1) everywhere; the last two cells of row 2 stay transparent. */
-    for (uint32_t y = 0; y < 4; y++)
+    /* Cell i holds 10 (i + 1) everywhere; the last two cells of row 2 stay transparent. The
+     * rows are PNG scanlines, each after its filter byte (0), for the encoder to read in place. */
+    ck_assert_uint_eq(s.pitch, 6 * 4 + 1);
+    struct image whole = sheet_image(&s);
+    ck_assert(image_png_rows(&whole) && whole.rgba == s.rgba);
+    for (uint32_t y = 0; y < 4; y++) {
+        ck_assert_msg(s.rgba[y * s.pitch - 1] == 0, "row %u: filter byte %u", y,
+                      s.rgba[y * s.pitch - 1]);
         for (uint32_t x = 0; x < 6; x++) {
             uint32_t index = (y / 2) * 3 + x / 2;
             uint8_t want = index < 4 ? (uint8_t)(10 * (index + 1)) : 0;
             for (int c = 0; c < 4; c++)
-                ck_assert_msg(s.rgba[(y * 6 + x) * 4 + c] == want, "pixel (%u,%u)", x, y);
+                ck_assert_msg(s.rgba[y * s.pitch + x * 4 + c] == want, "pixel (%u,%u)", x, y);
         }
+    }
     sheet_close(&s);
     ck_assert_ptr_null(s.rgba);
 }
