@@ -161,9 +161,12 @@ START_TEST(checks_hold_with_a_known_signature)
     ck_assert_int_eq(symlink(outside, link), 0);
     struct stat st;
     ck_assert_int_eq(stat(outside, &st), 0);
-    struct confine_sig known = {(uint64_t)st.st_dev, (uint64_t)st.st_ino, (uint64_t)st.st_size,
+    struct confine_sig known = {(uint64_t)st.st_dev,
+                                (uint64_t)st.st_ino,
+                                (uint64_t)st.st_size,
                                 (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec,
-                                (int64_t)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec};
+                                (int64_t)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec,
+                                true};
     struct confine_sig sig;
     char *bytes;
     size_t len;
