@@ -315,6 +315,31 @@ elif cmd == "http10":
     b = read_answer(s, buf)
     print(a[2].get("connection", "-") if a else "none", "open" if b else "closed")
 
+elif cmd == "growskf":
+    # growskf OUT: a .skf of 1,000 translucent layers on one bone that grows at frame 5 of
+    # "grow" from a thousandth of its size (check_roundtrip's growing_layers_skf), with a
+    # white 64x64 atlas
+    import struct, zipfile, zlib
+    def chunk(kind, data):
+        return (struct.pack(">I", len(data)) + kind + data +
+                struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff))
+    rows = b"".join(b"\0" + b"\xff" * 256 for _ in range(64))
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 64, 64, 8, 6, 0, 0, 0)) +
+           chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+    bones = [{"id": 0, "name": "root"}] + [
+        {"id": i, "parent_id": 0, "tex": "t", "scale": {"x": 8, "y": 8},
+         "tint": {"r": 255, "g": 255, "b": 255, "a": 40}} for i in range(1, 1001)]
+    keys = [{"frame": f, "bone_id": 0, "element": e, "value": v}
+            for f, v in ((0, 0.001), (4, 0.001), (5, 1)) for e in ("ScaleX", "ScaleY")]
+    arm = {"atlases": [{"filename": "atlas0.png", "size": {"x": 64, "y": 64}}],
+           "styles": [{"id": 0, "name": "Default", "textures": [
+               {"name": "t", "offset": {"x": 0, "y": 0}, "size": {"x": 64, "y": 64},
+                "atlas_idx": 0}]}],
+           "bones": bones, "animations": [{"name": "grow", "fps": 10, "keyframes": keys}]}
+    with zipfile.ZipFile(args[0], "w") as z:
+        z.writestr("armature.json", json.dumps(arm))
+        z.writestr("atlas0.png", png)
+
 elif cmd == "err":
     # err FILE REASON SUBSTR...: {"error":REASON,"message":M} and nothing else, M naming
     # every SUBSTR.
@@ -974,6 +999,21 @@ stop C nosignal
 # lost track of reading: the connection was reset, or the daemon died of a stack overflow).
 start D --root "$S" --preload "$S" --max-inflight 2 || exit 1
 check "D: 2 slow requests then 3000 small ones pipelined past --max-inflight 2, all answered" is "$(py flood "${PORT[D]}" "/v1/armatures/$ROBOT/pose?warmup=20000" 3000)" 3002
+# A drawing past the request's share of --max-bone-steps: 400 naming the frame, before a pixel
+# is drawn; the frames before it and the frame at a small size are drawn.
+py growskf "$TMP/grow.skf"
+D=http://127.0.0.1:${PORT[D]}
+get grow -X POST --data-binary @"$TMP/grow.skf" "$D/v1/armatures"
+GROW=$(sed -n 's/.*"id":"\([0-9a-f]*\)".*/\1/p' "$TMP/grow.body")
+check "D: the growing layers load (201)" is "$ST" 201
+get grow "$D/v1/armatures/$GROW/render.png?anim=grow&frame=5&size=4096x4096"
+check "D: render.png of frame 5 past its share: 400 naming frame 5 and the fill" \
+    errjson grow 400 "frame 5: its triangles would take at least" "pixels of fill"
+get grow "$D/v1/armatures/$GROW/render.png?anim=grow&frame=4&size=4096x4096"
+check "D: frame 4, a thousandth the size, is drawn (200 PNG)" \
+    is "$ST $(hdr grow Content-Type)" "200 image/png"
+get grow "$D/v1/armatures/$GROW/render.png?anim=grow&frame=5&size=16x16"
+check "D: frame 5 at 16x16 is drawn (200 PNG)" is "$ST $(hdr grow Content-Type)" "200 image/png"
 stop D
 
 # =============================================================================================

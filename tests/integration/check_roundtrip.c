@@ -2238,6 +2238,80 @@ START_TEST(hostile_drawing_is_refused)
 }
 END_TEST
 
+/* A file of 1,000 translucent layers on one bone that grows at frame 5 from a thousandth of
+ * its size: the frames before draw in a moment, frame 5 would cover a 512x512 picture about
+ * 800 times. */
+static void growing_layers_skf(void **skf, size_t *len)
+{
+    size_t cap = 1024 + 1000 * 160;
+    char *json = malloc(cap);
+    ck_assert_ptr_nonnull(json);
+    int n = snprintf(json, cap,
+                     "{\"atlases\":[{\"filename\":\"atlas0.png\",\"size\":{\"x\":64,"
+                     "\"y\":64}}],\"styles\":[{\"id\":0,\"name\":\"Default\",\"textures\":[{"
+                     "\"name\":\"t\",\"offset\":{\"x\":0,\"y\":0},\"size\":{\"x\":64,"
+                     "\"y\":64},\"atlas_idx\":0}]}],\"bones\":[{\"id\":0,\"name\":\"root\"}");
+    for (int i = 1; i <= 1000; i++)
+        n += snprintf(json + n, cap - (size_t)n,
+                      ",{\"id\":%d,\"parent_id\":0,\"tex\":\"t\",\"scale\":{\"x\":8,\"y\":8},"
+                      "\"tint\":{\"r\":255,\"g\":255,\"b\":255,\"a\":40}}",
+                      i);
+    n += snprintf(json + n, cap - (size_t)n,
+                  "],\"animations\":[{\"name\":\"grow\",\"fps\":10,"
+                  "\"keyframes\":[");
+    static const int frames[] = {0, 4, 5};
+    for (int k = 0; k < 6; k++)
+        n +=
+            snprintf(json + n, cap - (size_t)n,
+                     "%s{\"frame\":%d,\"bone_id\":0,\"element\":\"%s\",\"value\":%s}", k ? "," : "",
+                     frames[k / 2], k % 2 ? "ScaleY" : "ScaleX", k < 4 ? "0.001" : "1");
+    n += snprintf(json + n, cap - (size_t)n, "]}]}");
+    ck_assert_uint_lt((size_t)n, cap);
+    ck_assert_int_eq(th_skf(json, 1, skf, len), 0);
+    free(json);
+}
+
+/* A range is refused at the first frame past its share of the drawing budget, named in the
+ * message, and the frames before it do not make a partial answer; the same range short of
+ * that frame is drawn, and so is the frame alone at a size within the budget. */
+START_TEST(a_range_is_refused_at_the_frame_past_its_share)
+{
+    struct daemon *d =
+        daemon_up(g_samples, FLAGS("--threads", "1", "--max-bone-steps", "10000000"));
+    skc_client *c = client_open(d->unix_uri, NULL);
+    void *skf;
+    size_t skf_len;
+    growing_layers_skf(&skf, &skf_len);
+    unsigned char id[SKC_ID_SIZE];
+    ck_assert_int_eq(skc_load_bytes(c, skf, skf_len, id, NULL), 0);
+    free(skf);
+    skc_eval ev;
+    skc_render_opts ro;
+    eval_one(&ev, id, "grow", 0, 0);
+    skc_render_opts_init(&ro);
+    ro.width = ro.height = 512;
+    ro.has_range = 1;
+    ro.first = 1; /* frame 5 is the range's fifth picture: the message names the frame */
+    ro.last = 6;
+    expect_status(c, skc_render(c, &ev, &ro, NULL), SKC_S_LIMIT, "frames 1-6 of growing layers");
+    ck_assert_msg(strstr(skc_errmsg(c), "frame 5: its triangles would take at least"), "%s",
+                  skc_errmsg(c));
+    ro.last = 4;
+    skc_reply *r = render_ok(c, &ev, &ro);
+    uint32_t n;
+    const skc_image *im = skc_reply_images(r, &n);
+    ck_assert_uint_eq(n, 4);
+    ck_assert(im[0].frame == 1 && im[3].frame == 4);
+    skc_reply_free(r);
+    ro.has_range = 0;
+    ro.width = ro.height = 16;
+    eval_one(&ev, id, "grow", 5, 0);
+    skc_reply_free(render_ok(c, &ev, &ro));
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 /* A picture far larger than a worker keeps (4096x4096: 64 MiB of buffers) is
  * let go after its reply, not held for the worker's life: the daemon's memory comes back near
  * where it was after a usual render, and it keeps serving. */
@@ -2841,6 +2915,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, fd_exhaustion_keeps_accepting);
     tcase_add_test(tc, hostile_armatures_cost_no_memory);
     tcase_add_test(tc, hostile_drawing_is_refused);
+    tcase_add_test(tc, a_range_is_refused_at_the_frame_past_its_share);
     tcase_add_test(tc, large_picture_memory_is_let_go);
     tc = tcase(s, "auth");
     tcase_add_test(tc, auth_token);
