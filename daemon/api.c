@@ -127,6 +127,7 @@ static int http_status_of(uint16_t st)
 
 static void fail_status(struct exchange *ex, uint16_t st, const char *msg)
 {
+    conn_count_refusal(ex->api->d->conns, st);
     fail(ex, http_status_of(st), st == SKP_S_BUSY ? "Retry-After: 1\r\n" : NULL, "%s", msg);
 }
 

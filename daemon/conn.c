@@ -333,9 +333,17 @@ void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, ui
         c->out_head = r;
     c->out_tail = r;
     c->inflight++;
-    if (status != SKP_S_OK)
+    if (status != SKP_S_OK) {
         c->set->error_replies++;
+        conn_count_refusal(c->set, status);
+    }
     flush_schedule(&c->set->flush, &c->ready);
+}
+
+void conn_count_refusal(struct conn_set *set, uint16_t status)
+{
+    if (status != SKP_S_OK && status < SKP_STATUS_END)
+        set->refusals[status]++;
 }
 
 void conn_error(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, const char *fmt, ...)

@@ -70,6 +70,9 @@ struct conn_set {
     void *owner;
     struct conn_list list;
     uint64_t error_replies; /* replies sent with a status other than OK */
+    /* Answers by wire status other than OK, of both fronts (the HTTP front counts those it
+     * gives for a wire status): STATS refusals.NAME, by what refused the request. */
+    uint64_t refusals[SKP_STATUS_END];
     size_t in_bytes;        /* input buffers held over all connections (--max-input-mb) */
     bool stopping;          /* shutdown: every connection ends once its work is done */
     uint64_t stop_deadline; /* ms: at shutdown, connections with no job left are closed then */
@@ -131,6 +134,9 @@ void conn_note(struct conn *c, uint64_t started_us, const uint8_t *armature);
  * at --log-level info. Replies queued in one loop iteration go out in one write. */
 void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, uint8_t *body,
                 size_t len);
+
+/* Counts an answer with a wire status (OK is not counted) in set->refusals. */
+void conn_count_refusal(struct conn_set *set, uint16_t status);
 
 /* Queues an error reply whose body is the message. */
 void conn_error(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, const char *fmt, ...)

@@ -1069,6 +1069,18 @@ void dispatch_counters(const struct dispatch *s, struct dispatch_counters *out)
                    "DISPATCH_COUNTERS counts them");
     for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++)
         out->k[n++] = plain[i];
+    static const uint16_t statuses[] = {
+#define SKP_X(name, value, msg) SKP_S_##name,
+        SKP_STATUSES(SKP_X)
+#undef SKP_X
+    };
+    for (size_t i = 0; i < sizeof statuses / sizeof statuses[0]; i++) {
+        if (statuses[i] == SKP_S_OK)
+            continue;
+        snprintf(out->names[names], sizeof out->names[names], "refusals.%s",
+                 skp_status_name(statuses[i]));
+        out->k[n++] = (struct skp_counter){out->names[names++], s->conns->refusals[statuses[i]]};
+    }
     for (int b = 0; b < 16; b++) {
         char *name = out->names[names++];
         if (b < 15)

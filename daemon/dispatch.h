@@ -68,12 +68,15 @@ void dispatch_close(struct dispatch *d);
 
 /* The daemon's counters, named and ordered as PROTOCOL.md lists the STATS reply's: the one
  * source of the STATS reply and of GET /metrics. */
-#define DISPATCH_PLAIN_COUNTERS 22 /* between the requests.* and the latency.* ones */
-#define DISPATCH_COUNTERS (SKP_OP_MAX - 1 + DISPATCH_PLAIN_COUNTERS + 16)
+#define DISPATCH_PLAIN_COUNTERS 22 /* between the requests.* and the refusals.* ones */
+/* requests.* by opcode, the plain ones, refusals.* by status but OK, then latency.* */
+#define DISPATCH_NAMED_COUNTERS (SKP_OP_MAX - 1 + SKP_STATUS_COUNT - 1 + 16)
+#define DISPATCH_COUNTERS (DISPATCH_NAMED_COUNTERS + DISPATCH_PLAIN_COUNTERS)
 struct dispatch_counters {
     struct skp_counter k[DISPATCH_COUNTERS];
     size_t n;
-    char names[SKP_OP_MAX - 1 + 16][32]; /* what k's requests.* and latency.* names point to */
+    char names[DISPATCH_NAMED_COUNTERS][32]; /* what k's requests.*, refusals.* and latency.*
+                                              * names point to */
 };
 void dispatch_counters(const struct dispatch *d, struct dispatch_counters *out);
 

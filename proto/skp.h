@@ -64,6 +64,14 @@ enum skp_status {
 #undef SKP_X
 };
 
+/* How many statuses there are, and one past the largest value: for tables by status. */
+enum {
+#define SKP_X(name, value, msg) +1
+    SKP_STATUS_COUNT = 0 SKP_STATUSES(SKP_X),
+#undef SKP_X
+    SKP_STATUS_END = SKP_S_NO_MEMORY + 1
+};
+
 /* Codec errors (negative), distinct from wire statuses. */
 enum skp_err {
     SKP_EOK = 0,

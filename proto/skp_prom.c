@@ -58,6 +58,7 @@ static const struct {
 };
 
 #define REQUESTS "requests."
+#define REFUSALS "refusals."
 #define LATENCY "latency."
 
 static bool prefixed(const char *s, const char *prefix)
@@ -116,13 +117,16 @@ static size_t histogram(struct text *t, const struct skp_counter *k, size_t n)
     return i;
 }
 
-static size_t requests(struct text *t, const struct skp_counter *k, size_t n)
+/* The run of counters named PREFIX.LABEL from k as one family, a sample per counter with
+ * label="LABEL". Returns how many counters it took. */
+static size_t labelled(struct text *t, const struct skp_counter *k, size_t n, const char *prefix,
+                       const char *metric, const char *label, const char *help)
 {
     size_t i = 0;
-    family(t, "requests_total", "counter", "Requests by operation, both protocols.");
-    for (; i < n && prefixed(k[i].name, REQUESTS); i++) {
-        put(t, "skeld_requests_total{op=\"");
-        escaped(t, k[i].name + strlen(REQUESTS), false);
+    family(t, metric, "counter", help);
+    for (; i < n && prefixed(k[i].name, prefix); i++) {
+        put(t, "skeld_%s{%s=\"", metric, label);
+        escaped(t, k[i].name + strlen(prefix), false);
         put(t, "\"} %llu\n", (unsigned long long)k[i].value);
     }
     return i;
@@ -153,7 +157,11 @@ size_t skp_prom_text(char *buf, size_t cap, const struct skp_counter *k, size_t 
     struct text t = {buf, cap, 0};
     for (size_t i = 0; i < n;) {
         if (prefixed(k[i].name, REQUESTS))
-            i += requests(&t, k + i, n - i);
+            i += labelled(&t, k + i, n - i, REQUESTS, "requests_total", "op",
+                          "Requests by operation, both protocols.");
+        else if (prefixed(k[i].name, REFUSALS))
+            i += labelled(&t, k + i, n - i, REFUSALS, "refusals_total", "status",
+                          "Answers with an error status, both protocols, by status.");
         else if (prefixed(k[i].name, LATENCY))
             i += histogram(&t, k + i, n - i);
         else

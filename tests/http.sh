@@ -1014,6 +1014,9 @@ check "D: frame 4, a thousandth the size, is drawn (200 PNG)" \
     is "$ST $(hdr grow Content-Type)" "200 image/png"
 get grow "$D/v1/armatures/$GROW/render.png?anim=grow&frame=5&size=16x16"
 check "D: frame 5 at 16x16 is drawn (200 PNG)" is "$ST $(hdr grow Content-Type)" "200 image/png"
+get m "$D/metrics"
+check "D: /metrics counts the refusal by its cause (skeld_refusals_total{status=\"LIMIT\"} 1)" \
+    is "$(metric m 'skeld_refusals_total{status="LIMIT"}')" 1
 stop D
 
 # =============================================================================================

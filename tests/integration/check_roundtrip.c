@@ -1348,8 +1348,10 @@ START_TEST(stats_count_requests)
     ev.warmup = 1000;
     skc_reply_free(pose_ok(c, &ev));
     ck_assert_uint_eq(counter(c, "jobs.inline"), inlined + 7);
+    uint64_t not_found = counter(c, "refusals.NOT_FOUND");
     expect_status(c, skc_info(c, none, NULL), SKC_S_NOT_FOUND, "INFO of nothing");
     ck_assert_uint_eq(counter(c, "errors"), errors + 1);
+    ck_assert_uint_eq(counter(c, "refusals.NOT_FOUND"), not_found + 1);
     skc_free(c);
     daemon_stop(d);
 }
@@ -2296,6 +2298,7 @@ START_TEST(a_range_is_refused_at_the_frame_past_its_share)
     expect_status(c, skc_render(c, &ev, &ro, NULL), SKC_S_LIMIT, "frames 1-6 of growing layers");
     ck_assert_msg(strstr(skc_errmsg(c), "frame 5: its triangles would take at least"), "%s",
                   skc_errmsg(c));
+    ck_assert_uint_eq(counter(c, "refusals.LIMIT"), 1); /* STATS says what refused it */
     ro.last = 4;
     skc_reply *r = render_ok(c, &ev, &ro);
     uint32_t n;

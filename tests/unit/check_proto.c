@@ -2509,10 +2509,10 @@ END_TEST
 START_TEST(prom_text_names_families_and_histogram)
 {
     const struct skp_counter k[] = {
-        {"requests.HELLO", 3},  {"requests.POSE", 5},     {"cache.hits", 7},
-        {"queue.depth", 1},     {"connections.total", 9}, {"uptime.ms", 12345},
-        {"latency.lt_64us", 2}, {"latency.lt_128us", 3},  {"latency.ge_128us", 1},
-        {"new.thing-2", 4},
+        {"requests.HELLO", 3},   {"requests.POSE", 5},     {"cache.hits", 7},
+        {"queue.depth", 1},      {"connections.total", 9}, {"uptime.ms", 12345},
+        {"refusals.LIMIT", 6},   {"refusals.BUSY", 0},     {"latency.lt_64us", 2},
+        {"latency.lt_128us", 3}, {"latency.ge_128us", 1},  {"new.thing-2", 4},
     };
     const char *want = "# HELP skeld_requests_total Requests by operation, both protocols.\n"
                        "# TYPE skeld_requests_total counter\n"
@@ -2530,6 +2530,11 @@ START_TEST(prom_text_names_families_and_histogram)
                        "# HELP skeld_uptime_seconds Time since the daemon started.\n"
                        "# TYPE skeld_uptime_seconds gauge\n"
                        "skeld_uptime_seconds 12.345\n"
+                       "# HELP skeld_refusals_total Answers with an error status, both "
+                       "protocols, by status.\n"
+                       "# TYPE skeld_refusals_total counter\n"
+                       "skeld_refusals_total{status=\"LIMIT\"} 6\n"
+                       "skeld_refusals_total{status=\"BUSY\"} 0\n"
                        "# HELP skeld_job_seconds Pool jobs from arrival to answer.\n"
                        "# TYPE skeld_job_seconds histogram\n"
                        "skeld_job_seconds_bucket{le=\"0.000064\"} 2\n"
