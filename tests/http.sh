@@ -317,7 +317,7 @@ elif cmd == "http10":
 
 elif cmd == "growskf":
     # growskf OUT: a .skf of 1,000 translucent layers on one bone that grows at frame 5 of
-    # "grow" from a thousandth of its size (check_roundtrip's growing_layers_skf), with a
+    # "grow" from a thousandth of its size (check_roundtrip's load_layers), with a
     # white 64x64 atlas
     import struct, zipfile, zlib
     def chunk(kind, data):

@@ -2186,6 +2186,48 @@ START_TEST(hostile_armatures_cost_no_memory)
 }
 END_TEST
 
+/* Loads a .skf of 1,000 translucent layers, each a 64x64 texture 8 times its size (framed at
+ * 512x512, they cover the picture about 800 times). With grow, they hang from a root bone that
+ * grows at frame 5 of "grow" from a thousandth of its size: the frames before it draw in a moment.
+ */
+static void load_layers(skc_client *c, bool grow, unsigned char id[SKC_ID_SIZE])
+{
+    size_t cap = 1024 + 1000 * 160;
+    char *json = malloc(cap);
+    ck_assert_ptr_nonnull(json);
+    int n = snprintf(json, cap,
+                     "{\"atlases\":[{\"filename\":\"atlas0.png\",\"size\":{\"x\":64,"
+                     "\"y\":64}}],\"styles\":[{\"id\":0,\"name\":\"Default\",\"textures\":[{"
+                     "\"name\":\"t\",\"offset\":{\"x\":0,\"y\":0},\"size\":{\"x\":64,"
+                     "\"y\":64},\"atlas_idx\":0}]}],\"bones\":[%s",
+                     grow ? "{\"id\":0,\"name\":\"root\"}," : "");
+    for (int i = 0; i < 1000; i++)
+        n += snprintf(json + n, cap - (size_t)n,
+                      "%s{\"id\":%d,%s\"tex\":\"t\",\"scale\":{\"x\":8,\"y\":8},"
+                      "\"tint\":{\"r\":255,\"g\":255,\"b\":255,\"a\":40}}",
+                      i ? "," : "", i + grow, grow ? "\"parent_id\":0," : "");
+    n += snprintf(json + n, cap - (size_t)n, "]");
+    if (grow) {
+        static const int frames[] = {0, 4, 5};
+        n += snprintf(json + n, cap - (size_t)n,
+                      ",\"animations\":[{\"name\":\"grow\",\"fps\":10,\"keyframes\":[");
+        for (int k = 0; k < 6; k++)
+            n += snprintf(json + n, cap - (size_t)n,
+                          "%s{\"frame\":%d,\"bone_id\":0,\"element\":\"%s\",\"value\":%s}",
+                          k ? "," : "", frames[k / 2], k % 2 ? "ScaleY" : "ScaleX",
+                          k < 4 ? "0.001" : "1");
+        n += snprintf(json + n, cap - (size_t)n, "]}]");
+    }
+    n += snprintf(json + n, cap - (size_t)n, "}");
+    ck_assert_uint_lt((size_t)n, cap);
+    void *skf;
+    size_t len;
+    ck_assert_int_eq(th_skf(json, 1, &skf, &len), 0);
+    free(json);
+    ck_assert_int_eq(skc_load_bytes(c, skf, len, id, NULL), 0);
+    free(skf);
+}
+
 /* A small file whose drawing would hold a worker for seconds (1,000 translucent layers, each
  * the whole drawing) is refused before it is drawn, naming the frame; the file stays loaded
  * and posable, and the daemon keeps drawing everyone else. */
@@ -2194,28 +2236,8 @@ START_TEST(hostile_drawing_is_refused)
     struct daemon *d =
         daemon_up(g_samples, FLAGS("--threads", "1", "--max-bone-steps", "10000000"));
     skc_client *c = client_open(d->unix_uri, NULL);
-    size_t cap = 64 + 1000 * 160;
-    char *json = malloc(cap);
-    ck_assert_ptr_nonnull(json);
-    int len = snprintf(json, cap,
-                       "{\"atlases\":[{\"filename\":\"atlas0.png\",\"size\":{\"x\":64,"
-                       "\"y\":64}}],\"styles\":[{\"id\":0,\"name\":\"Default\",\"textures\":[{"
-                       "\"name\":\"t\",\"offset\":{\"x\":0,\"y\":0},\"size\":{\"x\":64,"
-                       "\"y\":64},\"atlas_idx\":0}]}],\"bones\":[");
-    for (int i = 0; i < 1000; i++)
-        len += snprintf(json + len, cap - (size_t)len,
-                        "%s{\"id\":%d,\"tex\":\"t\",\"scale\":{\"x\":8,\"y\":8},"
-                        "\"tint\":{\"r\":255,\"g\":255,\"b\":255,\"a\":40}}",
-                        i ? "," : "", i);
-    len += snprintf(json + len, cap - (size_t)len, "]}");
-    ck_assert_uint_lt((size_t)len, cap);
-    void *skf;
-    size_t skf_len;
-    ck_assert_int_eq(th_skf(json, 1, &skf, &skf_len), 0);
-    free(json);
     unsigned char id[SKC_ID_SIZE], robot[SKC_ID_SIZE];
-    ck_assert_int_eq(skc_load_bytes(c, skf, skf_len, id, NULL), 0);
-    free(skf);
+    load_layers(c, false, id);
     load_path(c, "robot.skf", robot);
     skc_eval ev;
     skc_render_opts ro;
@@ -2240,39 +2262,6 @@ START_TEST(hostile_drawing_is_refused)
 }
 END_TEST
 
-/* A file of 1,000 translucent layers on one bone that grows at frame 5 from a thousandth of
- * its size: the frames before draw in a moment, frame 5 would cover a 512x512 picture about
- * 800 times. */
-static void growing_layers_skf(void **skf, size_t *len)
-{
-    size_t cap = 1024 + 1000 * 160;
-    char *json = malloc(cap);
-    ck_assert_ptr_nonnull(json);
-    int n = snprintf(json, cap,
-                     "{\"atlases\":[{\"filename\":\"atlas0.png\",\"size\":{\"x\":64,"
-                     "\"y\":64}}],\"styles\":[{\"id\":0,\"name\":\"Default\",\"textures\":[{"
-                     "\"name\":\"t\",\"offset\":{\"x\":0,\"y\":0},\"size\":{\"x\":64,"
-                     "\"y\":64},\"atlas_idx\":0}]}],\"bones\":[{\"id\":0,\"name\":\"root\"}");
-    for (int i = 1; i <= 1000; i++)
-        n += snprintf(json + n, cap - (size_t)n,
-                      ",{\"id\":%d,\"parent_id\":0,\"tex\":\"t\",\"scale\":{\"x\":8,\"y\":8},"
-                      "\"tint\":{\"r\":255,\"g\":255,\"b\":255,\"a\":40}}",
-                      i);
-    n += snprintf(json + n, cap - (size_t)n,
-                  "],\"animations\":[{\"name\":\"grow\",\"fps\":10,"
-                  "\"keyframes\":[");
-    static const int frames[] = {0, 4, 5};
-    for (int k = 0; k < 6; k++)
-        n +=
-            snprintf(json + n, cap - (size_t)n,
-                     "%s{\"frame\":%d,\"bone_id\":0,\"element\":\"%s\",\"value\":%s}", k ? "," : "",
-                     frames[k / 2], k % 2 ? "ScaleY" : "ScaleX", k < 4 ? "0.001" : "1");
-    n += snprintf(json + n, cap - (size_t)n, "]}]}");
-    ck_assert_uint_lt((size_t)n, cap);
-    ck_assert_int_eq(th_skf(json, 1, skf, len), 0);
-    free(json);
-}
-
 /* A range is refused at the first frame past its share of the drawing budget, named in the
  * message, and the frames before it do not make a partial answer; the same range short of
  * that frame is drawn, and so is the frame alone at a size within the budget. */
@@ -2281,12 +2270,8 @@ START_TEST(a_range_is_refused_at_the_frame_past_its_share)
     struct daemon *d =
         daemon_up(g_samples, FLAGS("--threads", "1", "--max-bone-steps", "10000000"));
     skc_client *c = client_open(d->unix_uri, NULL);
-    void *skf;
-    size_t skf_len;
-    growing_layers_skf(&skf, &skf_len);
     unsigned char id[SKC_ID_SIZE];
-    ck_assert_int_eq(skc_load_bytes(c, skf, skf_len, id, NULL), 0);
-    free(skf);
+    load_layers(c, true, id);
     skc_eval ev;
     skc_render_opts ro;
     eval_one(&ev, id, "grow", 0, 0);
