@@ -65,8 +65,9 @@ awk -v t="$cold" -v b="$BROWSER_COLD_S" 'BEGIN {printf "  cold start to one PNG:
 awk -v k="$rss" -v b="$BROWSER_RSS_MIB" 'BEGIN {printf "  peak RSS %.0f MiB (browser %.0f MiB)\n", k / 1024, b}'
 
 echo "== skeld render --sheet 4x4 --size 1024x1024 (one 4096x4096 PNG, 64 MiB of pixels), median of $runs"
-# The largest picture --max-image-pixels allows by default: the encoder's scratch is that of
-# a 2 MiB block, so the peak is the picture, its scanlines' block and the PNG.
+# The largest picture --max-image-pixels allows by default: the sheet is drawn as PNG
+# scanlines, which the encoder reads in place with the tokens of a 2 MiB block as scratch, so
+# the peak is the picture, that scratch and the PNG.
 n=0
 while [ $n -lt "$runs" ]; do
     run ./daemon/skeld render "$skf" --anim 0 --frames 0-15 --warmup 30 --sheet 4x4 \
