@@ -1,6 +1,7 @@
 #!/bin/sh
 # Every speed figure of skeld in one run, each next to its baseline (issue 13):
 #   engine   Animate+Construct µs/step of FILE (bench-engine) against the official runtimes
+#   json     the HTTP POSE body of FILE in µs, and skp_fmt_g9 against printf's %.9g (bench-json)
 #   render   raster and PNG encode ms per 512x512 frame, PNG bytes against zlib and libdeflate
 #            level 1 on the same pixels (bench-render, which measures those baselines itself)
 #   fill     ns per pixel of fill on stress files of large layers and of tiny triangles, and
@@ -35,6 +36,9 @@ echo "== engine"
 ./contrib/bench/bench-engine "$skf" | tee "$dir/engine"
 us=$(sed -n 's/.*animate+construct: median \([0-9.]*\) us.*/\1/p' "$dir/engine")
 awk -v u="$us" -v r="$RUST_US" 'BEGIN {printf "  %.1fx the official Rust runtime (%.1f us/step, 18-23)\n", r / u, r}'
+
+echo "== pose JSON, the HTTP POSE body (bench-json)"
+./contrib/bench/bench-json "$skf"
 
 echo "== render (one thread, medians)"
 ./contrib/bench/bench-render --renders 1000 "$skf" samples/robot.skf

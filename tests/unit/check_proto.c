@@ -2647,6 +2647,39 @@ START_TEST(fmt_g9_matches_printf)
 }
 END_TEST
 
+/* The digits of 9-digit significands come out right: q + 0.25 prints as q for q from 10^8 to
+ * 10^9 in steps of 997 (prime to every power of ten, so each digit pair takes every value),
+ * and round values drop their trailing zeros. */
+START_TEST(fmt_g9_writes_every_significand)
+{
+    char got[32], want[16];
+    for (uint32_t q = 100000000u; q < 1000000000u; q += 997) {
+        skp_fmt_g9(got, q + 0.25);
+        uint32_t n = q;
+        for (int i = 8; i >= 0; i--, n /= 10)
+            want[i] = (char)('0' + n % 10);
+        want[9] = 0;
+        if (strcmp(got, want))
+            ck_abort_msg("%u.25: got %s", q, got);
+    }
+    static const struct {
+        double v;
+        const char *want;
+    } round[] = {{100000000.5, "100000000"},
+                 {120000000.25, "120000000"},
+                 {0.5, "0.5"},
+                 {1.25, "1.25"},
+                 {0.001, "0.001"},
+                 {1.5e-5, "1.5e-05"},
+                 {2e10, "2e+10"},
+                 {123456700000.0, "1.234567e+11"}};
+    for (size_t i = 0; i < sizeof round / sizeof round[0]; i++) {
+        skp_fmt_g9(got, round[i].v);
+        ck_assert_str_eq(got, round[i].want);
+    }
+}
+END_TEST
+
 START_TEST(eval_req_layout_and_roundtrip)
 {
     struct skp_eval_req m, d;
@@ -2880,6 +2913,7 @@ static Suite *proto_suite(void)
     tc = tcase_create("number formatting");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, fmt_g9_matches_printf);
+    tcase_add_test(tc, fmt_g9_writes_every_significand);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("message codecs");
