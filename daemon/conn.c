@@ -340,6 +340,12 @@ void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, ui
     flush_schedule(&c->set->flush, &c->ready);
 }
 
+/* Every status has its slot in refusals (SKP_STATUS_END names the largest by hand). */
+#define SKP_X(name, value, msg)                                                                    \
+    _Static_assert((value) < SKP_STATUS_END, "SKP_STATUS_END is past status " #name);
+SKP_STATUSES(SKP_X)
+#undef SKP_X
+
 void conn_count_refusal(struct conn_set *set, uint16_t status)
 {
     if (status != SKP_S_OK && status < SKP_STATUS_END)
