@@ -121,8 +121,9 @@ static uint64_t picture_work(const struct armature *arm, const struct picture_re
     return 256 + 4 * (uint64_t)arm->bone_count + samples / 32;
 }
 
-/* Pixels of fill (render_opts.max_fill) a bone-step pays for. bench-fill: a pixel takes
- * 16-17 ns, a bone-step 84 (skellington) to 135 (robot), so 4 errs on the strict side. */
+/* Pixels of fill (render_opts.max_fill) a bone-step pays for. bench-fill (2026-11): a pixel
+ * takes 9-11 ns, a bone-step 53 (skellington) to 114 (robot), 4.9 to 12 pixels; the budget
+ * must hold for every armature, so 4 errs on the strict side of the cheapest bone-step. */
 #define FILL_PER_BONE_STEP 4
 
 /* Whatever the bone-steps leave, a picture may cover itself this many times over, so that a
