@@ -852,6 +852,15 @@ static void h_load_bytes(struct conn *c, const struct skp_frame *f, struct skp_r
     const void *p = skp_read_bytes(rd, &len, SKP_MAX_FRAME);
     if (!finish_body(c, f, rd))
         return;
+    /* The same limit as a file read by path or uploaded over HTTP: the frame limit alone
+     * would let a file past it that the other two refuse. */
+    uint64_t max_skf = (uint64_t)disp(c)->cfg->max_skf_mb << 20;
+    if (len > max_skf) {
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_LIMIT,
+                   "the file is %zu bytes, larger than %llu (--max-skf-mb)", len,
+                   (unsigned long long)max_skf);
+        return;
+    }
     struct request *r = new_request(c, f);
     if (!r)
         return;

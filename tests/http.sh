@@ -807,6 +807,10 @@ check "405 DELETE /metrics: Allow: GET, HEAD" eval 'errjson e 405 && is "$(hdr e
 head -c 1048577 /dev/zero >"$TMP/big.skf"
 get e "$A/v1/armatures" -X POST --data-binary "@$TMP/big.skf"
 check "413: a body of 1 MiB + 1 byte over --max-skf-mb 1 (Content-Length)" errjson e 413 max-skf-mb
+# The binary protocol's LOAD_BYTES holds to the same limit (skelctl load sends the file's bytes)
+"$CTL" --uri "unix:$TMP/s.sock" load "$TMP/big.skf" >/dev/null 2>"$TMP/ctl.err"
+check "LOAD_BYTES of the same file over the binary protocol: LIMIT naming --max-skf-mb" \
+    eval 'grep -q "larger than 1048576 (--max-skf-mb) (limit exceeded)" "$TMP/ctl.err"'
 get e "$A/v1/armatures" -X POST -H 'Transfer-Encoding: chunked' --data-binary "@$TMP/big.skf"
 check "413: the same body chunked" errjson e 413
 get e "$A/v1/armatures" -X POST -H 'Expect: 100-continue' --expect100-timeout 20 --data-binary "@$TMP/big.skf"
