@@ -232,6 +232,21 @@ static void begin_shutdown(struct server *s)
     uv_timer_start(&s->sweep, on_sweep, 100, 100);
 }
 
+/* Each line the configuration wrote to said (what does not read, what waits for a restart),
+ * logged at level without config.c's "skeld: " prefix: the log, which may be a file, is where
+ * an operator looks after a reload. */
+static void log_said(enum log_level level, FILE *said, char **text)
+{
+    if (!said)
+        return;
+    fclose(said); /* sets *text */
+    char *save = NULL;
+    for (char *line = *text ? strtok_r(*text, "\n", &save) : NULL; line;
+         line = strtok_r(NULL, "\n", &save))
+        log_msg(level, "SIGHUP: %s", strncmp(line, "skeld: ", 7) ? line : line + 7);
+    free(*text);
+}
+
 /* SIGHUP: the command line and its --config file read again; what can change at run time
  * changes (nothing in flight is touched: requests read their limits as they arrive). */
 static void on_reload(uv_signal_t *h, int signum)
@@ -242,17 +257,22 @@ static void on_reload(uv_signal_t *h, int signum)
     notify_reloading();
     if (log_reopen()) /* logrotate moved the file: write to a new one at the same path */
         log_msg(LOG_ERROR, "SIGHUP: cannot reopen the log file: %s", strerror(errno));
+    char *text = NULL;
+    size_t text_len = 0;
+    FILE *said = open_memstream(&text, &text_len); /* for the log; NULL: straight to stderr */
+    FILE *out = said ? said : stderr;
     config_init(&fresh, (int)s->cfg->threads);
     fresh.threads = s->cfg->threads; /* a default computed at start is not a change */
-    int rc = config_parse_args(&fresh, s->src->argc, s->src->argv, s->src->first, stderr);
-    int level =
-        rc == 0 && config_check(&fresh, stderr) == 0 ? log_parse_level(fresh.log_level) : -1;
+    int rc = config_parse_args(&fresh, s->src->argc, s->src->argv, s->src->first, out);
+    int level = rc == 0 && config_check(&fresh, out) == 0 ? log_parse_level(fresh.log_level) : -1;
     if (rc != 0 || level < 0) {
+        log_said(LOG_ERROR, said, &text);
         log_msg(LOG_ERROR, "SIGHUP: the configuration does not read: keeping the running one");
         notify_ready("serving; the last reload failed: the configuration does not read");
     } else {
-        int n = config_apply_live(s->cfg, &fresh, stderr);
+        int n = config_apply_live(s->cfg, &fresh, out);
         log_set_level((enum log_level)level);
+        log_said(LOG_WARN, said, &text);
         log_msg(LOG_INFO, "SIGHUP: configuration reloaded, %d option%s changed", n,
                 n == 1 ? "" : "s");
         notify_ready("serving; configuration reloaded, %d option%s changed", n, n == 1 ? "" : "s");

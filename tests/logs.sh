@@ -94,6 +94,30 @@ pid=
 check "exits 0 after SIGTERM" test "$rc" -eq 0
 check "no level=error line" eval '! grep -q " level=error " "$LOG" "$LOG.1"'
 
+# A reload's messages (an option that waits for a restart, a configuration that does not read)
+# go to --log-file, where an operator looks, not to stderr.
+CONF=$TMP/skeld.conf
+LOG2=$TMP/reload.log
+echo "max-bone-steps = 100000000" >"$CONF"
+"$BIN" serve --listen "unix:$TMP/r.sock" --config "$CONF" --log-file "$LOG2" --log-level info \
+    >"$TMP/out3" 2>"$TMP/err3" &
+pid=$!
+wait_for grep -q '^ready' "$TMP/out3"
+printf 'threads = 3\nmax-bone-steps = 10000\n' >"$CONF"
+kill -HUP "$pid"
+wait_for grep -q 'configuration reloaded' "$LOG2"
+check "SIGHUP: an option that waits for a restart is named in the log file, at level warn" \
+    grep -q 'level=warn msg="SIGHUP: threads changed: it takes effect at the next start"' "$LOG2"
+echo "max-bone-steps = many" >"$CONF"
+kill -HUP "$pid"
+wait_for grep -q 'does not read' "$LOG2"
+check "SIGHUP: why the configuration does not read is in the log file, at level error" \
+    grep -q 'level=error msg="SIGHUP: .*skeld.conf:1: max-bone-steps: \\"many\\" is not a number' "$LOG2"
+kill -TERM "$pid"
+wait "$pid"
+pid=
+check "nothing of the reloads went to stderr" test ! -s "$TMP/err3"
+
 # A log file that cannot be opened: exit 1 and a message naming it.
 "$BIN" serve --listen "unix:$TMP/t.sock" --log-file "$TMP/no/such/dir/x.log" >/dev/null 2>"$TMP/err2"
 rc=$?
