@@ -67,7 +67,7 @@ SKC_API int skc_version_number(void);
 #define SKC_MAX_PING 1024   /* bytes of PING payload */
 #define SKC_MAX_STYLES 64   /* styles per render request (PROTOCOL.md limits) */
 #define SKC_PNG_DEFAULT 255 /* skc_render_opts.png_level: the daemon's default encoder */
-#define SKC_PNG_FAST 254    /* its faster one (larger files); else a zlib level 0-9 */
+#define SKC_PNG_FAST 254    /* once a faster encoder, now the default one; else zlib 0-9 */
 
 /* ---- errors --------------------------------------------------------------------------- */
 
@@ -249,7 +249,7 @@ typedef struct skc_eval {
     unsigned anim_count;                 /* 0..SKC_MAX_ANIMS */
     skc_anim anims[SKC_MAX_ANIMS];       /* in play order: later ones win */
     int has_from;                        /* nonzero: start stepping at from */
-    double from;                         /* first frame (or ms) of the first animation */
+    double from;                         /* first frame of the first animation (never ms) */
     uint32_t warmup;                     /* constructs at rest first */
     skc_vec2 position, scale, velocity;  /* engine options */
 } skc_eval;
@@ -288,8 +288,8 @@ typedef struct skc_render_opts {
     unsigned sheet_cols, sheet_rows; /* with a range: pack it in one sheet; 0 x 0: images */
 } skc_render_opts;
 
-/* 512 x 512, transparent, fit 0.9, scale 1, default styles, 4 samples, PNG with the fast
- * encoder, one frame, no sheet. */
+/* 512 x 512, transparent, fit 0.9, scale 1, default styles, 4 samples, PNG with the
+ * daemon's default encoder, one frame, no sheet. */
 SKC_API void skc_render_opts_init(skc_render_opts *ro);
 
 /* ---- replies -------------------------------------------------------------------------- */

@@ -7,7 +7,7 @@
  * render ARM [flags] -o OUT.png. ARM is an armature id (64 hex digits), a local .skf file
  * (uploaded) or a path under the daemon's --root. The flags are proto/skp_cli's, those of
  * `skeld eval` and `skeld render`; `skelctl pose` prints what `skeld eval` prints and
- * `skelctl info` what `skeld info` prints (less what the INFO reply does not carry).
+ * `skelctl info` what `skeld info` prints, byte for byte (the INFO reply carries its JSON).
  * Every command line is read before connecting: --help, --version and usage errors need no
  * daemon. Exit status: 0 ok, 1 failure (message on stderr), 2 usage. */
 #include "autoconfig.h"
@@ -546,9 +546,7 @@ static const struct command commands[] = {
      "prints the armature as `info` does.\n",
      SKP_CLI_COMMON_FLAGS, 1, false, cmd_load},
     {"info", "ARM", "ARM",
-     "Prints the armature as JSON: what `skeld info` prints, without the keys the INFO reply\n"
-     "does not carry (version, layout, atlases, ik_families, mesh_vertices, keyframes, and\n"
-     "each style's id and textures).\n",
+     "Prints the armature as JSON: what `skeld info` prints, byte for byte.\n",
      SKP_CLI_COMMON_FLAGS, 1, false, cmd_info},
     {"pose", "ARM", "ARM [flags]",
      "Evaluates and prints the constructed bones as JSON, byte for byte what `skeld eval`\n"

@@ -74,7 +74,7 @@ static const struct cli_command info_cmd = {
     .synopsis = "FILE.skf",
     .about = "Prints the armature as JSON: its id (SHA-256 of the file), format version and\n"
              "layout, bones, animations, styles, atlases, IK family, vertex and keyframe counts\n"
-             "(skelctl info prints the same less what the binary INFO reply does not carry).\n",
+             "(skelctl info prints the same, byte for byte).\n",
     .flags = SKP_CLI_COMMON_FLAGS,
     .nargs = 1};
 
