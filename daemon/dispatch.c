@@ -433,9 +433,8 @@ static int to_picture(const struct armature *arm, const struct skp_render_req *m
     }
     pr->opts.style_count = m->style_count;
     pr->opts.samples = m->samples;
-    pr->png_level = m->png_level == SKP_PNG_FAST      ? PNG_LEVEL_FAST
-                    : m->png_level == SKP_PNG_DEFAULT ? PNG_LEVEL_DEFAULT
-                                                      : m->png_level;
+    /* (SKP_PNG_FAST arrives as SKP_PNG_DEFAULT: skp_decode_render_req) */
+    pr->png_level = m->png_level == SKP_PNG_DEFAULT ? PNG_LEVEL_DEFAULT : m->png_level;
     pr->range = flags & SKP_EVAL_RANGE;
     pr->first = m->first;
     pr->last = m->last;

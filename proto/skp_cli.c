@@ -48,8 +48,8 @@ static const struct {
     [SKP_CLI_BACKGROUND] = {"background", true, true, "RRGGBB[AA]",
                             "background colour (default transparent)"},
     [SKP_CLI_SAMPLES] = {"samples", true, true, "1|4", "samples per pixel (default 4)"},
-    [SKP_CLI_PNG_LEVEL] = {"png-level", true, true, "fast|0-9",
-                           "PNG encoder: the fast one (default) or a zlib level"},
+    [SKP_CLI_PNG_LEVEL] = {"png-level", true, true, "default|fast|0-9",
+                           "PNG encoder: skeld's own (default; fast is the same) or a zlib level"},
     [SKP_CLI_SHEET] = {"sheet", true, true, "COLSxROWS",
                        "pack the range into one picture OUT.png and its OUT.json"},
     [SKP_CLI_OUTPUT] = {"output", true, false, "OUT.png",
@@ -458,9 +458,9 @@ static int render_output(struct skp_cli_args *a, struct skp_cli_render *r, char 
     if (v[SKP_CLI_SHEET] && u32_pair(v[SKP_CLI_SHEET], 'x', &r->cols, &r->rows))
         return FAIL("--sheet: expected COLSxROWS, got \"%s\"", v[SKP_CLI_SHEET]);
     const char *level = v[SKP_CLI_PNG_LEVEL];
-    if (level && !strcmp(level, "fast")) {
-        r->png_level = SKP_CLI_PNG_FAST;
-    } else if (level && strcmp(level, "default") != 0) {
+    /* "fast" names the default encoder now (it was a faster, larger one): parsed as
+     * "default", so the two make one request, one ETag and one cached answer. */
+    if (level && strcmp(level, "default") != 0 && strcmp(level, "fast") != 0) {
         if (whole_number(level, 0, 9, &n))
             return FAIL("--png-level: expected default, fast or 0..9, got \"%s\"", level);
         r->png_level = (int)n;
@@ -595,7 +595,7 @@ void skp_cli_eval_req(const struct skp_cli_eval *e, struct skp_eval_req *m)
 
 uint8_t skp_cli_png_wire(int level)
 {
-    return level == SKP_CLI_PNG_FAST ? SKP_PNG_FAST : level < 0 ? SKP_PNG_DEFAULT : (uint8_t)level;
+    return level < 0 ? SKP_PNG_DEFAULT : (uint8_t)level;
 }
 
 int skp_cli_render_req(const struct skp_cli_render *r, struct skp_render_req *m, char *msg,

@@ -132,7 +132,7 @@ struct skp_cli_render {
     char *styles[SKP_MAX_STYLES]; /* names or indices, split in place */
     unsigned style_count;
     uint32_t samples;
-    int png_level; /* SKP_CLI_PNG_DEFAULT (the default), SKP_CLI_PNG_FAST, or 0-9 as typed */
+    int png_level; /* SKP_CLI_PNG_DEFAULT (default or fast), or 0-9 as typed */
     bool range;
     uint32_t first, last;
     uint32_t cols, rows;
@@ -163,9 +163,8 @@ struct skp_render_req;
 void skp_cli_eval_req(const struct skp_cli_eval *e, struct skp_eval_req *m);
 /* --png-level as parsed: the engine's own values (render_cli.c passes them straight on). */
 #define SKP_CLI_PNG_DEFAULT (-2)
-#define SKP_CLI_PNG_FAST (-1)
 
-/* The wire's png level byte for a parsed --png-level (SKP_PNG_DEFAULT, SKP_PNG_FAST, 0-9). */
+/* The wire's png level byte for a parsed --png-level (SKP_PNG_DEFAULT or 0-9). */
 uint8_t skp_cli_png_wire(int level);
 
 int skp_cli_render_req(const struct skp_cli_render *r, struct skp_render_req *m, char *msg,

@@ -156,6 +156,8 @@ int skp_decode_render_req(struct skp_reader *rd, struct skp_render_req *r)
     r->samples = skp_read_u8(rd);
     r->format = skp_read_u8(rd);
     r->png_level = skp_read_u8(rd);
+    if (r->png_level == SKP_PNG_FAST) /* the same encoder: one request, one cached answer */
+        r->png_level = SKP_PNG_DEFAULT;
     r->first = skp_read_u32(rd);
     r->last = skp_read_u32(rd);
     r->cols = skp_read_u16(rd);

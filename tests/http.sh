@@ -686,6 +686,13 @@ check "ETag is \"v4-<hex>\"" eval '[[ $etag =~ ^\"v4-[0-9a-f]+\"$ ]]'
 check "ETag is stable across requests" is "$(hdr c2 ETag)" "$etag"
 get c3 "$A/v1/armatures/$ROBOT/render.png?size=64x64&frame=4&anim=Walk"
 check "the same query in another order has the same ETag" is "$(hdr c3 ETag)" "$etag"
+for level in fast default; do
+    get c3 "$R&png-level=$level"
+    check "png-level=$level is the default encoder: the same ETag and bytes" \
+        eval 'is "$(hdr c3 ETag)" "$etag" && same "$TMP/c3.body" "$TMP/c1.body"'
+done
+get c3 "$R&png-level=6"
+check "png-level=6 (zlib) has another ETag" not is "$(hdr c3 ETag)" "$etag"
 get c3 "$A/v1/armatures/$ROBOT/render.png?anim=Walk&frame=5&size=64x64"
 check "another frame has another ETag" not is "$(hdr c3 ETag)" "$etag"
 get c3 "$A/v1/armatures/$ROBOT/pose?anim=Walk&frame=4"

@@ -2766,6 +2766,19 @@ START_TEST(render_req_roundtrip)
     ck_assert(d.camera == SKP_CAMERA_EXPLICIT && d.scale[0] == 0.5 && d.position[1] == -16);
     ck_assert(d.style_count == 2 && str_is(d.styles[0], "Red") && str_is(d.styles[1], "0"));
     ck_assert(d.first == 3 && d.last == 9 && d.cols == 4 && d.rows == 2);
+    ck_assert_int_eq(d.png_level, SKP_PNG_DEFAULT);
+    /* "fast" (an old client's 254) is the default encoder now: it decodes as the default, so
+     * the two share a result-cache key and an ETag; a zlib level stays as sent */
+    static const uint8_t sent[] = {SKP_PNG_FAST, 6};
+    static const uint8_t read[] = {SKP_PNG_DEFAULT, 6};
+    for (int i = 0; i < 2; i++) {
+        m.png_level = sent[i];
+        skp_writer_init(&w, buf, sizeof buf);
+        skp_encode_render_req(&w, &m);
+        skp_reader_init(&rd, buf, w.len);
+        ck_assert_int_eq(skp_decode_render_req(&rd, &d), SKP_EOK);
+        ck_assert_int_eq(d.png_level, read[i]);
+    }
 }
 END_TEST
 
