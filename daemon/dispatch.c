@@ -504,7 +504,10 @@ static void h_hello(struct conn *c, const struct skp_frame *f, struct skp_reader
         return;
     const char *want = disp(c)->cfg->auth_token;
     if (want && *want && !tokens_equal(want, token ? token : "", len)) {
-        conn_error(c, f->h.opcode, f->h.id, SKP_S_AUTH, "wrong auth token");
+        /* A client that sent none was most likely not told to: say what it lacks. */
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_AUTH,
+                   len ? "wrong auth token"
+                       : "this daemon needs an auth token; the HELLO has none");
         return;
     }
     if (version != SKP_VERSION) {

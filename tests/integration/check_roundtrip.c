@@ -2592,12 +2592,13 @@ static void check_raw_auth(const char *uri)
     raw_close(r);
 }
 
-static void expect_refused(const char *uri, const char *token)
+/* A connection refused for token (NULL: none), with the message why. */
+static void expect_refused(const char *uri, const char *token, const char *why)
 {
     skc_options o = {uri, token, 5000, 5000, 0};
     skc_client *c = NULL;
     int rc = skc_connect(&c, &o);
-    ck_assert_msg(rc == SKC_ESERVER && skc_status(c) == SKC_S_AUTH,
+    ck_assert_msg(rc == SKC_ESERVER && skc_status(c) == SKC_S_AUTH && strstr(skc_errmsg(c), why),
                   "token \"%s\": rc %d status %d: %s", token ? token : "(none)", rc, skc_status(c),
                   skc_errmsg(c));
     skc_free(c);
@@ -2607,9 +2608,10 @@ START_TEST(auth_token)
 {
     struct daemon *d = daemon_up(g_samples, FLAGS("--auth-token", "s3cret"));
     check_raw_auth(d->tcp_uri);
-    expect_refused(d->unix_uri, NULL); /* libskc always says HELLO: an empty token is wrong */
-    expect_refused(d->tcp_uri, "guess");
-    expect_refused(d->tcp_uri, "s3cret-and-more");
+    /* libskc always says HELLO: without a token, the answer says one is needed */
+    expect_refused(d->unix_uri, NULL, "needs an auth token; the HELLO has none");
+    expect_refused(d->tcp_uri, "guess", "wrong auth token");
+    expect_refused(d->tcp_uri, "s3cret-and-more", "wrong auth token");
     skc_client *c = client_open(d->unix_uri, "s3cret");
     unsigned char id[SKC_ID_SIZE];
     load_path(c, "robot.skf", id);
