@@ -2,6 +2,7 @@
 
 #include "skp_msg.h"
 
+#include <ctype.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -44,7 +45,7 @@ static const struct {
     [SKP_CLI_FIT] = {"fit", true, true, "F",
                      "frame the animation in this fraction of the canvas (default 0.9)"},
     [SKP_CLI_STYLE] = {"style", true, true, "NAME,..",
-                       "styles by name or index, in priority order (default: \"Default\", else all)"},
+                       "styles by name or index, by priority (default: \"Default\", else all)"},
     [SKP_CLI_BACKGROUND] = {"background", true, true, "RRGGBB[AA]",
                             "background colour (default transparent)"},
     [SKP_CLI_SAMPLES] = {"samples", true, true, "1|4", "samples per pixel (default 4)"},
@@ -152,6 +153,32 @@ int skp_cli_parse(int argc, char **argv, uint32_t allowed, int max_args, struct 
     return 0;
 }
 
+/* Where the decimal number at p ends (a sign, digits with at most one point, an exponent),
+ * or p itself if none starts there. What strtod takes besides (hexadecimal, "inf", leading
+ * spaces) is no number a flag or a query parameter takes. */
+static const char *decimal_end(const char *p)
+{
+    const char *q = p + (*p == '-' || *p == '+');
+    size_t whole = strspn(q, "0123456789");
+    q += whole;
+    size_t frac = *q == '.' ? strspn(q + 1, "0123456789") : 0;
+    if (!whole && !frac)
+        return p;
+    q += *q == '.' ? 1 + frac : 0;
+    if (*q == 'e' || *q == 'E') {
+        const char *e = q + 1 + (q[1] == '-' || q[1] == '+');
+        size_t digits = strspn(e, "0123456789");
+        q = digits ? e + digits : q;
+    }
+    return q;
+}
+
+/* A whole number in decimal starts at s: strtol would also skip spaces and take a '+'. */
+static bool whole_at(const char *s)
+{
+    return isdigit((unsigned char)s[*s == '-']);
+}
+
 int skp_cli_numbers(const char *s, double *out, int max)
 {
     int n = 0;
@@ -162,9 +189,11 @@ int skp_cli_numbers(const char *s, double *out, int max)
         char *end;
         if (n == max)
             return -1;
+        const char *stop = decimal_end(p);
         out[n] = strtod(p, &end);
-        if (end == p || !isfinite(out[n]) || (*end && *end != ','))
-            return -1;
+        if (stop == p || end != stop || !isfinite(out[n]) || (*end && *end != ',') ||
+            (*end == ',' && !end[1]))
+            return -1; /* not decimal, not finite, not followed by a comma and another */
         n++;
         p = *end ? end + 1 : end;
     }
@@ -251,12 +280,14 @@ int skp_cli_eval_parse(struct skp_cli_args *a, bool engine_opts, struct skp_cli_
 int skp_cli_pair(const char *s, char sep, long *a, long *b)
 {
     char *end;
+    if (!whole_at(s))
+        return -1;
     *a = strtol(s, &end, 10);
-    if (end == s || *end != sep)
+    if (*end != sep || !whole_at(end + 1))
         return -1;
     const char *t = end + 1;
     *b = strtol(t, &end, 10);
-    return end == t || *end ? -1 : 0;
+    return *end ? -1 : 0;
 }
 
 int skp_cli_color(const char *s, uint8_t out[4])
@@ -396,8 +427,10 @@ static int u32_pair(const char *s, char sep, uint32_t *a, uint32_t *b)
 static int whole_number(const char *s, long lo, long hi, long *out)
 {
     char *end;
+    if (!whole_at(s))
+        return -1;
     *out = strtol(s, &end, 10);
-    return end == s || *end || *out < lo || *out > hi ? -1 : 0;
+    return *end || *out < lo || *out > hi ? -1 : 0;
 }
 
 static int render_camera(struct skp_cli_args *a, struct skp_cli_render *r, char *msg, size_t cap)

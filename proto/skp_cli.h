@@ -170,7 +170,8 @@ uint8_t skp_cli_png_wire(int level);
 int skp_cli_render_req(const struct skp_cli_render *r, struct skp_render_req *m, char *msg,
                        size_t cap);
 
-/* "a,b,c" as numbers (finite): the count, or -1 if malformed or more than max. */
+/* "a,b,c" as decimal numbers (finite; no hexadecimal, spaces or trailing comma): the count, or
+ * -1 if malformed or more than max. */
 int skp_cli_numbers(const char *s, double *out, int max);
 
 /* "X,Y" or one number for both: 0, or -1. */

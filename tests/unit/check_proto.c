@@ -2276,6 +2276,41 @@ START_TEST(cli_refusals_name_the_flag)
 }
 END_TEST
 
+/* Numbers from a flag or a query are decimal and whole: no hexadecimal, spaces, "inf" or
+ * trailing comma, which strtod and strtol would have taken. */
+START_TEST(cli_numbers_are_decimal)
+{
+    static const struct {
+        const char *s;
+        int n;
+        double first;
+    } lists[] = {
+        {"10", 1, 10},      {"-.5e-2", 1, -0.005}, {"5.", 1, 5},       {"+2", 1, 2},
+        {"1e3,2", 2, 1000}, {"1,2,3", 3, 1},       {"10,", -1, 0},     {",1", -1, 0},
+        {"1,,2", -1, 0},    {"0x10", -1, 0},       {" 5", -1, 0},      {"5 ", -1, 0},
+        {"inf", -1, 0},     {"nan", -1, 0},        {"1e400", -1, 0},   {".", -1, 0},
+        {"1e", -1, 0},      {"", -1, 0},           {"1,2,3,4", -1, 0},
+    };
+    for (size_t i = 0; i < NELEM(lists); i++) {
+        double v[3];
+        int n = skp_cli_numbers(lists[i].s, v, 3);
+        ck_assert_msg(n == lists[i].n, "\"%s\": %d numbers, not %d", lists[i].s, n, lists[i].n);
+        if (n > 0)
+            ck_assert_msg(v[0] == lists[i].first, "\"%s\": %g", lists[i].s, v[0]);
+    }
+    static const struct {
+        const char *s;
+        int ok;
+    } pairs[] = {{"512x256", 1}, {"-1x2", 1}, {"0x10x5", 0}, {" 5x5", 0}, {"5x 5", 0},
+                 {"+5x5", 0},    {"5x5 ", 0}, {"5x", 0},     {"x5", 0},   {"5y5", 0}};
+    for (size_t i = 0; i < NELEM(pairs); i++) {
+        long a, b;
+        ck_assert_msg((skp_cli_pair(pairs[i].s, 'x', &a, &b) == 0) == pairs[i].ok, "\"%s\"",
+                      pairs[i].s);
+    }
+}
+END_TEST
+
 /* The flag a help line describes ("  --anim A[,B..]  ..." or "  -o, --output ..."), or -1. */
 static int help_line_flag(const char *line)
 {
@@ -2949,6 +2984,7 @@ static Suite *proto_suite(void)
     tc = tcase_create("command lines");
     tcase_add_test(tc, cli_help_version_and_matrix_parse);
     tcase_add_test(tc, cli_refusals_name_the_flag);
+    tcase_add_test(tc, cli_numbers_are_decimal);
     tcase_add_test(tc, cli_help_lists_exactly_the_allowed_flags);
     tcase_add_test(tc, sheet_json_path_strips_png);
     tcase_add_test(tc, query_refuses_command_line_only_flags);
