@@ -496,6 +496,21 @@ static void method_not_allowed(struct exchange *ex, const char *allow)
 }
 
 /* /v1/armatures/{id}[/resource] */
+/* A resource that takes no query parameters (the list, an upload, an armature's or a file's
+ * info, a DELETE) refuses one with 400 naming it, as the others refuse one they do not take:
+ * a forgotten "/pose" must not answer the info as if it were the pose. true if it answered. */
+static bool refuse_query(struct exchange *ex)
+{
+    if (!ex->query[0])
+        return false;
+    int n = (int)strcspn(ex->query, "=&");
+    fail(ex, 400, NULL,
+         "%.*s: this resource takes no query parameters (pose, mesh, render.png "
+         "and sheet.json take the flags)",
+         n < 64 ? n : 64, ex->query);
+    return true;
+}
+
 static void route_armature(struct exchange *ex, char *rest)
 {
     char *slash = strchr(rest, '/');
@@ -511,6 +526,9 @@ static void route_armature(struct exchange *ex, char *rest)
         return;
     }
     struct http_req *hr = ex->hr;
+    bool info_verb = is_read(hr) || hr->verb == HTTP_VERB_PUT || hr->verb == HTTP_VERB_DELETE;
+    if (ex->route == R_INFO && info_verb && refuse_query(ex))
+        return;
     if (ex->route == R_INFO && hr->verb == HTTP_VERB_PUT) {
         ex->route = R_UPLOAD;
         ex->check_put = true;
@@ -558,6 +576,8 @@ static void route_file(struct exchange *ex, char *path)
         method_not_allowed(ex, "GET, HEAD");
         return;
     }
+    if (ex->route == R_INFO && refuse_query(ex))
+        return;
     if (!skp_cli_path_decode(path)) {
         fail(ex, 400, NULL, "malformed percent-encoding in the path");
         return;
@@ -594,6 +614,8 @@ static void route_v1(struct exchange *ex, char *path)
     struct http_req *hr = ex->hr;
     if (!strcmp(path, "/v1/armatures")) {
         ex->route = hr->verb == HTTP_VERB_POST ? R_UPLOAD : R_LIST;
+        if ((hr->verb == HTTP_VERB_POST || is_read(hr)) && refuse_query(ex))
+            return;
         if (hr->verb == HTTP_VERB_POST)
             upload(ex);
         else if (is_read(hr))

@@ -811,6 +811,23 @@ check "405 POST /v1/armatures/{id}: Allow: GET, HEAD, PUT, DELETE" \
 get e "$A/metrics" -X DELETE
 check "405 DELETE /metrics: Allow: GET, HEAD" eval 'errjson e 405 && is "$(hdr e Allow)" "GET, HEAD"'
 
+# Resources that take no query parameters refuse one, naming it: a forgotten /pose does not
+# answer the info as if it were the pose, and a DELETE with one deletes nothing.
+for q in "GET v1/files/robot.skf?anim=Walk&frame=10 anim" "GET v1/armatures/$ROBOT?frame=3 frame" \
+    "GET v1/armatures?bogus=1 bogus" "DELETE v1/armatures/$ROBOT?x=1 x" \
+    "POST v1/armatures?anim=Walk anim"; do
+    set -- $q
+    if [ "$1" = POST ]; then
+        get e "$A/$2" -X POST --data-binary "@$S/robot.skf"
+        uploads_400=$((uploads_400 + 1))
+    else
+        get e "$A/$2" -X "$1"
+    fi
+    check "400 $1 /${2%%\?*}?...: no query parameters, \"$3\" named" errjson e 400 "$3:" "no query"
+done
+get e "$A/v1/armatures/$ROBOT"
+check "the armature a DELETE with a query named is still loaded" is "$ST" 200
+
 head -c 1048577 /dev/zero >"$TMP/big.skf"
 get e "$A/v1/armatures" -X POST --data-binary "@$TMP/big.skf"
 check "413: a body of 1 MiB + 1 byte over --max-skf-mb 1 (Content-Length)" errjson e 413 max-skf-mb
