@@ -2,7 +2,9 @@
 
 #include "config.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,6 +286,7 @@ int config_check(struct config *c, FILE *err)
         return -1;
     for (int i = 0; i < c->listen_count; i++) {
         const char *u = c->listen[i];
+        struct sockaddr_storage addr;
         if (strncmp(u, "unix:", 5) && strncmp(u, "tcp://", 6) && strncmp(u, "http://", 7)) {
             fprintf(err,
                     "skeld: --listen %s: expected unix:/path, tcp://HOST:PORT or "
@@ -291,8 +294,41 @@ int config_check(struct config *c, FILE *err)
                     u);
             return -1;
         }
+        if (strncmp(u, "unix:", 5) && config_listen_addr(strstr(u, "//") + 2, &addr)) {
+            fprintf(err,
+                    "skeld: --listen %s: HOST must be an IP address (127.0.0.1, 0.0.0.0, [::1], "
+                    "[::]) and PORT a number from 0 (any free one) to 65535\n",
+                    u);
+            return -1;
+        }
     }
     return 0;
+}
+
+int config_listen_addr(const char *hostport, struct sockaddr_storage *addr)
+{
+    char host[INET6_ADDRSTRLEN + 2];
+    const char *colon = strrchr(hostport, ':'), *port = colon ? colon + 1 : "";
+    size_t hl = colon ? (size_t)(colon - hostport) : 0, pl = strlen(port);
+    if (!hl || hl >= sizeof host || !pl || pl > 5 || strspn(port, "0123456789") != pl)
+        return -1;
+    long p = strtol(port, NULL, 10);
+    if (p > 65535)
+        return -1;
+    memcpy(host, hostport, hl);
+    host[hl] = 0;
+    memset(addr, 0, sizeof *addr);
+    if (host[0] == '[' && host[hl - 1] == ']') { /* [::1] */
+        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)addr;
+        host[hl - 1] = 0;
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)p);
+        return inet_pton(AF_INET6, host + 1, &a6->sin6_addr) == 1 ? 0 : -1;
+    }
+    struct sockaddr_in *a4 = (struct sockaddr_in *)addr;
+    a4->sin_family = AF_INET;
+    a4->sin_port = htons((uint16_t)p);
+    return inet_pton(AF_INET, host, &a4->sin_addr) == 1 ? 0 : -1;
 }
 
 /* What a running daemon takes from a reloaded configuration (SIGHUP): the log level, the

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #define CONFIG_MAX_LISTEN 8
 
@@ -63,5 +64,10 @@ void config_print_help(FILE *out);
 int config_apply_live(struct config *live, struct config *fresh, FILE *err);
 
 void config_free(struct config *c);
+
+/* The address of a tcp:// or http:// listener's "HOST:PORT" (HOST an IPv4 address or an IPv6
+ * one in brackets, PORT 0-65535 in decimal, 0 for any free one): 0, or -1 if it is not that.
+ * config_check refuses such a listener, and the server binds what this reads. */
+int config_listen_addr(const char *hostport, struct sockaddr_storage *addr);
 
 #endif

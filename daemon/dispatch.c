@@ -1248,7 +1248,7 @@ int dispatch_preload(struct dispatch *s, const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d) {
-        log_msg(LOG_ERROR, "--preload %s: cannot open", dir);
+        log_msg(LOG_ERROR, "--preload %s: cannot open: %s", dir, strerror(errno));
         return -1;
     }
     int loaded = 0, rc = 0;

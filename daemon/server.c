@@ -79,22 +79,11 @@ static void on_connection(uv_stream_t *server_stream, int status)
 
 static int listen_tcp(struct server *s, struct listener *l, const char *hostport)
 {
-    char host[256];
-    const char *colon = strrchr(hostport, ':');
-    if (!colon || (size_t)(colon - hostport) >= sizeof host)
-        return UV_EINVAL;
-    memcpy(host, hostport, (size_t)(colon - hostport));
-    host[colon - hostport] = 0;
-    char *bare = host;
-    if (bare[0] == '[') { /* [::1] */
-        bare++;
-        bare[strcspn(bare, "]")] = 0;
-    }
-    int port = atoi(colon + 1);
     struct sockaddr_storage addr;
-    int rc = strchr(bare, ':') ? uv_ip6_addr(bare, port, (struct sockaddr_in6 *)&addr)
-                               : uv_ip4_addr(bare, port, (struct sockaddr_in *)&addr);
-    if (rc || (rc = uv_tcp_init(s->loop, &l->h.tcp)))
+    int rc;
+    if (config_listen_addr(hostport, &addr)) /* config_check refused it already */
+        return UV_EINVAL;
+    if ((rc = uv_tcp_init(s->loop, &l->h.tcp)))
         return rc;
     l->h.handle.data = l;
     if ((rc = uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&addr, 0)) ||

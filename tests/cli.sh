@@ -175,6 +175,13 @@ check "on the command line: --max-connections: \"abc\" is not a number" \
 run node-bad "$BIN" serve --node-name 'a b"c' --listen "unix:$TMP/never.sock"
 check "--node-name with a space or quote (it goes into a header and a label): exit 2, named" \
     eval '[ $RC = 2 ] && said node-bad "--node-name \"a b\"c\": expected 1 to 64 of A-Z a-z 0-9 . _ -"'
+# A listener's host is an address and its port a decimal number in range (atoi read "abc" as
+# port 0, any free one, and 99999 as something else), refused before anything is opened.
+for u in http://localhost:8080 tcp://127.0.0.1:abc tcp://127.0.0.1:99999 "tcp://::1:7878" http://127.0.0.1:; do
+    run listen-bad "$BIN" serve --listen "$u" --listen "unix:$TMP/never.sock"
+    check "--listen $u: exit 2, named, nothing listened on" \
+        eval '[ $RC = 2 ] && said listen-bad "--listen $u: HOST must be an IP address" && [ ! -e "$TMP/never.sock" ]'
+done
 
 # ---- offline: exit statuses and messages --------------------------------------------------------
 ANIMS=$("$BIN" info "$S/robot.skf" | "$PY" -c 'import json,sys; print(", ".join(a["name"] for a in json.load(sys.stdin)["animations"]))')
