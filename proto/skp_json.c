@@ -369,8 +369,10 @@ size_t skp_sheet_json_named(char *buf, size_t cap, const char *sheet_json, size_
                             const char *image)
 {
     struct out o = {buf, cap, 0};
+    /* The JSON is written beside its picture: the file name alone, so the two move together. */
+    const char *slash = strrchr(image, '/');
     put(&o, "{\"image\":");
-    string(&o, image);
+    string(&o, slash ? slash + 1 : image);
     /* The sheet object is "{" then its keys: splice the name in as the first key. */
     if (sheet_len > 2 && sheet_len < INT_MAX && sheet_json[0] == '{')
         put(&o, ",%.*s\n", (int)(sheet_len - 1), sheet_json + 1);

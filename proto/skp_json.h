@@ -65,7 +65,8 @@ size_t skp_info_json(char *buf, size_t cap, const struct skp_info_view *v);
 
 /* A spritesheet's JSON file, as `skeld render --sheet` and `skelctl render --sheet` write it:
  * the sheet JSON a RENDER reply carries (an object without the file name) with
- * "image":NAME put first and a newline after. Same buffer contract as skp_pose_json. */
+ * "image":NAME put first (image's file name, without its directory) and a newline after. Same
+ * buffer contract as skp_pose_json. */
 size_t skp_sheet_json_named(char *buf, size_t cap, const char *sheet_json, size_t sheet_len,
                             const char *image);
 

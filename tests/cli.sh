@@ -376,6 +376,10 @@ check "the two sheets and their JSON are the same bytes" \
     eval 'same "$TMP/sheet-d/hop.png" "$TMP/sheet-c/hop.png" && same "$TMP/sheet-d/hop.json" "$TMP/sheet-c/hop.json"'
 check "hop.json names its picture: \"image\":\"hop.png\"" \
     "$PY" -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["image"] != "hop.png")' "$TMP/sheet-d/hop.json"
+mkdir -p "$TMP/sheet-o/sub"
+"$BIN" render "$S/critter.skf" "${sheet[@]}" -o "$TMP/sheet-o/sub/hop.png"
+check "-o DIR/hop.png: DIR/hop.json beside it names hop.png alone, so the two move together" \
+    "$PY" -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["image"] != "hop.png")' "$TMP/sheet-o/sub/hop.json"
 
 # -- info: one JSON
 cat >"$TMP/j.py" <<'EOF'
