@@ -257,10 +257,13 @@ static void on_eval_done(void *ctx, struct dispatch_result *res)
  * (a LOAD answers first if it is not, as it did before the path memo). */
 static void bad_query(struct exchange *ex, const char *msg)
 {
+    char said[256];
+    snprintf(said, sizeof said, "%s", msg);
+    skp_cli_as_query(said); /* "frame: ..." rather than "--frame: ..." */
     if (ex->recalled)
         load_file(ex);
     else
-        fail(ex, 400, NULL, "%s", msg);
+        fail(ex, 400, NULL, "%s", said);
 }
 
 /* The query as the flags of the route: pose and mesh take the evaluation flags and engine

@@ -179,6 +179,29 @@ static bool whole_at(const char *s)
     return isdigit((unsigned char)s[*s == '-']);
 }
 
+/* The flag whose name starts at s and ends before a character that cannot be in one, or -1. */
+static int flag_named_at(const char *s)
+{
+    size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz-");
+    for (int f = 0; f < SKP_CLI_NFLAGS; f++)
+        if (strlen(flags[f].name) == n && !strncmp(s, flags[f].name, n))
+            return f;
+    return -1;
+}
+
+void skp_cli_as_query(char *msg)
+{
+    char *w = msg;
+    for (const char *r = msg; *r;) {
+        bool starts = r == msg || r[-1] == ' ' || r[-1] == '(' || r[-1] == ',';
+        if (starts && r[0] == '-' && r[1] == '-' && flag_named_at(r + 2) >= 0)
+            r += 2;
+        else
+            *w++ = *r++;
+    }
+    *w = 0;
+}
+
 int skp_cli_numbers(const char *s, double *out, int max)
 {
     int n = 0;

@@ -88,6 +88,10 @@ int skp_cli_parse(int argc, char **argv, uint32_t allowed, int max_args, struct 
 /* The long name of flag f ("anim", "png-level"), without its dashes. */
 const char *skp_cli_flag_name(int f);
 
+/* A message of this parser as a query's: each flag it names ("--frame") by its parameter's
+ * name ("frame"), in place. Other words with dashes (a daemon option, a value) stay. */
+void skp_cli_as_query(char *msg);
+
 /* What --help says of the flags in allowed: one line per flag, in table order, each naming
  * the flag, the shape of its value and what it does ("  --anim A[,B..]  animations to ...").
  * camera: --scale and --position are a render's camera, not engine options. Same buffer

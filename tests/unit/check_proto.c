@@ -2311,6 +2311,28 @@ START_TEST(cli_numbers_are_decimal)
 }
 END_TEST
 
+/* Over HTTP the parser's messages name query parameters: "--frame" becomes "frame" where it
+ * names a flag, and nothing else changes. */
+START_TEST(cli_messages_as_a_query_says_them)
+{
+    static const char *const cases[][2] = {
+        {"--frame: expected a number", "frame: expected a number"},
+        {"--scale and --fit exclude each other", "scale and fit exclude each other"},
+        {"--position needs --scale", "position needs scale"},
+        {"larger than --max-skf-mb (--size)", "larger than --max-skf-mb (size)"},
+        {"got \"a--frame\", --nosuch, --png-level", "got \"a--frame\", --nosuch, png-level"},
+        {"--", "--"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < NELEM(cases); i++) {
+        char m[128];
+        snprintf(m, sizeof m, "%s", cases[i][0]);
+        skp_cli_as_query(m);
+        ck_assert_str_eq(m, cases[i][1]);
+    }
+}
+END_TEST
+
 /* The flag a help line describes ("  --anim A[,B..]  ..." or "  -o, --output ..."), or -1. */
 static int help_line_flag(const char *line)
 {
@@ -2985,6 +3007,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, cli_help_version_and_matrix_parse);
     tcase_add_test(tc, cli_refusals_name_the_flag);
     tcase_add_test(tc, cli_numbers_are_decimal);
+    tcase_add_test(tc, cli_messages_as_a_query_says_them);
     tcase_add_test(tc, cli_help_lists_exactly_the_allowed_flags);
     tcase_add_test(tc, sheet_json_path_strips_png);
     tcase_add_test(tc, query_refuses_command_line_only_flags);
