@@ -434,6 +434,15 @@ static void on_uploaded(void *ctx, struct dispatch_result *res)
 static void upload(struct exchange *ex)
 {
     struct http_req *hr = ex->hr;
+    /* The two usual slips, said plainly rather than as a zip that does not open: no body, and
+     * a form (curl -F) whose first bytes are its boundary's "--" where a zip has "PK". */
+    if (!hr->body_len || (hr->body_len > 2 && !memcmp(hr->body, "--", 2))) {
+        fail(ex, 400, NULL,
+             "the body is %s: send the .skf file's bytes as the body (curl "
+             "--data-binary @FILE.skf)",
+             hr->body_len ? "a form (multipart)" : "empty");
+        return;
+    }
     uint8_t *body = hr->body ? hr->body : malloc(1);
     size_t len = hr->body_len;
     hr->body = NULL; /* the LOAD takes it */

@@ -828,6 +828,14 @@ done
 get e "$A/v1/armatures/$ROBOT"
 check "the armature a DELETE with a query named is still loaded" is "$ST" 200
 
+get e "$A/v1/armatures" -X POST
+check "an empty upload: 400 saying so, and how to send the file" errjson e 400 "empty" "--data-binary"
+uploads_400=$((uploads_400 + 1))
+get e "$A/v1/armatures" -F "file=@$S/robot.skf"
+check "an upload as a form (curl -F): 400 saying so, and how to send the file" \
+    errjson e 400 "a form (multipart)" "--data-binary"
+uploads_400=$((uploads_400 + 1))
+
 head -c 1048577 /dev/zero >"$TMP/big.skf"
 get e "$A/v1/armatures" -X POST --data-binary "@$TMP/big.skf"
 check "413: a body of 1 MiB + 1 byte over --max-skf-mb 1 (Content-Length)" errjson e 413 max-skf-mb
