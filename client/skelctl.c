@@ -635,8 +635,20 @@ static int parse_command(const struct command *k, int argc, char **argv, struct 
                          bool *done)
 {
     char msg[256];
-    if (skp_cli_parse(argc, argv, k->flags, k->nargs, a, msg, sizeof msg))
+    if (skp_cli_parse(argc, argv, k->flags, k->nargs, a, msg, sizeof msg)) {
+        /* The slip of putting a global option after the command: say where it goes. */
+        static const char *const before[] = {"--uri", "--token"};
+        const char *word = !strncmp(msg, "unknown flag ", 13) ? msg + 13 : "";
+        for (size_t g = 0; g < 2; g++) {
+            size_t n = strlen(before[g]);
+            if (!strncmp(word, before[g], n) && strchr("= ", word[n] ? word[n] : ' ')) {
+                snprintf(msg, sizeof msg, "%s goes before the command: skelctl %s ... %s ...",
+                         before[g], before[g], k->name);
+                break;
+            }
+        }
         return usage_error(k->name, msg, k->synopsis);
+    }
     *done = a->value[SKP_CLI_HELP] || a->value[SKP_CLI_VERSION];
     if (a->value[SKP_CLI_HELP])
         print_command_help(k);

@@ -144,6 +144,9 @@ check "skelctl --help lists --sheet, --matrix, --prometheus, --uri and --token" 
     eval 'for f in sheet matrix prometheus uri token; do grep -qE -- "--$f( |$)" "$TMP/skelctl-help.out" || exit 1; done'
 run ctl-none "$CTL"
 status ctl-none 2 "skelctl without a command is a usage error"
+run ctl-after "$CTL" ping --uri tcp://127.0.0.1:1
+check "skelctl ping --uri ...: exit 2, saying --uri goes before the command" \
+    eval '[ $RC = 2 ] && said ctl-after "--uri goes before the command: skelctl --uri ... ping ..."'
 run serve-help "$BIN" serve --help
 check "skeld serve --help: exit 0, every option of daemon/config.c, --config, --version" \
     eval '[ $RC = 0 ] && for o in $(sed -n "s/^    {\"\([a-z-]*\)\", OPT_.*/\1/p" "$SRC/daemon/config.c") config help version; do grep -q -- "^  --$o " "$TMP/serve-help.out" || { echo "# --$o"; exit 1; }; done'
