@@ -52,7 +52,7 @@ enum skp_opcode {
     X(NOT_FOUND, 7, "not found")                                                                   \
     X(BAD_FILE, 8, "bad armature file")                                                            \
     X(LIMIT, 9, "limit exceeded")                                                                  \
-    X(FORBIDDEN_PATH, 10, "path outside the root")                                                 \
+    X(FORBIDDEN_PATH, 10, "path not allowed")                                                      \
     X(BUSY, 100, "server busy")                                                                    \
     X(SHUTDOWN, 101, "server shutting down")                                                       \
     X(INTERNAL, 102, "internal error")                                                             \
