@@ -722,10 +722,11 @@ int main(int argc, char **argv)
     if (!opt.uri)
         opt.uri = "tcp://127.0.0.1:7878";
     skc_client *c = NULL;
-    if (skc_connect(&c, &opt)) {
+    int crc = skc_connect(&c, &opt);
+    if (crc) {
         fprintf(stderr, "skelctl: %s: %s\n", opt.uri, c ? skc_errmsg(c) : "out of memory");
         skc_free(c);
-        return SKP_EXIT_FAIL;
+        return crc == SKC_EINVAL ? SKP_EXIT_USAGE : SKP_EXIT_FAIL; /* a URI that does not read */
     }
     rc = k->run(c, &a);
     skc_free(c);

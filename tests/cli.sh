@@ -144,6 +144,9 @@ check "skelctl --help lists --sheet, --matrix, --prometheus, --uri and --token" 
     eval 'for f in sheet matrix prometheus uri token; do grep -qE -- "--$f( |$)" "$TMP/skelctl-help.out" || exit 1; done'
 run ctl-none "$CTL"
 status ctl-none 2 "skelctl without a command is a usage error"
+run ctl-uri "$CTL" --uri foo://x ping
+check "skelctl --uri foo://x: a usage error (exit 2) naming the URI forms" \
+    eval '[ $RC = 2 ] && said ctl-uri "use unix:/path or tcp://host:port"'
 run ctl-after "$CTL" ping --uri tcp://127.0.0.1:1
 check "skelctl ping --uri ...: exit 2, saying --uri goes before the command" \
     eval '[ $RC = 2 ] && said ctl-after "--uri goes before the command: skelctl --uri ... ping ..."'
