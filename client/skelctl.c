@@ -230,6 +230,34 @@ static int cmd_load(skc_client *c, struct skp_cli_args *a)
     return rc ? fail(c, "load") : show_info(c, id);
 }
 
+/* ARM's id without giving the daemon anything new: an id as given, a local file's computed
+ * here; a path under the daemon's root only a LOAD can name (it is cached already, most
+ * likely). 0 or an exit status. */
+static int arm_id(skc_client *c, const char *arm, unsigned char id[SKC_ID_SIZE])
+{
+    struct stat st;
+    if (parse_id(arm, id))
+        return SKP_EXIT_OK;
+    if (stat(arm, &st) != 0 || !S_ISREG(st.st_mode))
+        return skc_load_path(c, arm, id, NULL) ? fail_arm(c, arm) : SKP_EXIT_OK;
+    size_t len;
+    unsigned char *bytes = read_local(arm, &len);
+    int rc = bytes && skc_id_of(bytes, len, id) == 0 ? SKP_EXIT_OK : SKP_EXIT_FAIL;
+    if (rc)
+        fprintf(stderr, "skelctl: %s: %s\n", arm, bytes ? "out of memory" : strerror(errno));
+    free(bytes);
+    return rc;
+}
+
+static int cmd_unload(skc_client *c, struct skp_cli_args *a)
+{
+    unsigned char id[SKC_ID_SIZE];
+    int rc = arm_id(c, a->arg[0], id);
+    if (rc == SKP_EXIT_OK && skc_unload(c, id))
+        rc = fail_arm(c, a->arg[0]);
+    return rc;
+}
+
 static int cmd_info(skc_client *c, struct skp_cli_args *a)
 {
     unsigned char id[SKC_ID_SIZE];
@@ -548,6 +576,10 @@ static const struct command commands[] = {
     {"info", "ARM", "ARM",
      "Prints the armature as JSON: what `skeld info` prints, byte for byte.\n",
      SKP_CLI_COMMON_FLAGS, 1, false, cmd_info},
+    {"unload", "ARM", "ARM",
+     "Drops the armature from the daemon's cache (requests in flight finish first); prints\n"
+     "nothing. A local file is named by the id computed from it, and not sent.\n",
+     SKP_CLI_COMMON_FLAGS, 1, false, cmd_unload},
     {"pose", "ARM", "ARM [flags]",
      "Evaluates and prints the constructed bones as JSON, byte for byte what `skeld eval`\n"
      "prints for the same flags.\n",

@@ -462,6 +462,16 @@ for set in "--anim Walk --frame 10" "--anim Wave,Walk --frame 20,3 --from 0 --wa
     check "pose --matrix ($set): each bone's matrix and tint, the rest as without" \
         "$PY" "$TMP/j.py" matrix "$TMP/m-d.json" "$TMP/plain.json"
 done
+
+# -- unload: by a local file (its id computed, the file not sent), then it is gone
+uploads() { "$CTL" "${R[@]}" stats | awk '$1 == "requests.LOAD_BYTES" { print $2 }'; }
+n0=$(uploads)
+run unload1 "$CTL" "${R[@]}" unload "$S/robot.skf"
+check "skelctl unload FILE: exit 0, prints nothing, sends no bytes" \
+    eval '[ $RC = 0 ] && [ ! -s "$TMP/unload1.out" ] && [ "$(uploads)" = "$n0" ]'
+run unload2 "$CTL" "${R[@]}" unload "$ROBOT"
+check "skelctl unload of what is not loaded: exit 1, not found" \
+    eval '[ $RC = 1 ] && said unload2 "no armature with that id is loaded"'
 stop R
 
 # -- no --root: LOAD by path refused, uploads and --preload still work; stats --prometheus
