@@ -310,6 +310,7 @@ static int read_query(struct exchange *ex, char *query, struct skp_cli_args *a,
 static void run_query(struct exchange *ex, struct cache_entry *e, char *query)
 {
     if (ex->route == R_INFO) {
+        dispatch_count(ex->api->d, SKP_OP_INFO_JSON);
         if (make_etag(ex, e->id, NULL, NULL, false))
             return;
         if (not_modified(ex)) {
@@ -549,6 +550,7 @@ static void route_armature(struct exchange *ex, char *rest)
         return;
     }
     if (ex->route == R_INFO && hr->verb == HTTP_VERB_DELETE) {
+        dispatch_count(ex->api->d, SKP_OP_UNLOAD);
         if (cache_remove(ex->api->d->cache, id))
             reply(ex, 204, NULL, NULL, NULL, 0);
         else

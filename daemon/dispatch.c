@@ -1311,6 +1311,12 @@ static struct request *front_request(struct dispatch *d, uint8_t opcode, dispatc
     return r;
 }
 
+void dispatch_count(struct dispatch *d, uint8_t opcode)
+{
+    if (opcode < SKP_OP_MAX)
+        d->requests[opcode]++;
+}
+
 /* Starts front request r with start (a LOAD or an evaluation). r, or NULL with *status and
  * why if it ended within the start (the pool refused it; r is then already freed). */
 static struct request *front_start(struct request *r, void (*start)(struct request *),

@@ -135,6 +135,10 @@ struct request *dispatch_eval(struct dispatch *d, struct cache_entry *e, uint8_t
                               const struct dispatch_file *file, dispatch_done_fn done, void *ctx,
                               uint16_t *status, char *why, size_t whylen);
 
+/* A request a front answered itself, without a job (HTTP's info and DELETE), counted under
+ * its opcode as STATS counts every other. */
+void dispatch_count(struct dispatch *d, uint8_t opcode);
+
 /* The front's client is gone: done will not be called, and work not yet started is dropped. */
 void dispatch_forget(struct request *r);
 

@@ -908,6 +908,13 @@ check "/metrics: uploads answered 201 ($uploads_201) and 400 ($uploads_400)" is 
 check "/metrics: the 405s of the test (5)" \
     is "$(awk '/^skeld_http_requests_total\{.*status="405"\}/ { n += $2 } END { print n + 0 }' "$TMP/m.body")" 5
 check "/metrics: the armatures cached" is "$(metric m skeld_cache_entries)" 4
+# An armature's info and a DELETE over HTTP count as INFO_JSON and UNLOAD, as over the binary
+# protocol (the HTTP front answers them without a job)
+get i1 "$A/v1/armatures/$ROBOT"
+get i2 "$A/v1/armatures/0000000000000000000000000000000000000000000000000000000000000000" -X DELETE
+get m3 "$A/metrics"
+check "/metrics: an HTTP info counts as INFO_JSON and a DELETE as UNLOAD" \
+    is "$(($(metric m3 'skeld_requests_total{op="INFO_JSON"}') - $(metric m 'skeld_requests_total{op="INFO_JSON"}'))) $(($(metric m3 'skeld_requests_total{op="UNLOAD"}') - $(metric m 'skeld_requests_total{op="UNLOAD"}')))" "1 1"
 # A lone small POSE over HTTP, with the workers idle, runs on the loop thread (pool_stage).
 get pose "$A/v1/armatures/$ROBOT/pose?anim=Walk&frame=11.5"
 pose_st=$ST
