@@ -989,16 +989,25 @@ static void h_instance_free(struct conn *c, const struct skp_frame *f, struct sk
 }
 
 /* A stateless evaluation's answer depends only on the armature and the request's bytes: its
- * result-cache key. */
+ * result-cache key. A RENDER's png level is read as it is decoded (SKP_PNG_FAST is the
+ * default encoder), so the two spellings of one request share their answer. */
 static int result_key(const struct request *r, const struct skp_frame *f, uint8_t key[32])
 {
     struct sha256_ctx h;
     uint8_t op = f->h.opcode;
+    size_t len = f->h.body_len, png = len; /* png: where the level is, if a RENDER's */
+    if (op == SKP_OP_RENDER && len >= SKP_RENDER_PNG_FROM_END)
+        png = len - SKP_RENDER_PNG_FROM_END;
     sha256_init(&h); /* a failure shows in final */
     sha256_update(&h, "skeld-bin-v1", 12);
     sha256_update(&h, r->entry->id, 32);
     sha256_update(&h, &op, 1);
-    sha256_update(&h, f->body, f->h.body_len);
+    sha256_update(&h, f->body, png);
+    if (png < len) {
+        uint8_t level = f->body[png] == SKP_PNG_FAST ? SKP_PNG_DEFAULT : f->body[png];
+        sha256_update(&h, &level, 1);
+        sha256_update(&h, f->body + png + 1, len - png - 1);
+    }
     return sha256_final(&h, key);
 }
 

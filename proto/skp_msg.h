@@ -26,6 +26,9 @@ enum skp_camera { SKP_CAMERA_FIT = 0, SKP_CAMERA_EXPLICIT = 1 };
 enum skp_format { SKP_FORMAT_PNG = 0, SKP_FORMAT_RGBA = 1 };
 #define SKP_PNG_DEFAULT 255 /* png_level: the daemon's default encoder */
 #define SKP_PNG_FAST 254    /* png_level: "fast", now the default too; else a zlib level 0-9 */
+/* A RENDER body ends with the render request, which ends with its png_level byte then first
+ * and last (u32) and cols and rows (u16): the level is this many bytes from the body's end. */
+#define SKP_RENDER_PNG_FROM_END 13
 
 /* A string on the wire: a view into the body when decoded (not terminated), the caller's
  * bytes when encoded. */

@@ -1277,6 +1277,14 @@ START_TEST(result_cache_hits_and_evictions)
     ck_assert_uint_eq(counter(c, "results.hits"), hits + 1);
     const skc_image *ia = skc_reply_images(a, NULL), *ib = skc_reply_images(b, NULL);
     ck_assert(ia->size == ib->size && !memcmp(ia->data, ib->data, ia->size));
+    skc_reply_free(b);
+    ro.png_level = SKC_PNG_FAST; /* an old client's name for the default encoder: the same answer */
+    b = render_ok(c, &ev, &ro);
+    ck_assert_uint_eq(counter(c, "results.hits"), hits + 2);
+    ib = skc_reply_images(b, NULL);
+    ck_assert(ia->size == ib->size && !memcmp(ia->data, ib->data, ia->size));
+    ro.png_level = SKC_PNG_DEFAULT;
+    hits++;
     skc_reply_free(a);
     skc_reply_free(b);
     skc_reply *p1 = pose_ok(c, &ev), *p2 = pose_ok(c, &ev);

@@ -2815,6 +2815,7 @@ START_TEST(render_req_roundtrip)
     skp_encode_render_req(&w, &m);
     ck_assert_int_eq(w.err, 0);
     ck_assert_uint_le(w.len, skp_render_req_size(&m));
+    ck_assert_uint_eq(buf[w.len - SKP_RENDER_PNG_FROM_END], m.png_level); /* result_key's */
     struct skp_reader rd;
     skp_reader_init(&rd, buf, w.len);
     ck_assert_int_eq(skp_decode_render_req(&rd, &d), SKP_EOK);
@@ -2824,8 +2825,8 @@ START_TEST(render_req_roundtrip)
     ck_assert(d.style_count == 2 && str_is(d.styles[0], "Red") && str_is(d.styles[1], "0"));
     ck_assert(d.first == 3 && d.last == 9 && d.cols == 4 && d.rows == 2);
     ck_assert_int_eq(d.png_level, SKP_PNG_DEFAULT);
-    /* "fast" (an old client's 254) is the default encoder now: it decodes as the default, so
-     * the two share a result-cache key and an ETag; a zlib level stays as sent */
+    /* "fast" (an old client's 254) is the default encoder now: it decodes as the default (the
+     * ETag's canonical request, and what the daemon draws); a zlib level stays as sent */
     static const uint8_t sent[] = {SKP_PNG_FAST, 6};
     static const uint8_t read[] = {SKP_PNG_DEFAULT, 6};
     for (int i = 0; i < 2; i++) {
