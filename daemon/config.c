@@ -2,13 +2,14 @@
 
 #include "config.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <uv.h>
 
 #include "skp_msg.h"
 
@@ -307,7 +308,7 @@ int config_check(struct config *c, FILE *err)
 
 int config_listen_addr(const char *hostport, struct sockaddr_storage *addr)
 {
-    char host[INET6_ADDRSTRLEN + 2];
+    char host[INET6_ADDRSTRLEN + 2 + 16]; /* [v6%zone] */
     const char *colon = strrchr(hostport, ':'), *port = colon ? colon + 1 : "";
     size_t hl = colon ? (size_t)(colon - hostport) : 0, pl = strlen(port);
     if (!hl || hl >= sizeof host || !pl || pl > 5 || strspn(port, "0123456789") != pl)
@@ -318,17 +319,11 @@ int config_listen_addr(const char *hostport, struct sockaddr_storage *addr)
     memcpy(host, hostport, hl);
     host[hl] = 0;
     memset(addr, 0, sizeof *addr);
-    if (host[0] == '[' && host[hl - 1] == ']') { /* [::1] */
-        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)addr;
+    if (host[0] == '[' && host[hl - 1] == ']') { /* [::1], or [fe80::1%eth0] with its zone */
         host[hl - 1] = 0;
-        a6->sin6_family = AF_INET6;
-        a6->sin6_port = htons((uint16_t)p);
-        return inet_pton(AF_INET6, host + 1, &a6->sin6_addr) == 1 ? 0 : -1;
+        return uv_ip6_addr(host + 1, (int)p, (struct sockaddr_in6 *)addr) ? -1 : 0;
     }
-    struct sockaddr_in *a4 = (struct sockaddr_in *)addr;
-    a4->sin_family = AF_INET;
-    a4->sin_port = htons((uint16_t)p);
-    return inet_pton(AF_INET, host, &a4->sin_addr) == 1 ? 0 : -1;
+    return uv_ip4_addr(host, (int)p, (struct sockaddr_in *)addr) ? -1 : 0;
 }
 
 /* What a running daemon takes from a reloaded configuration (SIGHUP): the log level, the
