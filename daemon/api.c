@@ -514,13 +514,14 @@ static void method_not_allowed(struct exchange *ex, const char *allow)
  * a forgotten "/pose" must not answer the info as if it were the pose. true if it answered. */
 static bool refuse_query(struct exchange *ex)
 {
-    if (!ex->query[0])
+    const char *q = ex->query + strspn(ex->query, "&"); /* "?&" has no parameter */
+    if (!*q)
         return false;
-    int n = (int)strcspn(ex->query, "=&");
+    int n = (int)strcspn(q, "=&");
     fail(ex, 400, NULL,
-         "%.*s: this resource takes no query parameters (pose, mesh, render.png "
-         "and sheet.json take the flags)",
-         n < 64 ? n : 64, ex->query);
+         "%.*s%s: this resource takes no query parameters (pose, mesh, render.png and "
+         "sheet.json take the flags)",
+         n < 64 ? n : 64, q, n ? "" : "a parameter without a name");
     return true;
 }
 
@@ -539,11 +540,12 @@ static void route_armature(struct exchange *ex, char *rest)
         return;
     }
     struct http_req *hr = ex->hr;
-    bool info_verb = is_read(hr) || hr->verb == HTTP_VERB_PUT || hr->verb == HTTP_VERB_DELETE;
-    if (ex->route == R_INFO && info_verb && refuse_query(ex))
+    if (ex->route == R_INFO && hr->verb == HTTP_VERB_PUT)
+        ex->route = R_UPLOAD; /* counted as one in /metrics, refused or not */
+    bool info_verb = is_read(hr) || hr->verb == HTTP_VERB_DELETE;
+    if ((ex->route == R_UPLOAD || (ex->route == R_INFO && info_verb)) && refuse_query(ex))
         return;
-    if (ex->route == R_INFO && hr->verb == HTTP_VERB_PUT) {
-        ex->route = R_UPLOAD;
+    if (ex->route == R_UPLOAD) {
         ex->check_put = true;
         memcpy(ex->want, id, 32);
         upload(ex);

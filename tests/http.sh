@@ -815,10 +815,10 @@ check "405 DELETE /metrics: Allow: GET, HEAD" eval 'errjson e 405 && is "$(hdr e
 # answer the info as if it were the pose, and a DELETE with one deletes nothing.
 for q in "GET v1/files/robot.skf?anim=Walk&frame=10 anim" "GET v1/armatures/$ROBOT?frame=3 frame" \
     "GET v1/armatures?bogus=1 bogus" "DELETE v1/armatures/$ROBOT?x=1 x" \
-    "POST v1/armatures?anim=Walk anim"; do
+    "POST v1/armatures?anim=Walk anim" "PUT v1/armatures/$ROBOT?anim=Walk anim"; do
     set -- $q
-    if [ "$1" = POST ]; then
-        get e "$A/$2" -X POST --data-binary "@$S/robot.skf"
+    if [ "$1" = POST ] || [ "$1" = PUT ]; then # both count as uploads in /metrics
+        get e "$A/$2" -X "$1" --data-binary "@$S/robot.skf"
         uploads_400=$((uploads_400 + 1))
     else
         get e "$A/$2" -X "$1"
@@ -827,6 +827,10 @@ for q in "GET v1/files/robot.skf?anim=Walk&frame=10 anim" "GET v1/armatures/$ROB
 done
 get e "$A/v1/armatures/$ROBOT"
 check "the armature a DELETE with a query named is still loaded" is "$ST" 200
+get e "$A/v1/armatures?&"
+check "a query of only '&' has no parameter: the list" is "$ST" 200
+get e "$A/v1/armatures?=x"
+check "a parameter without a name is refused, saying so" errjson e 400 "a parameter without a name:"
 
 get e "$A/v1/armatures" -X POST
 check "an empty upload: 400 saying so, and how to send the file" errjson e 400 "empty" "--data-binary"
