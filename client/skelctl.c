@@ -755,10 +755,16 @@ int main(int argc, char **argv)
         opt.uri = "tcp://127.0.0.1:7878";
     skc_client *c = NULL;
     int crc = skc_connect(&c, &opt);
+    if (crc == SKC_EINVAL && c) { /* the options do not read (the URI, a token too long) */
+        char msg[512];
+        snprintf(msg, sizeof msg, "%s: %s", opt.uri ? opt.uri : "(no --uri)", skc_errmsg(c));
+        skc_free(c);
+        return usage_error(NULL, msg, NULL);
+    }
     if (crc) {
         fprintf(stderr, "skelctl: %s: %s\n", opt.uri, c ? skc_errmsg(c) : "out of memory");
         skc_free(c);
-        return crc == SKC_EINVAL ? SKP_EXIT_USAGE : SKP_EXIT_FAIL; /* a URI that does not read */
+        return SKP_EXIT_FAIL;
     }
     rc = k->run(c, &a);
     skc_free(c);
