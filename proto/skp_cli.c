@@ -192,9 +192,11 @@ static int flag_named_at(const char *s)
 void skp_cli_as_query(char *msg)
 {
     char *w = msg;
+    bool quoted = false; /* inside "...": what the client sent, quoted as sent */
     for (const char *r = msg; *r;) {
         bool starts = r == msg || r[-1] == ' ' || r[-1] == '(' || r[-1] == ',';
-        if (starts && r[0] == '-' && r[1] == '-' && flag_named_at(r + 2) >= 0)
+        quoted ^= *r == '"';
+        if (!quoted && starts && r[0] == '-' && r[1] == '-' && flag_named_at(r + 2) >= 0)
             r += 2;
         else
             *w++ = *r++;

@@ -89,7 +89,8 @@ int skp_cli_parse(int argc, char **argv, uint32_t allowed, int max_args, struct 
 const char *skp_cli_flag_name(int f);
 
 /* A message of this parser as a query's: each flag it names ("--frame") by its parameter's
- * name ("frame"), in place. Other words with dashes (a daemon option, a value) stay. */
+ * name ("frame"), in place. Other words with dashes (a daemon option) and anything quoted
+ * (a value as the client sent it) stay. */
 void skp_cli_as_query(char *msg);
 
 /* What --help says of the flags in allowed: one line per flag, in table order, each naming

@@ -2321,6 +2321,7 @@ START_TEST(cli_messages_as_a_query_says_them)
         {"--position needs --scale", "position needs scale"},
         {"larger than --max-skf-mb (--size)", "larger than --max-skf-mb (size)"},
         {"got \"a--frame\", --nosuch, --png-level", "got \"a--frame\", --nosuch, png-level"},
+        {"--size: got \"x --frame\" (--fit)", "size: got \"x --frame\" (fit)"},
         {"--", "--"},
         {"", ""},
     };
