@@ -1268,8 +1268,11 @@ int dispatch_preload(struct dispatch *s, const char *dir)
         struct work w;
         memset(&w, 0, sizeof w);
         w.root_fd = -1; /* the operator's directory, not a client's path */
-        if (!(w.path = malloc(PATH_MAX)))
-            return -1;
+        if (!(w.path = malloc(PATH_MAX))) {
+            log_msg(LOG_ERROR, "--preload %s: out of memory", dir);
+            rc = -1;
+            break;
+        }
         w.max_skf = (uint64_t)s->cfg->max_skf_mb << 20;
         w.max_json = (uint64_t)s->cfg->max_json_mb << 20;
         w.max_bones = (uint32_t)s->cfg->max_bones;
@@ -1289,6 +1292,7 @@ int dispatch_preload(struct dispatch *s, const char *dir)
                 cache_unref(s->cache, ce);
                 loaded++;
             } else {
+                log_msg(LOG_ERROR, "preload %s: out of memory caching it", w.path);
                 rc = -1;
             }
         }
