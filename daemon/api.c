@@ -28,8 +28,8 @@
 enum route { R_OTHER, R_LIST, R_UPLOAD, R_INFO, R_POSE, R_MESH, R_RENDER, R_SHEET, R_OPS };
 static const char *const route_names[API_ROUTES] = {"other", "list",   "upload", "info", "pose",
                                                     "mesh",  "render", "sheet",  "ops"};
-static const int statuses[API_STATUSES] = {200, 201, 204, 304, 400, 401, 403, 404,
-                                           405, 408, 413, 414, 429, 431, 500, 503};
+static const int statuses[API_STATUSES] = {200, 201, 204, 304, 400, 401, 403, 404, 405,
+                                           408, 413, 414, 429, 431, 500, 501, 503};
 
 /* One HTTP request on its way: its route, its armature, the job running for it. */
 struct exchange {

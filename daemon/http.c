@@ -82,6 +82,7 @@ const char *http_reason(int status)
     case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
     default: return status < 400 ? "OK" : status < 500 ? "Bad Request" : "Server Error";
     }
@@ -704,6 +705,7 @@ static const char *reject_reason(int status)
     case 414: return "the URL is longer than 8 KiB";
     case 431: return "the headers are larger than 16 KiB or more than 100";
     case 500: return "out of memory";
+    case 501: return "an unknown method: skeld takes GET, HEAD, POST, PUT, DELETE and OPTIONS";
     case 503: return "the server is at its connection limit (--max-connections) or shutting down";
     default: return "malformed HTTP request";
     }
@@ -756,8 +758,10 @@ static void parse_input(struct http_conn *c)
             continue;
         }
         if (e != HPE_OK) {
+            /* a method the parser does not know is not malformed: RFC 9110 says 501 */
+            int status = c->fail_status ? c->fail_status : e == HPE_INVALID_METHOD ? 501 : 400;
             c->parsing = false;
-            reject(c, c->fail_status ? c->fail_status : 400, c->fail_why);
+            reject(c, status, c->fail_why);
             return;
         }
     }

@@ -810,6 +810,9 @@ check "405 POST /v1/armatures/{id}: Allow: GET, HEAD, PUT, DELETE" \
     eval 'errjson e 405 && is "$(hdr e Allow)" "GET, HEAD, PUT, DELETE"'
 get e "$A/metrics" -X DELETE
 check "405 DELETE /metrics: Allow: GET, HEAD" eval 'errjson e 405 && is "$(hdr e Allow)" "GET, HEAD"'
+get e "$A/v1/armatures" -X FROB
+check "501 for a method HTTP does not know (FROB), naming the ones skeld takes" \
+    errjson e 501 "unknown method" "GET, HEAD, POST, PUT, DELETE and OPTIONS"
 
 # Resources that take no query parameters refuse one, naming it: a forgotten /pose does not
 # answer the info as if it were the pose, and a DELETE with one deletes nothing.
