@@ -649,20 +649,45 @@ static void route_v1(struct exchange *ex, char *path)
 
 static void route_ops(struct exchange *ex, const char *path);
 
-/* Authorization: Bearer TOKEN, compared in constant time, when --auth-token is set. */
-static bool authorized(const struct exchange *ex)
+/* got is want, compared in constant time in want's length. */
+static bool token_is(const char *want, const char *got)
 {
-    const char *want = ex->api->cfg->auth_token, *got = ex->hr->authorization;
-    if (!want || !*want)
-        return true;
-    if (!got || strncmp(got, "Bearer ", 7))
-        return false;
-    got += 7;
     size_t wl = strlen(want), gl = strlen(got);
     unsigned diff = (unsigned)(wl ^ gl);
     for (size_t i = 0; i < wl; i++)
         diff |= (unsigned char)want[i] ^ (unsigned char)(i < gl ? got[i] : 0);
     return diff == 0;
+}
+
+/* The value of the cookie skeld_token (percent-decoded) in a Cookie header, copied to out;
+ * false if there is none or it does not fit. A browser cannot put a header on the pictures
+ * and links a page loads: the preview page sets this cookie (SameSite=Strict) instead. */
+static bool cookie_token(const char *cookie, char *out, size_t cap)
+{
+    for (const char *p = cookie; p && *p;) {
+        p += strspn(p, " ;");
+        size_t n = strcspn(p, ";");
+        if (n > 12 && !strncmp(p, "skeld_token=", 12) && n - 12 < cap) {
+            memcpy(out, p + 12, n - 12);
+            out[n - 12] = 0;
+            return skp_cli_path_decode(out);
+        }
+        p += n;
+    }
+    return false;
+}
+
+/* Authorization: Bearer TOKEN, or the cookie skeld_token=TOKEN, when --auth-token is set. */
+static bool authorized(const struct exchange *ex)
+{
+    const char *want = ex->api->cfg->auth_token, *got = ex->hr->authorization;
+    char from_cookie[512];
+    if (!want || !*want)
+        return true;
+    if (got && !strncmp(got, "Bearer ", 7))
+        return token_is(want, got + 7);
+    return cookie_token(ex->hr->cookie, from_cookie, sizeof from_cookie) &&
+           token_is(want, from_cookie);
 }
 
 static void on_request(void *owner, struct http_req *hr)
@@ -696,7 +721,8 @@ static void on_request(void *owner, struct http_req *hr)
               NULL, 0);
         return;
     }
-    bool open = !strcmp(url, "/healthz") || !strcmp(url, "/readyz");
+    /* Checks, and the preview page's own files (code, no data: it asks for its token) */
+    bool open = !strcmp(url, "/healthz") || !strcmp(url, "/readyz") || www_find(url);
     if (!open && !authorized(ex)) {
         fail(ex, 401, "WWW-Authenticate: Bearer\r\n", "send Authorization: Bearer TOKEN");
         return;

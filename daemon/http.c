@@ -95,6 +95,7 @@ static void free_req(struct http_req *r)
     free(r->url);
     free(r->if_none_match);
     free(r->authorization);
+    free(r->cookie);
     free(r->origin);
     free(r->forwarded_for);
     free(r->body);
@@ -571,6 +572,7 @@ static int on_header_value(http_parser *p, const char *at, size_t n)
         struct http_req *r = c->cur;
         c->value = !strcmp(c->field, "if-none-match")     ? &r->if_none_match
                    : !strcmp(c->field, "authorization")   ? &r->authorization
+                   : !strcmp(c->field, "cookie")          ? &r->cookie
                    : !strcmp(c->field, "origin")          ? &r->origin
                    : !strcmp(c->field, "x-forwarded-for") ? &r->forwarded_for
                    : !strcmp(c->field, "expect")          ? &c->expect

@@ -973,6 +973,22 @@ tally ops 200
 get au "$B/v1/armatures" "${AUTH[@]}"
 check "with Authorization: Bearer s3cret: 200" eval 'is "$ST" 200 && py list "$TMP/au.body" "$ROBOT" Idle Walk Wave Glitch'
 tally list 200
+# The preview page: its files are open (code, no data; it asks for the token on a 401), and it
+# sends the token as the cookie skeld_token, percent-encoded (pictures carry no header)
+for f in / /app.js /style.css; do
+    get au "$B$f"
+    check "the preview page's $f is open without the token" is "$ST" 200
+    tally ops 200
+done
+get au "$B/v1/armatures" -H 'Cookie: theme=dark; skeld_token=s3%63ret'
+check "with the cookie skeld_token (percent-encoded) among others: 200" is "$ST" 200
+tally list 200
+get au "$B/v1/armatures/$ROBOT/render.png?anim=Walk&size=16x16" -H 'Cookie: skeld_token=s3cre'
+check "with a wrong skeld_token cookie: 401" errjson au 401
+tally other 401
+get au "$B/v1/armatures" -H 'Cookie: skeld_token=s3cre' "${AUTH[@]}"
+check "a right Bearer token with a wrong cookie: 200 (the header decides)" is "$ST" 200
+tally list 200
 "$BIN" eval "$S/robot.skf" --anim Walk --frame 3 >"$TMP/want.json"
 get au "$B/v1/files/robot.skf/pose?anim=Walk&frame=3" "${AUTH[@]}"
 check "with the token: a pose is skeld eval's JSON" eval 'is "$ST" 200 && same "$TMP/au.body" "$TMP/want.json"'

@@ -18,7 +18,8 @@ const ui = {
   form: $('controls'), armature: $('armature'), refresh: $('refresh'), upload: $('upload'),
   playback: $('playback'), anim: $('anim'), style: $('style'), size: $('size'),
   play: $('play'), frame: $('frame'), frameText: $('frame-text'), sheet: $('sheet'),
-  view: $('view'), status: $('status'),
+  view: $('view'), status: $('status'), tokenRow: $('token-row'), token: $('token'),
+  useToken: $('use-token'),
 };
 
 // What is on show. Opening an armature or changing the animation, style or size starts a new
@@ -51,10 +52,15 @@ function query(params) {
     .join('&');
 }
 
-// fetch() and its JSON body. skeld's errors are {"error": .., "message": ..}.
+// fetch() and its JSON body. skeld's errors are {"error": .., "message": ..}. A 401 (skeld runs
+// with --auth-token) shows the token field.
 async function fetchJSON(url, options) {
   const res = await fetch(url, options);
   const body = await res.json().catch(() => null);
+  if (res.status === 401) {
+    ui.tokenRow.hidden = false;
+    throw new Error('this skeld needs its --auth-token: enter it in the Token field');
+  }
   if (!res.ok) {
     throw new Error(body && body.message ? body.message : `${res.status} ${res.statusText}`);
   }
@@ -328,6 +334,23 @@ function seek(f) {
 
 // ---- wiring --------------------------------------------------------------------------------
 
+// The token goes in a cookie, not a header: the frames are pictures and the spritesheet a link,
+// which a browser loads without any header the page could add. SameSite=Strict: no other site
+// can make the browser send it.
+function useToken() {
+  document.cookie = `skeld_token=${encodeURIComponent(ui.token.value)}; path=/; SameSite=Strict`;
+  ui.token.value = '';
+  ui.tokenRow.hidden = true;
+  start();
+}
+
+ui.useToken.addEventListener('click', useToken);
+ui.token.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter') {
+    e.preventDefault(); // not the form's submit
+    useToken();
+  }
+});
 ui.armature.addEventListener('change', () => open(ui.armature.value, {}));
 ui.refresh.addEventListener('click', () => listArmatures(ui.armature.value, Boolean(player.base)));
 ui.upload.addEventListener('change', upload);
@@ -353,7 +376,9 @@ async function start() {
     say('The id parameter must be 64 hex digits.');
   } else if (file) {
     choice = `file:${file}`;
-    ui.armature.add(new Option(`${file} (under skeld's root)`, choice));
+    if (![...ui.armature.options].some((o) => o.value === choice)) { // start() runs again
+      ui.armature.add(new Option(`${file} (under skeld's root)`, choice)); // after a token
+    }
   }
   await listArmatures(choice, Boolean(choice) || Boolean(id));
   if (choice) await open(choice, {anim: url.get('anim'), style: url.get('style')});
