@@ -311,6 +311,16 @@ static void access_line(struct conn *c, uint8_t opcode, uint32_t id, uint16_t st
 void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, uint8_t *body,
                 size_t len)
 {
+    /* No client takes a frame over the protocol's limit (libskc closes the connection on
+     * one): a picture that came out bigger (raw RGBA, many frames) is refused instead. */
+    if (len > SKP_MAX_FRAME) {
+        free(body);
+        conn_error(c, opcode, id, SKP_S_LIMIT,
+                   "the reply would be %zu bytes, over the protocol's frame of %u: ask for PNG, "
+                   "fewer frames or a smaller picture",
+                   len, (unsigned)SKP_MAX_FRAME);
+        return;
+    }
     if (log_enabled(LOG_INFO))
         access_line(c, opcode, id, status, len);
     c->note_started_us = 0;

@@ -2194,6 +2194,31 @@ START_TEST(hostile_armatures_cost_no_memory)
 }
 END_TEST
 
+/* A reply over the protocol's 64 MiB frame (a 4096x4096 picture as raw RGBA is 64 MiB and
+ * then some) is LIMIT, saying why, and the connection goes on: libskc would have closed it on
+ * such a frame. The same picture as a PNG is far smaller and comes. */
+START_TEST(reply_over_the_frame_is_limit)
+{
+    struct daemon *d = daemon_up(g_samples, FLAGS("--threads", "1"));
+    skc_client *c = client_open(d->unix_uri, NULL);
+    unsigned char id[SKC_ID_SIZE];
+    load_path(c, "robot.skf", id);
+    skc_eval ev;
+    skc_render_opts ro;
+    eval_one(&ev, id, "Walk", 3, 0);
+    skc_render_opts_init(&ro);
+    ro.width = ro.height = 4096;
+    ro.format = SKC_FORMAT_RGBA;
+    expect_status(c, skc_render(c, &ev, &ro, NULL), SKC_S_LIMIT, "64 MiB of RGBA");
+    ck_assert_msg(strstr(skc_errmsg(c), "over the protocol's frame"), "%s", skc_errmsg(c));
+    ck_assert_int_eq(skc_ping(c, "after", 5), 0);
+    ro.format = SKC_FORMAT_PNG;
+    skc_reply_free(render_ok(c, &ev, &ro));
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 /* Loads a .skf of 1,000 translucent layers, each a 64x64 texture 8 times its size (framed at
  * 512x512, they cover the picture about 800 times). With grow, they hang from a root bone that
  * grows at frame 5 of "grow" from a thousandth of its size: the frames before it draw in a moment.
@@ -2912,6 +2937,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, input_buffers_are_bounded);
     tcase_add_test(tc, fd_exhaustion_keeps_accepting);
     tcase_add_test(tc, hostile_armatures_cost_no_memory);
+    tcase_add_test(tc, reply_over_the_frame_is_limit);
     tcase_add_test(tc, hostile_drawing_is_refused);
     tcase_add_test(tc, a_range_is_refused_at_the_frame_past_its_share);
     tcase_add_test(tc, large_picture_memory_is_let_go);
