@@ -158,9 +158,12 @@ typedef struct skc_options {
     /* Limit for skc_connect as a whole (connecting plus HELLO). 0: 5000 ms; < 0: none.
      * Host name resolution (getaddrinfo) is not bounded by it: use addresses to be sure. */
     int connect_timeout_ms;
-    /* Limit for each later call as a whole (send plus wait). 0: 60000 ms; < 0: none. */
+    /* Limit for each later call as a whole (send plus wait); for skc_async, from the call
+     * that queued the request, HELLO included. 0: 60000 ms; < 0: none. */
     int io_timeout_ms;
-    /* Largest reply body accepted, in bytes. 0: the protocol's 64 MiB. */
+    /* Largest reply body accepted, in bytes: 0 or more than the protocol's 64 MiB is 64 MiB
+     * (the daemon answers LIMIT rather than send more). A larger reply is SKC_EPROTO, and the
+     * connection ends: its bytes cannot be skipped. */
     uint32_t max_reply;
 } skc_options;
 
@@ -318,7 +321,8 @@ typedef struct skc_bone_info {
     int32_t parent;
 } skc_bone_info;
 
-/* One bone of a POSE reply, in bone id order. */
+/* One bone of a POSE reply, in bone id order: its world transform (pos, rot, scale after
+ * Construct, as `skeld eval` prints them; matrix the same as a 2x3 matrix). */
 typedef struct skc_bone {
     skc_vec2 pos;
     double rot;
@@ -579,8 +583,8 @@ SKC_API void skc_async_handle_timeout(skc_async *ac);
  * whose skc_async_connect failed (free that one with skc_async_free). */
 SKC_API int skc_async_disconnect(skc_async *ac);
 
-/* Closes the connection now: every pending callback gets SKC_EIO, then the connect (if it
- * has not run) and disconnect callbacks; then the handle is freed. Inside a callback it takes
+/* Closes the connection now: the connect callback (if it has not run), then every pending
+ * request's with SKC_EIO, then the disconnect callback; then the handle is freed. Inside a callback it takes
  * effect when the callback returns. NULL is a no-op. */
 SKC_API void skc_async_free(skc_async *ac);
 

@@ -142,8 +142,8 @@ static void free_handle(skc_async *ac)
     free(ac);
 }
 
-/* Every callback still owed, the connect callback if it has not run, the disconnect
- * callback, then the handle goes. busy stays raised, so nothing they call ends it again. */
+/* Every callback still owed: the connect callback if it has not run, each request's, the
+ * disconnect callback; then the handle goes. busy stays raised, so nothing they call ends it again. */
 static void finish(skc_async *ac)
 {
     skc_client *c = ac->c;

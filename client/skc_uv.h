@@ -2,7 +2,8 @@
  * uv_poll_t on its socket and a uv_timer_t for its timeouts.
  *
  * Header-only, so libskc itself never links libuv: a program that includes this header links
- * both (pkg-config libskc libuv). Everything here is static inline.
+ * both (pkg-config libskc libuv). Everything here is static inline. uv.h needs the POSIX
+ * names: the compiler's default dialect, or -std=c11 -D_POSIX_C_SOURCE=200809L.
  *
  *     skc_async *ac;
  *     if (skc_async_connect(&ac, &opt) != 0) { report skc_async_errmsg(ac); skc_async_free(ac); }
