@@ -163,10 +163,10 @@ async function open(choice, wanted) {
   const anims = info.animations || [], styles = info.styles || [];
   if (!fillSelect(ui.anim, anims, (a) => `${a.name} (${a.frames} frames, ${a.fps} fps)`,
                   wanted.anim, anims.length ? '' : '(rest pose)')) {
-    notes.push(`no animation "${wanted.anim}"`);
+    notes.push(`no animation "${wanted.anim}"; valid: ${anims.map((a) => a.name).join(', ')}`);
   }
   if (!fillSelect(ui.style, styles, (s) => s.name, wanted.style, '(default)')) {
-    notes.push(`no style "${wanted.style}"`);
+    notes.push(`no style "${wanted.style}"; valid: ${styles.map((s) => s.name).join(', ')}`);
   }
   ui.playback.disabled = false;
   restart(notes.length ? ` (${notes.join(', ')})` : '');
@@ -218,14 +218,28 @@ function frameURL(f) {
   return `${player.base}/render.png?${query(q)}`;
 }
 
-// The whole animation on one PNG, in a grid about as wide as it is tall.
+// The whole animation on one PNG, in a grid about as wide as it is tall. Where skeld would
+// refuse it (no animation to range over, a side over its 16384 pixels) the link says why
+// instead of saving skeld's error as a .png.
+const MAX_SHEET_SIDE = 16384;
 function updateSheetLink() {
   const n = frameCount(), p = player.params;
   const cols = Math.ceil(Math.sqrt(n)), rows = Math.ceil(n / cols);
+  const [w, h] = p.size.split('x').map(Number);
+  const why = !player.anim ? 'the rest pose has no frames to put on a sheet'
+            : cols * w > MAX_SHEET_SIDE || rows * h > MAX_SHEET_SIDE
+              ? `${cols * w}x${rows * h} pixels: over skeld's ${MAX_SHEET_SIDE} a side; choose a smaller size`
+              : '';
+  if (why) {
+    ui.sheet.removeAttribute('href');
+    ui.sheet.textContent = `No spritesheet: ${why}`;
+    return;
+  }
   const q = {anim: p.anim, frames: `0-${n - 1}`, warmup: WARMUP, sheet: `${cols}x${rows}`,
              size: p.size, style: p.style};
   ui.sheet.href = `${player.base}/render.png?${query(q)}`;
-  ui.sheet.download = `${player.anim ? player.anim.name : 'rest'}-sheet.png`;
+  ui.sheet.download = `${player.anim.name || 'animation'}-sheet.png`;
+  ui.sheet.textContent = 'Download spritesheet';
 }
 
 // Asks for frames not asked for yet, from the current one onwards (wrapping), a few at a time.
