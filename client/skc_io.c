@@ -314,8 +314,10 @@ static int encode(skc_client *c, skc__encoder enc, const void *arg, size_t hint,
             return 0;
         }
         if (w.err == SKP_ETOOLONG)
-            return skc__fail(c, SKC_EINVAL, "a string is over %d bytes or a blob too large",
-                             SKP_MAX_NAME);
+            return skc__fail(c, SKC_EINVAL,
+                             "a string over %d bytes, or data (a .skf) over the %u-byte request "
+                             "limit (skc_server_max_frame)",
+                             SKP_MAX_NAME, (unsigned)c->server_max);
         if (w.err == SKP_EOK || room >= c->server_max)
             return skc__fail(c, SKC_EINVAL, "request over the server's %u-byte limit",
                              (unsigned)c->server_max);

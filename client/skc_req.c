@@ -174,12 +174,20 @@ static int check_render(skc_client *c, const skc_render_opts *ro)
 {
     if (!ro)
         return skc__fail(c, SKC_EINVAL, "no render options");
-    if ((ro->camera != SKC_CAMERA_FIT && ro->camera != SKC_CAMERA_EXPLICIT) ||
-        (ro->format != SKC_FORMAT_PNG && ro->format != SKC_FORMAT_RGBA) || ro->samples > 255 ||
-        (ro->png_level > 9 && ro->png_level != SKC_PNG_FAST && ro->png_level != SKC_PNG_DEFAULT) ||
-        ro->sheet_cols > 65535 || ro->sheet_rows > 65535)
-        return skc__fail(c, SKC_EINVAL,
-                         "render options out of range (camera, format, samples, png_level, sheet)");
+    /* What the wire's fields or its values cannot say; the daemon judges the rest. */
+    const char *bad =
+        ro->camera != SKC_CAMERA_FIT && ro->camera != SKC_CAMERA_EXPLICIT
+            ? "camera (SKC_CAMERA_FIT or SKC_CAMERA_EXPLICIT)"
+        : ro->format != SKC_FORMAT_PNG && ro->format != SKC_FORMAT_RGBA
+            ? "format (SKC_FORMAT_PNG or SKC_FORMAT_RGBA)"
+        : ro->samples > 255 ? "samples (1 or 4)"
+        : ro->png_level > 9 && ro->png_level != SKC_PNG_FAST && ro->png_level != SKC_PNG_DEFAULT
+            ? "png_level (SKC_PNG_DEFAULT or a zlib level 0-9)"
+        : ro->sheet_cols > 65535 || ro->sheet_rows > 65535
+            ? "sheet_cols, sheet_rows (at most 65535)"
+            : NULL;
+    if (bad)
+        return skc__fail(c, SKC_EINVAL, "render option out of range: %s", bad);
     if (ro->style_count > SKC_MAX_STYLES || (ro->style_count && !ro->styles))
         return skc__fail(c, SKC_EINVAL, "%u styles: at most %d, and styles must be given",
                          ro->style_count, SKC_MAX_STYLES);

@@ -472,6 +472,7 @@ START_TEST(eval_bad_arguments)
     skc_render_opts_init(&ro);
     ro.png_level = 10;
     ck_assert_int_eq(skc_render(c, &ev, &ro, NULL), SKC_EINVAL);
+    ck_assert_msg(strstr(skc_errmsg(c), "out of range: png_level"), "%s", skc_errmsg(c));
     ck_assert_int_eq(skc_pose(NULL, &ev, NULL), SKC_EINVAL);
     ck_assert_int_eq(skc_pending(c), 0);
     ck_assert_int_eq(skc_ping(c, "ok", 2), 0); /* nothing bad was sent */
