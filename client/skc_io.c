@@ -39,9 +39,14 @@ static int gone(skc_client *c)
 static int broken(skc_client *c, int code, const char *what)
 {
     char buf[128];
-    skc__errno_str(errno, buf, sizeof buf);
-    skc__close(c, "%s: %s", what, buf);
-    return skc__fail(c, code, "%s: %s", what, buf);
+    int e = errno;
+    skc__errno_str(e, buf, sizeof buf);
+    /* The daemon hung up first (its --idle-timeout, a restart): say what to do about it. */
+    const char *hint = e == EPIPE || e == ECONNRESET
+                           ? " (the daemon closed the connection: skc_reconnect opens it again)"
+                           : "";
+    skc__close(c, "%s: %s%s", what, buf, hint);
+    return skc__fail(c, code, "%s: %s%s", what, buf, hint);
 }
 
 /* Linear: a pipeline is a few thousand requests deep at most, and replies tend to come back

@@ -581,6 +581,26 @@ START_TEST(close_mid_reply)
 }
 END_TEST
 
+/* HELLO, then the server hangs up, as a daemon's --idle-timeout or a restart would. */
+static void script_hello_then_close(struct fake *f, int fd)
+{
+    srv_hello(f, fd);
+}
+
+/* A request on a connection the daemon closed meanwhile says it was closed and what reopens
+ * it. (A unix socket whose peer is gone refuses the write at once: EPIPE, no timing.) */
+START_TEST(send_after_the_server_hung_up_says_reconnect)
+{
+    struct fake f;
+    fake_start(&f, script_hello_then_close);
+    skc_client *c = connect_to(&f, NULL);
+    fake_stop(&f); /* the server's end is closed now */
+    ck_assert_int_eq(skc_ping(c, "x", 1), SKC_EIO);
+    ck_assert_msg(strstr(skc_errmsg(c), "skc_reconnect"), "%s", skc_errmsg(c));
+    skc_free(c);
+}
+END_TEST
+
 /* A framing error reply (request id 0), then the server hangs up. */
 static void script_framing_error(struct fake *f, int fd)
 {
@@ -1828,6 +1848,7 @@ static Suite *client_suite(void)
     tcase_add_test(tc, error_reply);
     tcase_add_test(tc, malformed_reply);
     tcase_add_test(tc, close_mid_reply);
+    tcase_add_test(tc, send_after_the_server_hung_up_says_reconnect);
     tcase_add_test(tc, connection_level_error);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
