@@ -178,8 +178,9 @@ function validSize() {
   return /^[1-9][0-9]*x[1-9][0-9]*$/.test(ui.size.value);
 }
 
-// Starts the chosen animation over from frame 0 with the current style and size.
-function restart(note = '') {
+// Starts the chosen animation over from frame 0 with the current style and size; playing
+// unless `resume` is false (a change made while paused stays paused, on frame 0).
+function restart(note = '', resume = true) {
   stop();
   player.generation++;
   if (!validSize()) {
@@ -207,8 +208,9 @@ function restart(note = '') {
   updateSheetLink();
   say(player.anim ? `${what}: ${n} frames at ${player.anim.fps} fps, ${ui.size.value}${note}`
                   : `The rest pose, ${ui.size.value}${note}`);
+  ui.play.disabled = !player.anim || n < 2; // a rest pose or one frame: nothing to play
   pump();
-  play();
+  if (resume) play();
 }
 
 function frameURL(f) {
@@ -368,12 +370,12 @@ ui.token.addEventListener('keydown', (e) => {
 ui.armature.addEventListener('change', () => open(ui.armature.value, {}));
 ui.refresh.addEventListener('click', () => listArmatures(ui.armature.value, Boolean(player.base)));
 ui.upload.addEventListener('change', upload);
-ui.anim.addEventListener('change', () => restart());
-ui.style.addEventListener('change', () => restart());
-ui.size.addEventListener('change', () => restart());
+ui.anim.addEventListener('change', () => restart('', player.playing));
+ui.style.addEventListener('change', () => restart('', player.playing));
+ui.size.addEventListener('change', () => restart('', player.playing));
 ui.form.addEventListener('submit', (e) => { // Enter in the size field
   e.preventDefault();
-  if (player.base) restart();
+  if (player.base) restart('', player.playing);
 });
 ui.play.addEventListener('click', () => (player.playing ? stop() : play()));
 ui.frame.addEventListener('input', () => seek(Number(ui.frame.value)));
