@@ -97,7 +97,26 @@ async function listArmatures(choice, quiet) {
     ui.armature.add(new Option(label, `id:${a.id}`));
   }
   if (choice) ui.armature.value = choice;
+  // The armature on show was dropped from skeld's cache (DELETE, eviction): say so, not play on.
+  if (player.base.startsWith('/v1/armatures/') &&
+      !list.some((a) => `/v1/armatures/${a.id}` === player.base)) {
+    stop();
+    player.generation++;
+    player.base = '';
+    ui.playback.disabled = true;
+    ui.armature.value = '';
+    blank('No armature chosen');
+    say('The armature on show is no longer cached: choose another, or upload it again.');
+    return;
+  }
   if (!quiet) say(list.length ? 'Choose an armature.' : 'Nothing is cached: upload a .skf.');
+}
+
+// Clears the picture and says what it shows (for screen readers).
+function blank(label) {
+  const ctx = ui.view.getContext('2d');
+  ctx.clearRect(0, 0, ui.view.width, ui.view.height);
+  ui.view.setAttribute('aria-label', label);
 }
 
 async function upload() {
@@ -140,6 +159,7 @@ async function open(choice, wanted) {
   player.base = '';
   ui.playback.disabled = true;
   if (!choice) {
+    blank('No armature chosen');
     say('Choose an armature.');
     return;
   }
