@@ -143,7 +143,8 @@ static void free_handle(skc_async *ac)
 }
 
 /* Every callback still owed: the connect callback if it has not run, each request's, the
- * disconnect callback; then the handle goes. busy stays raised, so nothing they call ends it again. */
+ * disconnect callback; then the handle goes. busy stays raised, so nothing they call ends it
+ * again. */
 static void finish(skc_async *ac)
 {
     skc_client *c = ac->c;

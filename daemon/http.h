@@ -39,7 +39,7 @@ struct http_req {
     char *url; /* path and query, as sent (owned) */
     size_t url_len;
     char *if_none_match, *authorization, *origin; /* the headers skeld reads; NULL if absent */
-    char *cookie; /* Cookie: the preview page's token (skeld_token), for pictures it loads */
+    char *cookie;        /* the preview page's token (skeld_token), for the pictures it loads */
     char *forwarded_for; /* X-Forwarded-For, set by a load balancer: for the access log */
     uint8_t *body;       /* the request body (owned), or NULL */
     size_t body_len;
