@@ -2201,13 +2201,9 @@ START_TEST(reply_over_the_frame_is_limit)
 {
     struct daemon *d = daemon_up(g_samples, FLAGS("--threads", "1"));
     skc_client *c = client_open(d->unix_uri, NULL);
-    unsigned char id[SKC_ID_SIZE];
-    load_path(c, "robot.skf", id);
     skc_eval ev;
     skc_render_opts ro;
-    eval_one(&ev, id, "Walk", 3, 0);
-    skc_render_opts_init(&ro);
-    ro.width = ro.height = 4096;
+    robot_walk_render(c, &ev, &ro, 4096);
     ro.format = SKC_FORMAT_RGBA;
     expect_status(c, skc_render(c, &ev, &ro, NULL), SKC_S_LIMIT, "64 MiB of RGBA");
     ck_assert_msg(strstr(skc_errmsg(c), "over the protocol's frame"), "%s", skc_errmsg(c));
