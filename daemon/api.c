@@ -649,16 +649,6 @@ static void route_v1(struct exchange *ex, char *path)
 
 static void route_ops(struct exchange *ex, const char *path);
 
-/* got is want, compared in constant time in want's length. */
-static bool token_is(const char *want, const char *got)
-{
-    size_t wl = strlen(want), gl = strlen(got);
-    unsigned diff = (unsigned)(wl ^ gl);
-    for (size_t i = 0; i < wl; i++)
-        diff |= (unsigned char)want[i] ^ (unsigned char)(i < gl ? got[i] : 0);
-    return diff == 0;
-}
-
 /* The value of the cookie skeld_token (percent-decoded) in a Cookie header, copied to out;
  * false if there is none or it does not fit. A browser cannot put a header on the pictures
  * and links a page loads: the preview page sets this cookie (SameSite=Strict) instead. */
@@ -680,14 +670,15 @@ static bool cookie_token(const char *cookie, char *out, size_t cap)
 /* Authorization: Bearer TOKEN, or the cookie skeld_token=TOKEN, when --auth-token is set. */
 static bool authorized(const struct exchange *ex)
 {
-    const char *want = ex->api->cfg->auth_token, *got = ex->hr->authorization;
+    const struct config *cfg = ex->api->cfg;
+    const char *got = ex->hr->authorization;
     char from_cookie[512];
-    if (!want || !*want)
+    if (!cfg->auth_token || !*cfg->auth_token) /* no cookie to read */
         return true;
     if (got && !strncmp(got, "Bearer ", 7))
-        return token_is(want, got + 7);
+        return config_token_ok(cfg, got + 7, strlen(got + 7));
     return cookie_token(ex->hr->cookie, from_cookie, sizeof from_cookie) &&
-           token_is(want, from_cookie);
+           config_token_ok(cfg, from_cookie, strlen(from_cookie));
 }
 
 static void on_request(void *owner, struct http_req *hr)

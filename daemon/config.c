@@ -306,6 +306,19 @@ int config_check(struct config *c, FILE *err)
     return 0;
 }
 
+bool config_token_ok(const struct config *c, const char *got, size_t got_len)
+{
+    const char *want = c->auth_token;
+    if (!want || !*want)
+        return true;
+    /* No early exit on the first difference: the time says nothing of the token. */
+    size_t want_len = strlen(want);
+    unsigned diff = (unsigned)(want_len ^ got_len);
+    for (size_t i = 0; i < want_len; i++)
+        diff |= (unsigned char)want[i] ^ (unsigned char)(i < got_len ? got[i] : 0);
+    return diff == 0;
+}
+
 int config_listen_addr(const char *hostport, struct sockaddr_storage *addr)
 {
     char host[INET6_ADDRSTRLEN + 2 + 16]; /* [v6%zone] */

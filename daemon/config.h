@@ -65,6 +65,10 @@ int config_apply_live(struct config *live, struct config *fresh, FILE *err);
 
 void config_free(struct config *c);
 
+/* Whether got (got_len bytes, no NUL needed) passes c's --auth-token: always without one;
+ * else compared in constant time in the token's length. Both fronts' check. */
+bool config_token_ok(const struct config *c, const char *got, size_t got_len);
+
 /* The address of a tcp:// or http:// listener's "HOST:PORT" (HOST an IPv4 address or an IPv6
  * one in brackets, PORT 0-65535 in decimal, 0 for any free one): 0, or -1 if it is not that.
  * config_check refuses such a listener, and the server binds what this reads. */

@@ -485,16 +485,6 @@ _Static_assert(SKP_MAX_ANIMS <= EVAL_MAX_ANIMS, "a request's animations fit the 
 
 /* ---- handlers ------------------------------------------------------------------------------- */
 
-static bool tokens_equal(const char *want, const char *got, size_t got_len)
-{
-    /* Constant time in the token length: no early exit on the first difference. */
-    size_t want_len = strlen(want);
-    unsigned diff = (unsigned)(want_len ^ got_len);
-    for (size_t i = 0; i < want_len; i++)
-        diff |= (unsigned char)want[i] ^ (unsigned char)(i < got_len ? got[i] : 0);
-    return diff == 0;
-}
-
 static void h_hello(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
 {
     uint16_t version = skp_read_u16(rd);
@@ -502,8 +492,7 @@ static void h_hello(struct conn *c, const struct skp_frame *f, struct skp_reader
     const char *token = skp_read_str(rd, &len);
     if (!finish_body(c, f, rd))
         return;
-    const char *want = disp(c)->cfg->auth_token;
-    if (want && *want && !tokens_equal(want, token ? token : "", len)) {
+    if (!config_token_ok(disp(c)->cfg, token ? token : "", len)) {
         /* A client that sent none was most likely not told to: say what it lacks. */
         conn_error(c, f->h.opcode, f->h.id, SKP_S_AUTH,
                    len ? "wrong auth token"
