@@ -128,8 +128,9 @@ static unsigned char *read_local(const char *path, size_t *len)
  * (skc_ensure), so a file it has is not sent again and a daemon that restarted or evicted it
  * (or, behind a load balancer, another node) is given it once more; else a path under the
  * daemon's root. An INFO first, not a retry after the command fails: NOT_FOUND also means an
- * unknown animation or style. 0 or an exit status. */
-static int resolve_arm(skc_client *c, const char *arm, unsigned char id[SKC_ID_SIZE])
+ * unknown animation or style. Without send, a local file's id is only computed (skc_id_of).
+ * 0 or an exit status. */
+static int resolve_arm(skc_client *c, const char *arm, unsigned char id[SKC_ID_SIZE], bool send)
 {
     if (parse_id(arm, id))
         return 0;
@@ -142,9 +143,13 @@ static int resolve_arm(skc_client *c, const char *arm, unsigned char id[SKC_ID_S
         fprintf(stderr, "skelctl: %s: %s\n", arm, strerror(errno));
         return SKP_EXIT_FAIL;
     }
-    int rc = skc_ensure(c, bytes, len, id) ? fail_arm(c, arm) : SKP_EXIT_OK;
+    int err = send ? skc_ensure(c, bytes, len, id) : skc_id_of(bytes, len, id);
     free(bytes);
-    return rc;
+    if (err && send)
+        return fail_arm(c, arm);
+    if (err) /* skc_id_of has no handle to explain itself */
+        fprintf(stderr, "skelctl: %s: %s\n", arm, skc_strerror(err));
+    return err ? SKP_EXIT_FAIL : SKP_EXIT_OK;
 }
 
 /* ---- commands ---------------------------------------------------------------------------- */
@@ -230,29 +235,12 @@ static int cmd_load(skc_client *c, struct skp_cli_args *a)
     return rc ? fail(c, "load") : show_info(c, id);
 }
 
-/* ARM's id without giving the daemon anything new: an id as given, a local file's computed
- * here; a path under the daemon's root only a LOAD can name (it is cached already, most
- * likely). 0 or an exit status. */
-static int arm_id(skc_client *c, const char *arm, unsigned char id[SKC_ID_SIZE])
-{
-    struct stat st;
-    if (parse_id(arm, id))
-        return SKP_EXIT_OK;
-    if (stat(arm, &st) != 0 || !S_ISREG(st.st_mode))
-        return skc_load_path(c, arm, id, NULL) ? fail_arm(c, arm) : SKP_EXIT_OK;
-    size_t len;
-    unsigned char *bytes = read_local(arm, &len);
-    int rc = bytes && skc_id_of(bytes, len, id) == 0 ? SKP_EXIT_OK : SKP_EXIT_FAIL;
-    if (rc)
-        fprintf(stderr, "skelctl: %s: %s\n", arm, bytes ? "out of memory" : strerror(errno));
-    free(bytes);
-    return rc;
-}
-
+/* A local file is named by its id, not sent; a path under the root only a LOAD can name (it
+ * is cached already, most likely). */
 static int cmd_unload(skc_client *c, struct skp_cli_args *a)
 {
     unsigned char id[SKC_ID_SIZE];
-    int rc = arm_id(c, a->arg[0], id);
+    int rc = resolve_arm(c, a->arg[0], id, false);
     if (rc == SKP_EXIT_OK && skc_unload(c, id))
         rc = fail_arm(c, a->arg[0]);
     return rc;
@@ -261,7 +249,7 @@ static int cmd_unload(skc_client *c, struct skp_cli_args *a)
 static int cmd_info(skc_client *c, struct skp_cli_args *a)
 {
     unsigned char id[SKC_ID_SIZE];
-    int rc = resolve_arm(c, a->arg[0], id);
+    int rc = resolve_arm(c, a->arg[0], id, true);
     return rc ? rc : show_info(c, id);
 }
 
@@ -323,7 +311,7 @@ static int cmd_eval(skc_client *c, struct skp_cli_args *a, bool pose)
     skc_eval_init(&ev);
     if (make_eval(a, &ev, true))
         return SKP_EXIT_USAGE;
-    int rc = resolve_arm(c, a->arg[0], ev.armature);
+    int rc = resolve_arm(c, a->arg[0], ev.armature, true);
     if (rc)
         return rc;
     skc_reply *r = NULL;
@@ -539,7 +527,7 @@ static int cmd_render(skc_client *c, struct skp_cli_args *f)
     int rc = make_eval(f, &ev, false);
     if (rc || (rc = make_render(f, &ro, styles, &output)))
         return SKP_EXIT_USAGE;
-    if ((rc = resolve_arm(c, f->arg[0], ev.armature)))
+    if ((rc = resolve_arm(c, f->arg[0], ev.armature, true)))
         return rc;
     if (ro.has_range && !ro.sheet_cols)
         return render_chunked(c, &ev, &ro, output);
