@@ -385,12 +385,14 @@ int server_run(struct config *cfg, const struct config_source *src)
         return 1;
     }
     int rc = start(&s);
-    bool preloaded = rc || !cfg->preload || dispatch_preload(&s.dispatch, cfg->preload) == 0;
-    s.api.ready = rc == 0 && preloaded; /* /readyz: preloading is done */
-    if (!s.api.ready) {
-        /* the preload said why it failed; the listeners' failures said which and why */
-        log_msg(LOG_ERROR, "startup failed: %s", rc ? uv_strerror(rc) : "--preload");
-        rc = rc ? rc : UV_EINVAL;
+    const char *why = rc ? uv_strerror(rc) : NULL; /* the listeners said which and why */
+    if (!rc && cfg->preload && dispatch_preload(&s.dispatch, cfg->preload)) {
+        rc = UV_EINVAL;
+        why = "--preload"; /* which said why */
+    }
+    s.api.ready = rc == 0; /* /readyz: preloading is done */
+    if (rc) {
+        log_msg(LOG_ERROR, "startup failed: %s", why);
         begin_shutdown(&s);
     } else {
         log_msg(LOG_INFO, "serving with %d threads", (int)cfg->threads);
