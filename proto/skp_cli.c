@@ -108,6 +108,25 @@ static bool spelled_out(const char *arg, int f)
     return n == strlen(flags[f].name) + 2 && !strncmp(arg + 2, flags[f].name, n - 2);
 }
 
+/* A flag with a value given twice is refused rather than the last one winning: "anim=a&anim=b"
+ * or "--anim a --anim b" reads as two animations, and playing only b would answer a question
+ * that was not asked. The lists take their values in one, comma-separated. A switch given
+ * twice says the same thing twice. */
+static int given_twice(const struct skp_cli_args *a, int f, bool query, char *msg, size_t cap)
+{
+    if (!a->value[f] || !flags[f].value)
+        return 0;
+    bool list =
+        f == SKP_CLI_ANIM || f == SKP_CLI_FRAME || f == SKP_CLI_SMOOTH || f == SKP_CLI_STYLE;
+    const char *name = flags[f].name;
+    int n = query ? snprintf(msg, cap, "parameter \"%s\" is given twice", name)
+                  : snprintf(msg, cap, "--%s is given twice", name);
+    if (list && n > 0 && (size_t)n < cap)
+        snprintf(msg + n, cap - (size_t)n, "; several values go in one: %s%s%s%s",
+                 query ? "" : "--", name, query ? "=" : " ", flags[f].arg);
+    return -1;
+}
+
 int skp_cli_parse(int argc, char **argv, uint32_t allowed, int max_args, struct skp_cli_args *a,
                   char *msg, size_t cap)
 {
@@ -148,6 +167,8 @@ int skp_cli_parse(int argc, char **argv, uint32_t allowed, int max_args, struct 
             snprintf(msg, cap, "--%s does not apply to this command", flags[f].name);
             return -1;
         }
+        if (given_twice(a, f, false, msg, cap))
+            return -1;
         a->value[f] = optarg ? optarg : (char *)"";
     }
     return 0;
@@ -618,6 +639,8 @@ int skp_cli_query(char *query, uint32_t allowed, struct skp_cli_args *a, char *m
             return FAIL("unknown parameter \"%.64s\"", pair);
         if (!(allowed & SKP_CLI_BIT(f)))
             return FAIL("parameter \"%s\" does not apply to this resource", flags[f].name);
+        if (given_twice(a, f, true, msg, cap))
+            return -1;
         if (!flags[f].value) { /* a switch */
             if (value && strcmp(value, "") && strcmp(value, "1") && strcmp(value, "true"))
                 return FAIL("parameter \"%s\" is a switch: give it no value, 1 or true",

@@ -777,6 +777,9 @@ get e "$A/v1/armatures/$ROBOT/render.png?samples=3"
 check "400: samples=3 on render.png, named" errjson e 400 samples
 get e "$A/v1/armatures/$ROBOT/pose?loop=0"
 check "400: a switch with another value than 1/true, named" errjson e 400 loop
+get e "$A/v1/armatures/$ROBOT/pose?anim=Walk&anim=Wave"
+check "400: a parameter given twice (never the last one silently), named, with the list form" \
+    errjson e 400 '"anim" is given twice' 'anim=A[,B..]'
 get e "$A/v1/files/robot.skf/sheet.json?anim=Walk"
 check "400: sheet.json without frames and sheet" errjson e 400 sheet
 get e "$A/v1/armatures/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef/pose"

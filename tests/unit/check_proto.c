@@ -2231,7 +2231,7 @@ END_TEST
 START_TEST(cli_refusals_name_the_flag)
 {
     static const struct {
-        const char *words[6];
+        const char *words[7];
         uint32_t allowed;
         int max_args;
         const char *msg;
@@ -2264,6 +2264,18 @@ START_TEST(cli_refusals_name_the_flag)
         {{"eval", "f", "--anim"}, SKP_CLI_POSE_FLAGS, 1, "--anim needs a value"},
         {{"eval", "f", "g"}, SKP_CLI_POSE_FLAGS, 1, "unexpected argument \"g\""},
         {{"ping", "x"}, SKP_CLI_COMMON_FLAGS, 0, "unexpected argument \"x\""},
+        {{"eval", "f", "--anim", "a", "--anim=b"},
+         SKP_CLI_POSE_FLAGS,
+         1,
+         "--anim is given twice; several values go in one: --anim A[,B..]"},
+        {{"render", "f", "--fit", "1", "--fit=0.5"},
+         SKP_CLI_RENDER_FLAGS,
+         1,
+         "--fit is given twice"},
+        {{"render", "f", "-o", "a.png", "--output", "b.png"},
+         SKP_CLI_RENDER_FLAGS,
+         1,
+         "--output is given twice"},
     };
     for (size_t i = 0; i < NELEM(cases); i++) {
         struct skp_cli_args a;
@@ -2431,6 +2443,13 @@ START_TEST(query_refuses_command_line_only_flags)
     ck_assert_int_eq(
         skp_cli_query(qm2, SKP_CLI_EVAL_FLAGS | SKP_CLI_OPTS_FLAGS, &a, msg, sizeof msg), -1);
     ck_assert_str_eq(msg, "parameter \"matrix\" does not apply to this resource");
+    /* a repeat is refused, never last-wins: two animations go in one value */
+    char qa[] = "anim=Walk&frame=2&anim=Run", qs[] = "size=8x8&loop&loop&size=9x9";
+    ck_assert_int_eq(skp_cli_query(qa, SKP_CLI_EVAL_FLAGS, &a, msg, sizeof msg), -1);
+    ck_assert_str_eq(msg,
+                     "parameter \"anim\" is given twice; several values go in one: anim=A[,B..]");
+    ck_assert_int_eq(skp_cli_query(qs, SKP_CLI_RENDER_FLAGS, &a, msg, sizeof msg), -1);
+    ck_assert_str_eq(msg, "parameter \"size\" is given twice");
 }
 END_TEST
 
