@@ -36,9 +36,10 @@ struct http_conn {
     unsigned pending;
     char field[32]; /* the header name being read, lowercased (longer ones are cut) */
     size_t field_len;
-    bool in_value; /* the last callback was a header value */
-    char **value;  /* where the current header's value goes, or NULL to skip it */
-    char *expect;  /* the Expect header of the current request */
+    bool in_value;  /* the last callback was a header value */
+    unsigned hosts; /* Host headers in the request being read */
+    char **value;   /* where the current header's value goes, or NULL to skip it */
+    char *expect;   /* the Expect header of the current request */
     size_t header_bytes, header_count;
     size_t body_cap;
     int fail_status;      /* a limit a callback hit: answered, then the connection ends */
@@ -534,6 +535,7 @@ static int on_message_begin(http_parser *p)
     c->in_value = false;
     c->field_len = 0;
     c->value = NULL;
+    c->hosts = 0;
     uncharge_body(c);
     return 0;
 }
@@ -569,6 +571,7 @@ static int on_header_value(http_parser *p, const char *at, size_t n)
         return fail(c, 431);
     if (!c->in_value) {
         c->in_value = true;
+        c->hosts += !strcmp(c->field, "host");
         struct http_req *r = c->cur;
         c->value = !strcmp(c->field, "if-none-match")     ? &r->if_none_match
                    : !strcmp(c->field, "authorization")   ? &r->authorization
@@ -612,6 +615,11 @@ static int on_headers_complete(http_parser *p)
     struct http_req *r = c->cur;
     r->verb = verb_of(p->method);
     snprintf(r->method, sizeof r->method, "%s", http_method_str((enum http_method)p->method));
+    /* RFC 9112 3.2: a server answers 400 to an HTTP/1.1 request without exactly one Host. */
+    if (p->http_major == 1 && p->http_minor >= 1 && c->hosts != 1)
+        return fail_why(c, 400,
+                        c->hosts ? "more than one Host header"
+                                 : "an HTTP/1.1 request needs a Host header (RFC 9112 3.2)");
     if ((p->flags & F_CONTENTLENGTH) && p->content_length > max_body(c))
         return fail(c, 413);
     bool body = (p->flags & F_CHUNKED) || p->content_length > 0;

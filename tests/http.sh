@@ -138,9 +138,11 @@ elif cmd == "closelast":
 elif cmd == "limit":
     # limit PORT KIND N BODYFILE: one request at a limit's edge; prints the status.
     # KIND: fields (N header fields in all), url (an N-byte URL), hbytes (N bytes of header
-    # names and values in all).
+    # names and values in all), hosts (an HTTP/1.1 request with N Host headers).
     port, kind, n, body = int(args[0]), args[1], int(args[2]), args[3]
-    if kind == "fields":
+    if kind == "hosts":
+        req = ("GET /healthz HTTP/1.1\r\n" + "Host: skeld\r\n" * n + "\r\n").encode()
+    elif kind == "fields":
         req = request("GET", "/healthz", "".join("X-F%d: v\r\n" % i for i in range(n - 1)))
     elif kind == "url":
         req = request("GET", "/healthz?" + "a" * (n - len("/healthz?")))
@@ -251,8 +253,8 @@ elif cmd == "flood":
     # written while the answers are read; prints how many answers came.
     port, slow, n = int(args[0]), args[1], int(args[2])
     s = connect(port)
-    data = b"".join(("GET %s&frame=%d HTTP/1.1\r\n\r\n" % (slow, i)).encode() for i in range(2))
-    data += b"GET /x HTTP/1.1\r\n\r\n" * n
+    data = b"".join(request("GET", "%s&frame=%d" % (slow, i)) for i in range(2))
+    data += request("GET", "/x") * n
     import threading
     def send():
         try:
@@ -876,6 +878,12 @@ check "16384 bytes of header names and values are served" is "$ST" 200
 ST=$(py limit "${PORT[A]}" hbytes 16385 "$TMP/e.body")
 check "431: 16385 bytes of headers, JSON error" \
     eval 'is "$ST" 431 && py err "$TMP/e.body" "Request Header Fields Too Large" 16'
+ST=$(py limit "${PORT[A]}" hosts 0 "$TMP/e.body")
+check "400: an HTTP/1.1 request without Host (RFC 9112 3.2), named" \
+    eval 'is "$ST" 400 && py err "$TMP/e.body" "Bad Request" "needs a Host header"'
+ST=$(py limit "${PORT[A]}" hosts 2 "$TMP/e.body")
+check "400: two Host headers, named" \
+    eval 'is "$ST" 400 && py err "$TMP/e.body" "Bad Request" "more than one Host"'
 H=()
 for i in $(seq 120); do H+=(-H "X-Many-$i: v"); done
 get e "$A/healthz" "${H[@]}"
