@@ -200,6 +200,9 @@ static int check_camera(const struct picture_request *pr, struct eng_error *err)
                    : eng_seterr(err, ENG_EINVAL, "fit %g: must be a fraction in (0, 10]",
                                 pr->fraction);
     int rc = check_vec("camera scale", pr->opts.scale, err);
+    if (!rc && (pr->opts.scale.x == 0 || pr->opts.scale.y == 0)) /* a negative one flips */
+        return eng_seterr(err, ENG_EINVAL, "camera scale %g,%g: 0 draws nothing", pr->opts.scale.x,
+                          pr->opts.scale.y);
     return rc ? rc : check_vec("camera position", pr->opts.position, err);
 }
 

@@ -3225,6 +3225,11 @@ START_TEST(request_picture_checks_and_range_rule)
     expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err,
                "camera scale");
     pr.opts.scale.x = 1;
+    pr.opts.scale.y = 0; /* the picture would be empty whatever the armature */
+    expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err,
+               "camera scale 1,0: 0 draws nothing");
+    pr.opts.scale.y = -1; /* a flip */
+    ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, &lim, &err), 0);
     pr.png_level = 10;
     expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err,
                "PNG level 10");
