@@ -458,6 +458,18 @@ static void upload(struct exchange *ex)
         fail_status(ex, st, why);
 }
 
+/* Appends s as a JSON string, or null for NULL. Nonzero if out of memory. */
+static int append_quoted(struct byte_buf *b, const char *s)
+{
+    if (!s)
+        return byte_buf_append(b, "null", 4);
+    char small[128], *q = skp_json_quoted(s, small, sizeof small);
+    int rc = !q || byte_buf_append(b, q, strlen(q));
+    if (q && q != small)
+        free(q);
+    return rc;
+}
+
 static void list(struct exchange *ex)
 {
     struct byte_buf b = {NULL, 0, 0};
@@ -466,15 +478,13 @@ static void list(struct exchange *ex)
     for (const struct cache_entry *e = c->head; e && !bad; e = e->next) {
         char id[65], item[160];
         skp_hex(id, e->id, 32);
-        int n = snprintf(item, sizeof item, "%s\n{\"id\":\"%s\",\"bones\":%u,\"animations\":[",
-                         e == c->head ? "" : ",", id, e->arm->bone_count);
-        bad = byte_buf_append(&b, item, (size_t)n) != 0;
-        for (uint32_t i = 0; i < e->arm->anim_count && !bad; i++) {
-            char small[128], *q = skp_json_quoted(e->arm->anims[i].name, small, sizeof small);
-            bad = !q || (i && byte_buf_append(&b, ",", 1)) || byte_buf_append(&b, q, strlen(q));
-            if (q && q != small)
-                free(q);
-        }
+        int n = snprintf(item, sizeof item, "%s\n{\"id\":\"%s\",\"file\":", e == c->head ? "" : ",",
+                         id);
+        bad = byte_buf_append(&b, item, (size_t)n) || append_quoted(&b, e->file);
+        n = snprintf(item, sizeof item, ",\"bones\":%u,\"animations\":[", e->arm->bone_count);
+        bad = bad || byte_buf_append(&b, item, (size_t)n);
+        for (uint32_t i = 0; i < e->arm->anim_count && !bad; i++)
+            bad = (i && byte_buf_append(&b, ",", 1)) || append_quoted(&b, e->arm->anims[i].name);
         bad = bad || byte_buf_append(&b, "]}", 2);
     }
     if (bad || byte_buf_append(&b, "\n]}\n", 4))

@@ -22,6 +22,7 @@ static size_t bucket(const struct cache *c, const uint8_t id[32])
 static void free_entry(struct cache_entry *e)
 {
     armature_free(e->arm);
+    free(e->file);
     free(e);
 }
 
@@ -111,6 +112,14 @@ static void evict(struct cache *c)
         }
         e = prev;
     }
+}
+
+void cache_name(struct cache_entry *e, const char *path)
+{
+    if (e->file || !path)
+        return;
+    const char *slash = strrchr(path, '/');
+    e->file = strdup(slash ? slash + 1 : path);
 }
 
 struct cache_entry *cache_add(struct cache *c, const uint8_t id[32], struct armature *arm)

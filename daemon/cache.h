@@ -15,6 +15,7 @@ struct cache_entry {
     uint8_t id[32];
     uint64_t serial; /* unique per entry for the daemon's life, never 0 */
     struct armature *arm;
+    char *file; /* the file name it was first loaded from by path, or NULL (uploads) */
     size_t bytes;
     int refs;
     bool linked; /* in the index and the LRU list */
@@ -52,6 +53,11 @@ bool cache_contains(struct cache *c, const uint8_t id[32]);
 struct cache_entry *cache_add(struct cache *c, const uint8_t id[32], struct armature *arm);
 
 void cache_ref(struct cache_entry *e);
+
+/* Names e by the file at path (its last component), unless it has a name already: the first
+ * path wins, as the first copy of the content does. A name that cannot be copied is left out
+ * (it only labels lists). */
+void cache_name(struct cache_entry *e, const char *path);
 
 /* Drops a reference; frees the entry if it was unlinked and this was the last one. */
 void cache_unref(struct cache *c, struct cache_entry *e);

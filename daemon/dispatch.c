@@ -541,6 +541,7 @@ static void h_ping(struct conn *c, const struct skp_frame *f, struct skp_reader 
 /* A LOAD's reply body: the entry's id and summary. Drops the caller's reference to e. */
 static void summary_reply(struct request *r, struct cache_entry *e)
 {
+    cache_name(e, r->work.path); /* NULL for uploads */
     r->work.body = work_summary(e->arm, e->id, false, &r->work.body_len);
     if (!r->work.body) {
         r->work.status = SKP_S_NO_MEMORY;
@@ -1275,6 +1276,7 @@ int dispatch_preload(struct dispatch *s, const char *dir)
             struct cache_entry *ce = cache_add(s->cache, w.digest, w.loaded);
             w.loaded = NULL;
             if (ce) {
+                cache_name(ce, w.path);
                 char hex[65];
                 skp_hex(hex, ce->id, 32);
                 log_msg(LOG_INFO, "preloaded %s as %s", w.path, hex);

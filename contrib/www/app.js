@@ -92,7 +92,11 @@ async function listArmatures(choice, quiet) {
     if (opt.value.startsWith('id:')) opt.remove();
   }
   for (const a of list) {
-    const name = uploadedNames.get(a.id) || `${a.id.slice(0, 12)}\u2026`;
+    // The file it was loaded from (by path, or uploaded from this page), with the start of its
+    // id: two versions of one file are two entries.
+    const file = uploadedNames.get(a.id) || a.file;
+    const id = `${a.id.slice(0, file ? 8 : 12)}\u2026`;
+    const name = file ? `${file} (${id})` : id;
     const label = `${name}: ${a.bones} bones; ${a.animations.join(', ') || 'no animations'}`;
     ui.armature.add(new Option(label, `id:${a.id}`));
   }
