@@ -157,6 +157,19 @@ int skc_connect(skc_client **out, const skc_options *opt)
     return rc ? rc : open_connection(c);
 }
 
+int skc_set_auth_token(skc_client *c, const char *auth_token)
+{
+    if (!c)
+        return SKC_EINVAL;
+    skc__begin(c);
+    char *kept;
+    if (keep_str(&kept, auth_token))
+        return skc__fail(c, SKC_ENOMEM, "out of memory for the token");
+    free(c->token);
+    c->token = kept;
+    return 0;
+}
+
 int skc_reconnect(skc_client *c)
 {
     if (!c)

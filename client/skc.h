@@ -186,6 +186,11 @@ SKC_API void skc_free(skc_client *c);
  * skc_reconnect may be called again. */
 SKC_API int skc_reconnect(skc_client *c);
 
+/* Replaces the token HELLO sends on the next skc_reconnect (NULL or "" for none; copied): for
+ * a handle whose token was refused (skc_connect's SKC_S_AUTH), or whose daemon now wants
+ * another. Nothing is sent. 0, or SKC_ENOMEM with the old token kept. */
+SKC_API int skc_set_auth_token(skc_client *c, const char *auth_token);
+
 /* The connection's socket descriptor, or -1 while there is none: for poll()ing it in
  * non-blocking mode. It belongs to the handle: never read, write or close it. */
 SKC_API int skc_fd(const skc_client *c);
@@ -401,7 +406,8 @@ SKC_API const void *skc_reply_payload(const skc_reply *r, size_t *len);
  * given through skc_reply **out belong to the caller (skc_reply_free); out may be NULL when
  * only success matters. A request that timed out is forgotten: its late reply is dropped. */
 
-/* HELLO again, e.g. with another token; updates skc_server_*. skc_connect already did it. */
+/* HELLO again, e.g. with another token; updates skc_server_*. skc_connect already did it.
+ * A token the daemon accepts is kept for skc_reconnect (as skc_set_auth_token). */
 SKC_API int skc_hello(skc_client *c, const char *auth_token);
 
 /* PING with len (at most SKC_MAX_PING) bytes; fails with SKC_EPROTO if the echo differs. */

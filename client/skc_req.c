@@ -278,7 +278,10 @@ int skc__queue_hello(skc_client *c, const char *token, uint32_t *req_id)
 int skc_hello(skc_client *c, const char *auth_token)
 {
     int rc = start(c);
-    return rc ? rc : skc__hello(c, auth_token, skc__deadline(c->io_timeout_ms));
+    if (rc || (rc = skc__hello(c, auth_token, skc__deadline(c->io_timeout_ms))))
+        return rc;
+    /* The token the daemon took is the one a reconnect must send. */
+    return skc_set_auth_token(c, auth_token);
 }
 
 int skc_ping(skc_client *c, const void *payload, size_t len)

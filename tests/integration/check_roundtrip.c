@@ -2641,7 +2641,22 @@ START_TEST(auth_token)
     expect_refused(d->unix_uri, NULL, "needs an auth token; the HELLO has none");
     expect_refused(d->tcp_uri, "guess", "wrong auth token");
     expect_refused(d->tcp_uri, "s3cret-and-more", "wrong auth token");
-    skc_client *c = client_open(d->unix_uri, "s3cret");
+    /* A handle refused for its token takes another and reconnects with it */
+    skc_options wrong = {d->unix_uri, "guess", 5000, 5000, 0};
+    skc_client *c = NULL;
+    ck_assert_int_eq(skc_connect(&c, &wrong), SKC_ESERVER);
+    ck_assert_int_eq(skc_set_auth_token(c, "s3cret"), 0);
+    ck_assert_msg(skc_reconnect(c) == 0, "%s", skc_errmsg(c));
+    ck_assert_int_eq(skc_ping(c, "in", 2), 0);
+    /* one HELLO accepts a token, a wrong one changes nothing, and a reconnect sends the
+     * accepted one */
+    ck_assert_int_eq(skc_set_auth_token(c, NULL), 0);
+    ck_assert_int_eq(skc_hello(c, "s3cret"), 0);
+    ck_assert_int_eq(skc_hello(c, "guess"), SKC_ESERVER);
+    ck_assert_msg(skc_reconnect(c) == 0, "%s", skc_errmsg(c));
+    ck_assert_int_eq(skc_ping(c, "in", 2), 0);
+    skc_free(c);
+    c = client_open(d->unix_uri, "s3cret");
     unsigned char id[SKC_ID_SIZE];
     load_path(c, "robot.skf", id);
     skc_eval ev;
