@@ -1927,6 +1927,36 @@ START_TEST(corrupt_member)
 }
 END_TEST
 
+/* A member whose bytes no longer match its CRC-32 (here: the CRC fields changed, so that the
+ * data still inflates) is a damaged archive, not an armature: libzip only checks at the end of
+ * a read, which the loader must reach. */
+START_TEST(zip_crc_mismatch_is_refused)
+{
+    char *j = dq(VALID);
+    void *buf;
+    size_t len;
+    ck_assert_int_eq(th_skf(j, 1, &buf, &len), 0);
+    free(j);
+    uint8_t *z = buf;
+    int changed = 0;
+    for (size_t i = 0; i + 46 + 13 <= len; i++) {
+        bool local = !memcmp(z + i, "PK\3\4", 4) && !memcmp(z + i + 30, "armature.json", 13);
+        bool central = !memcmp(z + i, "PK\1\2", 4) && !memcmp(z + i + 46, "armature.json", 13);
+        if (local || central) {
+            z[i + (local ? 14 : 16)] ^= 0x01; /* the CRC's low byte */
+            changed++;
+        }
+    }
+    ck_assert_int_eq(changed, 2);
+    struct armature *arm;
+    struct eng_error err;
+    int rc = load_bytes(buf, len, NULL, &arm, &err);
+    check_msg(&err, rc, BADF, "armature.json: its CRC-32 does not match: the archive is damaged",
+              EXACT);
+    free(buf);
+}
+END_TEST
+
 START_TEST(zip_without_armature_json)
 {
     static const char readme[] = "hello";
@@ -2386,6 +2416,7 @@ static Suite *load_suite(void)
     tcase_add_test(tc, empty_input);
     tcase_add_test(tc, corrupt_member);
     tcase_add_test(tc, zip_without_armature_json);
+    tcase_add_test(tc, zip_crc_mismatch_is_refused);
     tcase_add_test(tc, undecodable_png);
     tcase_add_test(tc, truncated_png);
     tcase_add_test(tc, load_file_missing);
