@@ -137,7 +137,9 @@ int cli_eval(int argc, char **argv)
         rc = SKP_EXIT_FAIL;
     } else {
         eval_run(p, &req, &opts);
-        if (cli_write_pose_json(stdout, p, args.value[SKP_CLI_MATRIX] != NULL)) {
+        if (pose_check_finite(p, &err)) {
+            rc = cli_fail("eval", &err);
+        } else if (cli_write_pose_json(stdout, p, args.value[SKP_CLI_MATRIX] != NULL)) {
             fprintf(stderr, "skeld eval: out of memory or write error\n");
             rc = SKP_EXIT_FAIL;
         }

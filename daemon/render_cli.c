@@ -121,6 +121,11 @@ static int encode_and_write(struct render_run *j, const char *path, const struct
 static int emit(void *ctx, const struct pose *p, uint32_t frame, uint32_t index)
 {
     struct render_run *j = ctx;
+    struct eng_error err;
+    if (pose_check_finite(p, &err)) {
+        fprintf(stderr, "skeld render: frame %u: %s\n", frame, err.msg);
+        return 1;
+    }
     int rc = render(j->arm, p, &j->pr.opts, &j->img);
     if (rc) { /* no fill limit here (max_fill 0): the file is the user's own */
         fprintf(stderr, "skeld render: %s\n", eng_strerror(rc));

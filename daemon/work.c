@@ -241,8 +241,15 @@ static struct pose *pose_for(struct work *r, struct worker *w)
 static struct pose *evaluate(struct work *r, struct worker *w, const struct construct_opts *o)
 {
     struct pose *p = pose_for(r, w);
-    if (p)
-        eval_run(p, &r->eval, o);
+    if (!p)
+        return NULL;
+    eval_run(p, &r->eval, o);
+    struct eng_error err;
+    int rc = pose_check_finite(p, &err);
+    if (rc) {
+        fail(r, work_status_of(rc), "%s", err.msg);
+        return NULL;
+    }
     return p;
 }
 
@@ -507,9 +514,14 @@ static int emit_frame(void *ctx, const struct pose *p, uint32_t frame, uint32_t 
 {
     struct render_out *out = ctx;
     const struct render_opts *o = &out->r->picture.opts;
-    int rc = render(p->arm, p, o, &out->w->image);
+    struct eng_error err;
+    int rc = pose_check_finite(p, &err);
+    if (rc) {
+        fail(out->r, work_status_of(rc), "frame %u: %s", frame, err.msg);
+        return -1;
+    }
+    rc = render(p->arm, p, o, &out->w->image);
     if (rc == ENG_ELIMIT) { /* its triangles would take more than the request's share */
-        struct eng_error err;
         request_fill_error(&out->r->picture, &out->w->image, frame, &err);
         fail(out->r, work_status_of(rc), "%s", err.msg);
     }

@@ -202,6 +202,26 @@ check "it lists the valid styles" said r-style "unknown style \"Foo\" (valid: $S
 run e-size "$BIN" eval "$S/robot.skf" --size 64x64
 status e-size 2 "skeld eval --size is a usage error"
 check "it names --size" said e-size "--size does not apply to this command"
+# Valid but extreme numbers (every bone's scale 1e300) overflow: an error naming the bone, never
+# a NaN printed or drawn as if it were an answer.
+"$PY" - "$S/robot.skf" "$TMP/huge.skf" <<'PYEOF'
+import json, sys, zipfile
+src = zipfile.ZipFile(sys.argv[1])
+j = json.loads(src.read("armature.json"))
+for b in j["bones"]:
+    b["scale"] = b["init_scale"] = {"x": 1e300, "y": 1e300}
+with zipfile.ZipFile(sys.argv[2], "w") as out:
+    for n in src.namelist():
+        out.writestr(n, json.dumps(j) if n == "armature.json" else src.read(n))
+PYEOF
+run o-eval "$BIN" eval "$TMP/huge.skf"
+status o-eval 1 "skeld eval of numbers that overflow fails"
+check "it names the bone and says they overflow, printing no pose" \
+    eval 'said o-eval "its scale is not a finite number at this frame" && [ ! -s "$TMP/o-eval.out" ]'
+run o-render "$BIN" render "$TMP/huge.skf" -o "$TMP/o.png"
+status o-render 1 "skeld render of numbers that overflow fails"
+check "it says why, and writes no picture" \
+    eval 'said o-render "frame 0: bone 1" && [ ! -e "$TMP/o.png" ]'
 for c in info eval; do
     run "m-$c" "$BIN" "$c" "$TMP/nosuch.skf"
     status "m-$c" 1 "skeld $c of a missing file fails"

@@ -103,3 +103,39 @@ void pose_bone_matrix(const struct pose *p, uint32_t b, double m[6])
     m[4] = o->pos.x;
     m[5] = o->pos.y;
 }
+
+/* The name of the first of bone b's constructed numbers that is not finite, or NULL. */
+static const char *unfinite_field(const struct pose *p, uint32_t b)
+{
+    const struct bone_out *o = &p->out[b];
+    const struct arm_bone *bone = &p->arm->bones[b];
+    if (!isfinite(o->pos.x) || !isfinite(o->pos.y))
+        return "position";
+    if (!isfinite(o->rot))
+        return "rotation";
+    if (!isfinite(o->scale.x) || !isfinite(o->scale.y))
+        return "scale";
+    for (int c = 0; c < 4; c++)
+        if (!isfinite(o->tint[c]))
+            return "tint";
+    for (uint32_t v = bone->vert_off; v < bone->vert_off + bone->vert_len; v++)
+        if (!isfinite(p->verts[v].x) || !isfinite(p->verts[v].y))
+            return "mesh vertices";
+    return NULL;
+}
+
+int pose_check_finite(const struct pose *p, struct eng_error *err)
+{
+    for (uint32_t b = 0; b < p->arm->bone_count; b++) {
+        const char *field = unfinite_field(p, b);
+        if (field) {
+            char q[ENG_QUOTE_MAX];
+            return eng_seterr(
+                err, ENG_EBADFILE,
+                "bone %u \"%s\": its %s is not a finite number at this frame (the file's "
+                "numbers overflow)",
+                b, eng_quote(p->arm->bones[b].name, q), field);
+        }
+    }
+    return 0;
+}

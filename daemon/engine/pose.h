@@ -7,6 +7,7 @@
 #define SKELD_ENGINE_POSE_H
 
 #include "armature.h"
+#include "errors.h"
 
 /* A constructed bone: world transform plus the fields a drawer needs. */
 struct bone_out {
@@ -56,6 +57,12 @@ struct pose *pose_new(const struct armature *arm);
 
 /* Frees p; NULL is fine. */
 void pose_free(struct pose *p);
+
+/* Whether every constructed number of p (each bone's transform and tint, every vertex) is
+ * finite: a file's extreme but valid numbers (a sway of 1e308, handles of 1e300) can overflow
+ * in Animate or Construct, and a NaN must never leave as an answer. 0, or ENG_EBADFILE with
+ * err naming the first bone and field that is not. Allocates nothing. */
+int pose_check_finite(const struct pose *p, struct eng_error *err);
 
 /* Returns p to the state of a freshly loaded file: locals from the file, physics state from
  * the file, no history. Allocates nothing. */

@@ -174,6 +174,31 @@ START_TEST(parent_listed_after_child)
 }
 END_TEST
 
+/* Valid but extreme numbers overflow: a parent's scale of 1e300 times its child's is inf,
+ * and pose_check_finite names the first bone and field, so no NaN leaves as an answer. */
+START_TEST(overflow_is_named_not_answered)
+{
+    struct armature *arm =
+        load_q("{'bones':["
+               " {'id':0,'name':'big','scale':{'x':1e300,'y':1}},"
+               " {'id':1,'name':'bigger','parent_id':0,'scale':{'x':1e300,'y':1}}]}");
+    struct pose *p = pose_new(arm);
+    rest_step(p, NULL);
+    struct eng_error err = {0, ""};
+    ck_assert_int_eq(pose_check_finite(p, &err), ENG_EBADFILE);
+    ck_assert_str_eq(err.msg, "bone 1 \"bigger\": its scale is not a finite number at this "
+                              "frame (the file's numbers overflow)");
+    pose_free(p);
+    armature_free(arm);
+    arm = load_q("{'bones':[{'id':0,'name':'fine','scale':{'x':1e300,'y':1}}]}");
+    p = pose_new(arm);
+    rest_step(p, NULL);
+    ck_assert_int_eq(pose_check_finite(p, &err), 0);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
 /* ====================================================================================== */
 /* IK                                                                                      */
 
@@ -1465,6 +1490,7 @@ static Suite *construct_suite(void)
 {
     Suite *s = suite_create("construct");
     TCase *tc = tcase_create("inheritance");
+    tcase_add_test(tc, overflow_is_named_not_answered);
     tcase_add_test(tc, inherit_function);
     tcase_add_test(tc, inherit_rotated_scaled_parent);
     tcase_add_test(tc, parent_listed_after_child);
