@@ -986,6 +986,11 @@ static int build_track(struct ctx *c, const char *apath, struct kf_key *keys, si
         kf->next = (uint32_t)(j - start);
         if (next == -1)
             continue;
+        /* The file's keyframes are sorted by frame, so a later one is one further on: a link
+         * to itself or back would make a keyframe act until a frame it is already past. */
+        if (next <= (long)keys[j].index)
+            return BAD(c, "%s.keyframes[%u].next_kf: %ld is not a later keyframe", apath,
+                       keys[j].index, next);
         size_t k = find_index(keys, start, end, next);
         if (k == end)
             return BAD(c,

@@ -1769,6 +1769,11 @@ static const struct err_case anim_errors[] = {
      "armature.json: animations[0].keyframes[1].next_kf: 2 is not a keyframe of the same bone and "
      "element",
      EXACT},
+    /* next_kf naming the keyframe itself, then one before it */
+    {"{'bones':[{}],'animations':[{'keyframes':[{'next_kf':0},{'frame':5,'next_kf':-1}]}]}", 0,
+     BADF, "armature.json: animations[0].keyframes[0].next_kf: 0 is not a later keyframe", EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':[{'next_kf':1},{'frame':5,'next_kf':0}]}]}", 0, BADF,
+     "armature.json: animations[0].keyframes[1].next_kf: 0 is not a later keyframe", EXACT},
 };
 
 /* Atlases and texture rectangles; version and format. */
