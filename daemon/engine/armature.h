@@ -114,6 +114,10 @@ struct arm_track {
     bool monotone;           /* "next" frames never decrease: binary search is exact */
 };
 
+/* The latest keyframe frame a file may have: 4.6 hours at 60 fps. Framing an animation plays
+ * every frame up to its last, so a frame of 2^40 would be a request that never ends. */
+#define ARM_MAX_FRAME 1000000
+
 struct arm_anim {
     char *name;
     double fps;

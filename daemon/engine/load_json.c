@@ -885,6 +885,9 @@ static int read_keyframe(struct ctx *c, json_t *jk, const char *path, struct arm
         return rc;
     if (kf->frame < 0)
         return BAD(c, "%s.frame: %g is negative", path, kf->frame);
+    if (kf->frame > ARM_MAX_FRAME) /* framing plays every frame up to the last */
+        return BAD(c, "%s.frame: %.15g is past the last frame skeld reads (%d)", path, kf->frame,
+                   ARM_MAX_FRAME);
     if (json_object_get(jk, "next_kf") && !json_is_null(json_object_get(jk, "next_kf")) &&
         json_is_number(json_object_get(jk, "next_kf")) &&
         json_number_value(json_object_get(jk, "next_kf")) == NEXT_ABSENT)

@@ -1769,6 +1769,10 @@ static const struct err_case anim_errors[] = {
      "armature.json: animations[0].keyframes[1].next_kf: 2 is not a keyframe of the same bone and "
      "element",
      EXACT},
+    {"{'bones':[{}],'animations':[{'keyframes':[{'frame':1000001}]}]}", 0, BADF,
+     "armature.json: animations[0].keyframes[0].frame: 1000001 is past the last frame skeld reads "
+     "(1000000)",
+     EXACT},
     /* next_kf naming the keyframe itself, then one before it */
     {"{'bones':[{}],'animations':[{'keyframes':[{'next_kf':0},{'frame':5,'next_kf':-1}]}]}", 0,
      BADF, "armature.json: animations[0].keyframes[0].next_kf: 0 is not a later keyframe", EXACT},
