@@ -324,6 +324,9 @@ static int decode_png(const char *name, const char *bytes, size_t len,
         return too_big(name, img.width, img.height, lim, err);
     }
     img.format = PNG_FORMAT_RGBA;
+    /* libpng takes 16-bit samples without gamma information for linear light and brightens
+     * them on the way to 8 bits; a browser, like the editor, reads them as sRGB. */
+    img.flags |= PNG_IMAGE_FLAG_16BIT_sRGB;
     at->width = img.width;
     at->height = img.height;
     if (lim->skip_atlas_pixels) {

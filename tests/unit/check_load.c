@@ -577,6 +577,63 @@ static size_t make_png(const uint8_t *px, uint32_t w, uint32_t h, const uint8_t 
     return at;
 }
 
+/* A 16-bit RGBA PNG, no colour chunks, every pixel c (8-bit values, each stored as v * 257:
+ * the same colour at 16 bits). Returns the length; *out is malloc'd. */
+static size_t make_png16(const uint8_t c[4], uint32_t w, uint32_t h, uint8_t **out)
+{
+    size_t row = (size_t)w * 8, raw_len = (row + 1) * h;
+    uint8_t *raw = calloc(1, raw_len);
+    ck_assert_ptr_nonnull(raw);
+    for (uint32_t y = 0; y < h; y++)
+        for (size_t i = 0; i < row; i++) /* filter 0; big-endian samples, both bytes v */
+            raw[y * (row + 1) + 1 + i] = c[i / 2 % 4];
+    struct libdeflate_compressor *z = libdeflate_alloc_compressor(6);
+    size_t cap = libdeflate_zlib_compress_bound(z, raw_len), at = 8;
+    uint8_t *zs = malloc(cap), *png = malloc(cap + 64);
+    ck_assert(z && zs && png);
+    size_t zlen = libdeflate_zlib_compress(z, raw, raw_len, zs, cap);
+    memcpy(png, "\x89PNG\r\n\x1a\n", 8);
+    uint8_t ihdr[13];
+    put_be32(ihdr, w);
+    put_be32(ihdr + 4, h);
+    memcpy(ihdr + 8, "\x10\x06\x00\x00\x00", 5);
+    chunk(png, &at, "IHDR", ihdr, 13);
+    chunk(png, &at, "IDAT", zs, zlen);
+    chunk(png, &at, "IEND", NULL, 0);
+    libdeflate_free_compressor(z);
+    free(zs);
+    free(raw);
+    *out = png;
+    return at;
+}
+
+/* A 16-bit atlas is read as sRGB, as a browser and the editor read it: the colour of the same
+ * atlas at 8 bits, not libpng's linear-light reading, which brightened (60,39,100) to
+ * (132,109,167). */
+START_TEST(atlas_16bit_is_srgb)
+{
+    static const uint8_t c[4] = {60, 39, 100, 255};
+    uint8_t *png;
+    size_t len = make_png16(c, 3, 2, &png);
+    void *skf;
+    size_t slen;
+    zip_with("{'atlases':[{'filename':'a.png'}]}", "a.png", png, len, &skf, &slen);
+    struct armature *arm;
+    struct eng_error err;
+    int rc = load_bytes(skf, slen, NULL, &arm, &err);
+    ck_assert_msg(rc == 0, "%s", err.msg);
+    const struct arm_atlas *at = &arm->atlases[0];
+    ck_assert_uint_eq(at->width, 3);
+    for (size_t i = 0; i < 3 * 2; i++)
+        ck_assert_msg(!memcmp(at->rgba + i * 4, c, 4), "pixel %zu is %u,%u,%u,%u", i,
+                      at->rgba[i * 4], at->rgba[i * 4 + 1], at->rgba[i * 4 + 2],
+                      at->rgba[i * 4 + 3]);
+    armature_free(arm);
+    free(png);
+    free(skf);
+}
+END_TEST
+
 /* Pixels with runs, edges and noise, so that every predictor wins somewhere. */
 static uint8_t *test_pixels(uint32_t w, uint32_t h)
 {
@@ -2426,6 +2483,7 @@ static Suite *load_suite(void)
     tcase_add_test(tc, corrupt_member);
     tcase_add_test(tc, zip_without_armature_json);
     tcase_add_test(tc, zip_crc_mismatch_is_refused);
+    tcase_add_test(tc, atlas_16bit_is_srgb);
     tcase_add_test(tc, undecodable_png);
     tcase_add_test(tc, truncated_png);
     tcase_add_test(tc, load_file_missing);
