@@ -440,8 +440,18 @@ static int bone_visual(struct ctx *c, json_t *jb, const char *path, json_t **out
     int rc;
     *out = jb;
     snprintf(vpath, 32, "%s", path);
-    if (!c->arrays)
+    if (!c->arrays) {
+        /* A bone that names a visuals[] entry in a file without that array was cut from a
+         * 0.6/0.7 file: read as 0.5 it would draw nothing, and say nothing. */
+        json_t *v = json_object_get(jb, "visuals_id");
+        if (json_is_integer(v) && json_integer_value(v) >= 0)
+            return BAD(c,
+                       "%s.visuals_id: %lld names a visuals[] entry, but the file has no "
+                       "visuals array (0.6/0.7 files keep visuals, inverse_kinematics and "
+                       "physics there)",
+                       path, (long long)json_integer_value(v));
         return 0;
+    }
     *out = NULL;
     if ((rc = get_int(c, jb, "visuals_id", path, -1, &vid)) ||
         (rc = check_index(c, vid, (long)c->visual_count, true, path, "visuals_id")))

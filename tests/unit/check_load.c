@@ -1731,6 +1731,11 @@ static const struct err_case layout_errors[] = {
     {"{'inverse_kinematics':3}", 0, BADF, "armature.json: inverse_kinematics: expected an array",
      EXACT},
     {"{'physics':'x'}", 0, BADF, "armature.json: physics: expected an array", EXACT},
+    /* a 0.6/0.7 bone in a file whose arrays are gone would draw nothing, silently */
+    {"{'version':'0.7.0','bones':[{},{'visuals_id':0}]}", 0, BADF,
+     "armature.json: bones[1].visuals_id: 0 names a visuals[] entry, but the file has no visuals "
+     "array (0.6/0.7 files keep visuals, inverse_kinematics and physics there)",
+     EXACT},
     {"{'visuals':[{}],'bones':[{'visuals_id':1}]}", 0, BADF,
      "armature.json: bones[0].visuals_id: 1 is out of range", EXACT},
     {"{'visuals':[{}],'bones':[{'visuals_id':-2}]}", 0, BADF,
