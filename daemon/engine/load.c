@@ -373,6 +373,8 @@ static int load_atlases(zip_t *za, struct armature *arm, const struct load_limit
 
 static int open_zip(const void *bytes, size_t len, zip_t **out, struct eng_error *err)
 {
+    if (!len) /* libzip reads no bytes as an empty archive */
+        return eng_seterr(err, ENG_EBADFILE, "the file is empty: not a .skf");
     zip_error_t ze;
     zip_error_init(&ze);
     zip_source_t *src = zip_source_buffer_create(bytes, len, 0, &ze);
@@ -383,7 +385,11 @@ static int open_zip(const void *bytes, size_t len, zip_t **out, struct eng_error
     *out = zip_open_from_source(src, ZIP_RDONLY, &ze);
     if (!*out) {
         zip_source_free(src);
-        int rc = eng_seterr(err, ENG_EBADFILE, "not a .skf file (zip archive): %s",
+        /* It starts as a zip does but has no whole directory at its end: a partial copy. */
+        bool cut = len >= 4 && !memcmp(bytes, "PK\3\4", 4);
+        int rc = eng_seterr(err, ENG_EBADFILE, "%s: %s",
+                            cut ? "a .skf (zip archive) cut short or damaged"
+                                : "not a .skf file (zip archive)",
                             zip_error_strerror(&ze));
         zip_error_fini(&ze);
         return rc;

@@ -1955,19 +1955,23 @@ START_TEST(truncated_zip)
     struct eng_error err;
     /* without its end: no central directory */
     int rc = load_bytes(buf, len - 30, NULL, &arm, &err);
-    check_msg(&err, rc, BADF, "not a .skf file (zip archive): ", PREFIX);
+    check_msg(&err, rc, BADF, "a .skf (zip archive) cut short or damaged: ", PREFIX);
     free(buf);
 }
 END_TEST
 
 START_TEST(empty_input)
 {
-    /* libzip reads zero bytes as an empty archive, so this surfaces as the missing member */
+    /* libzip reads zero bytes as an empty archive: the loader says what it is first */
     struct armature *arm;
     struct eng_error err;
     char none = 0;
     int rc = load_bytes(&none, 0, NULL, &arm, &err);
-    check_msg(&err, rc, BADF, "armature.json is not in the archive", EXACT);
+    check_msg(&err, rc, BADF, "the file is empty: not a .skf", EXACT);
+    /* bytes that are no zip at all */
+    static const char text[] = "# a README, not an armature\n";
+    rc = load_bytes(text, sizeof text - 1, NULL, &arm, &err);
+    check_msg(&err, rc, BADF, "not a .skf file (zip archive): ", PREFIX);
 }
 END_TEST
 
