@@ -79,6 +79,15 @@ function frameCount() {
 
 // ---- the list of armatures and uploads ------------------------------------------------------
 
+// Whether the armature at base ("/v1/armatures/{id}") is still cached: only a 404 says not.
+async function stillCached(base) {
+  try {
+    return (await fetch(base, {method: 'HEAD'})).status !== 404;
+  } catch (e) {
+    return true; // unreachable is not gone: the next request will say what is wrong
+  }
+}
+
 // Refills the list with what skeld has cached (keeping a file: entry) and selects `choice`.
 async function listArmatures(choice, quiet) {
   let list;
@@ -102,8 +111,11 @@ async function listArmatures(choice, quiet) {
   }
   if (choice) ui.armature.value = choice;
   // The armature on show was dropped from skeld's cache (DELETE, eviction): say so, not play on.
+  // The list is one node's cache (behind a cluster's HAProxy, whichever node answered): an
+  // armature missing from it is asked for by its id, which reaches the node that owns it.
   if (player.base.startsWith('/v1/armatures/') &&
-      !list.some((a) => `/v1/armatures/${a.id}` === player.base)) {
+      !list.some((a) => `/v1/armatures/${a.id}` === player.base) &&
+      !(await stillCached(player.base))) {
     stop();
     player.generation++;
     player.base = '';
@@ -123,14 +135,27 @@ function blank(label) {
   ui.view.setAttribute('aria-label', label);
 }
 
+// The file's SHA-256 in hex, or null where the browser offers no digest (crypto.subtle exists
+// only in secure contexts: https, or http on localhost).
+async function sha256Hex(file) {
+  if (!globalThis.crypto || !crypto.subtle) return null;
+  const digest = await crypto.subtle.digest('SHA-256', await file.arrayBuffer());
+  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 async function upload() {
   const file = ui.upload.files[0];
   if (!file) return;
   say(`Uploading ${file.name}\u2026`);
   try {
-    // The body is the file's bytes; skeld answers 201 with the id (the bytes' SHA-256).
-    const summary = await fetchJSON('/v1/armatures', {
-      method: 'POST', body: file, headers: {'Content-Type': 'application/octet-stream'},
+    // The body is the file's bytes; skeld answers 201 with the id (the bytes' SHA-256). Where
+    // the page can hash them itself (a secure context) it PUTs them by that id, which a
+    // cluster's HAProxy routes to the node that owns the id (it refuses a POST, which names
+    // no node); elsewhere it POSTs them.
+    const id = await sha256Hex(file);
+    const summary = await fetchJSON(id ? `/v1/armatures/${id}` : '/v1/armatures', {
+      method: id ? 'PUT' : 'POST', body: file,
+      headers: {'Content-Type': 'application/octet-stream'},
     });
     uploadedNames.set(summary.id, file.name);
     await listArmatures(`id:${summary.id}`, true);
