@@ -391,6 +391,8 @@ int config_apply_live(struct config *live, struct config *fresh, FILE *err)
             *(char **)(void *)pl = *(char **)(void *)pf;
             *(char **)(void *)pf = old;
         }
+        if (!strcmp(o->name, "auth-token"))
+            live->auth_generation++;
         changed++;
     }
     return changed;

@@ -39,6 +39,9 @@ struct config {
     int64_t drain_grace;
     int64_t max_input_mb;
     int64_t file_settle_ms;
+    /* Not an option: bumped by config_apply_live each time auth-token changes (set, changed
+     * or removed), so that a binary connection can tell that the token it passed is gone. */
+    uint64_t auth_generation;
 };
 
 /* Fills c with defaults (threads = cores). */
@@ -59,8 +62,9 @@ void config_print_help(FILE *out);
 
 /* SIGHUP: copies into live the options that can change at run time (log level, auth token,
  * CORS origin, limits) where fresh differs, and says on err which others differ (they need a
- * restart). Strings move from fresh to live (fresh keeps the old ones, to free). Returns the
- * number of options changed. Loop thread. */
+ * restart). Strings move from fresh to live (fresh keeps the old ones, to free). A changed
+ * auth token bumps live->auth_generation. Returns the number of options changed. Loop
+ * thread. */
 int config_apply_live(struct config *live, struct config *fresh, FILE *err);
 
 void config_free(struct config *c);

@@ -35,6 +35,7 @@ struct instance {
 /* What dispatch keeps per connection (conn->session). */
 struct session {
     bool authed;
+    uint64_t auth_generation;    /* the config's when authed: another means the token changed */
     struct request *outstanding; /* evaluations submitted and not done (cancelled at close) */
     struct instance **instances; /* index = instance id - 1 */
     uint32_t instance_cap;
@@ -505,6 +506,7 @@ static void h_hello(struct conn *c, const struct skp_frame *f, struct skp_reader
         return;
     }
     sess(c)->authed = true;
+    sess(c)->auth_generation = disp(c)->cfg->auth_generation;
     conn_set_max_frame(c, (uint32_t)disp(c)->cfg->max_frame);
     char name[sizeof PACKAGE_STRING + 4 + SKP_MAX_NODE_NAME]; /* "skeld 0.2.0 on NODE" */
     size_t name_len = skp_hello_name(name, sizeof name, PACKAGE_STRING, disp(c)->cfg->node_name);
@@ -1143,6 +1145,24 @@ static const struct command commands[SKP_OP_MAX] = {
     [SKP_OP_INFO_JSON] = {h_info_json, 32, 32, false},
 };
 
+/* Whether c may send what is not HELLO or PING; else it is answered AUTH. A connection
+ * authenticated under a token that a reload has since changed (or set, or removed) is not:
+ * access granted for the old token ends with it, though the connection stays open. */
+static bool authorized(struct conn *c, uint8_t op, uint32_t id)
+{
+    const struct session *s = sess(c);
+    if (!s->authed) {
+        conn_error(c, op, id, SKP_S_AUTH, "send HELLO with the auth token first");
+        return false;
+    }
+    if (s->auth_generation != disp(c)->cfg->auth_generation) {
+        conn_error(c, op, id, SKP_S_AUTH,
+                   "the auth token changed (reload): send HELLO with the new one");
+        return false;
+    }
+    return true;
+}
+
 static void on_frame(void *owner, struct conn *c, const struct skp_frame *f)
 {
     (void)owner; /* disp(c) */
@@ -1161,10 +1181,8 @@ static void on_frame(void *owner, struct conn *c, const struct skp_frame *f)
         conn_error(c, op, f->h.id, SKP_S_SHUTDOWN, "shutting down");
         return;
     }
-    if (!sess(c)->authed && !cmd->open) {
-        conn_error(c, op, f->h.id, SKP_S_AUTH, "send HELLO with the auth token first");
+    if (!cmd->open && !authorized(c, op, f->h.id))
         return;
-    }
     if (f->h.body_len < cmd->min_body || f->h.body_len > cmd->max_body) {
         conn_error(c, op, f->h.id, SKP_S_BAD_REQUEST, "%s body of %u bytes is out of range",
                    skp_opcode_name(op), f->h.body_len);
@@ -1182,6 +1200,7 @@ static int on_open(void *owner, struct conn *c)
     if (!s)
         return -1;
     s->authed = !d->cfg->auth_token || !*d->cfg->auth_token;
+    s->auth_generation = d->cfg->auth_generation;
     c->session = s;
     if (!s->authed) /* until HELLO: room for a HELLO or a PING, no more */
         conn_set_max_frame(c, PRE_AUTH_MAX_FRAME);

@@ -2480,17 +2480,27 @@ START_TEST(load_path_swap_race)
 }
 END_TEST
 
-/* Sends SIGHUP and waits until d logs its reload (--log-level info); returns the log (free
- * it). */
+/* How many times needle is in hay (NULL: none). */
+static int occurrences(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = hay ? strstr(hay, needle) : NULL; p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* Sends SIGHUP and waits until d logs this reload (--log-level info), not an earlier one;
+ * returns the log (free it). */
 static char *reload(struct daemon *d)
 {
+    char *log = slurp(d->err, NULL);
+    int before = occurrences(log, "configuration reloaded");
     ck_assert_int_eq(kill(d->pid, SIGHUP), 0);
     int64_t deadline = now_ms() + 120000; /* a bound for a hung daemon, not a timing */
-    char *log = NULL;
-    for (;;) { /* until the daemon says it reloaded */
+    for (;;) {                            /* until the daemon says it reloaded */
         free(log);
         log = slurp(d->err, NULL);
-        if ((log && strstr(log, "configuration reloaded")) || now_ms() > deadline)
+        if (occurrences(log, "configuration reloaded") > before || now_ms() > deadline)
             break;
         sleep_ms(20);
     }
@@ -2674,6 +2684,73 @@ START_TEST(auth_token)
     fprintf(stderr, "check_roundtrip: an auth error from skelctl is expected next:\n");
     ck_assert_int_eq(run_cmd(no, &out, &len), 1);
     free(out);
+    daemon_stop(d);
+}
+END_TEST
+
+/* A request refused because the token c authenticated with has changed since. */
+static void expect_token_changed(skc_client *c, int rc, const char *what)
+{
+    expect_status(c, rc, SKC_S_AUTH, what);
+    ck_assert_msg(strstr(skc_errmsg(c), "auth token changed") &&
+                      strstr(skc_errmsg(c), "send HELLO with the new one"),
+                  "%s: %s", what, skc_errmsg(c));
+}
+
+/* The token set in a config file, then SIGHUP (a NULL token: none). */
+static void reload_token(struct daemon *d, const char *conf, const char *token)
+{
+    char text[128];
+    int n = token ? snprintf(text, sizeof text, "auth-token = %s\n", token) : 0;
+    spit(conf, text, (size_t)n);
+    char *log = reload(d);
+    ck_assert_msg(log && strstr(log, "configuration reloaded"), "%s", log);
+    free(log);
+}
+
+/* A token changed by SIGHUP ends what connections authenticated under the old one may do:
+ * their next request but HELLO and PING is AUTH until a HELLO with the new token, on the same
+ * connection. So does setting a token where there was none, and removing one. A reload that
+ * leaves the token alone revokes nothing. */
+START_TEST(sighup_token_change_revokes)
+{
+    char conf[PATH_MAX];
+    join(conf, g_work, "skeld.conf");
+    spit(conf, "auth-token = old\n", 17);
+    struct daemon *d = daemon_up(g_samples, FLAGS("--config", conf, "--log-level", "info"));
+    skc_client *c = client_open(d->unix_uri, "old");
+    unsigned char id[SKC_ID_SIZE];
+    load_path(c, "robot.skf", id);
+
+    reload_token(d, conf, "new");
+    expect_token_changed(c, skc_load_path(c, "robot.skf", id, NULL), "LOAD after the change");
+    ck_assert_int_eq(skc_ping(c, "still", 5), 0); /* open: PING, and the connection */
+    expect_status(c, skc_hello(c, "old"), SKC_S_AUTH, "HELLO with the old token");
+    expect_token_changed(c, skc_load_path(c, "robot.skf", id, NULL), "LOAD after a bad HELLO");
+    ck_assert_msg(skc_hello(c, "new") == 0, "HELLO with the new token: %s", skc_errmsg(c));
+    load_path(c, "robot.skf", id);
+    expect_refused(d->tcp_uri, "old", "wrong auth token");
+
+    /* another option changed, the token not: nothing revoked */
+    spit(conf, "auth-token = new\nmax-bones = 5000\n", 34);
+    free(reload(d));
+    load_path(c, "robot.skf", id);
+
+    /* removed: a HELLO (with no token) is needed again; a new connection needs none */
+    reload_token(d, conf, NULL);
+    expect_token_changed(c, skc_load_path(c, "robot.skf", id, NULL), "LOAD after the removal");
+    ck_assert_msg(skc_hello(c, NULL) == 0, "HELLO with no token: %s", skc_errmsg(c));
+    load_path(c, "robot.skf", id);
+    skc_client *open = client_open(d->unix_uri, NULL);
+    load_path(open, "robot.skf", id);
+
+    /* set where there was none: the connection that needed none must now HELLO with it */
+    reload_token(d, conf, "again");
+    expect_token_changed(open, skc_load_path(open, "robot.skf", id, NULL), "LOAD after the set");
+    ck_assert_msg(skc_hello(open, "again") == 0, "HELLO with the set token: %s", skc_errmsg(open));
+    load_path(open, "robot.skf", id);
+    skc_free(open);
+    skc_free(c);
     daemon_stop(d);
 }
 END_TEST
@@ -2954,6 +3031,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, large_picture_memory_is_let_go);
     tc = tcase(s, "auth");
     tcase_add_test(tc, auth_token);
+    tcase_add_test(tc, sighup_token_change_revokes);
     tc = tcase(s, "busy");
     tcase_add_test(tc, busy_when_queue_full);
     tc = tcase(s, "shutdown");
