@@ -117,6 +117,7 @@ static void record_latency(struct dispatch *s, uint64_t us)
     while (b < 15 && us >= (64ull << b))
         b++;
     s->latency_us[b]++;
+    s->latency_sum_us += us;
 }
 
 /* The pool's queue is full: the request ends with BUSY. */
@@ -1101,6 +1102,7 @@ void dispatch_counters(const struct dispatch *s, struct dispatch_counters *out)
             snprintf(name, sizeof out->names[0], "latency.ge_%lluus", 64ull << 14);
         out->k[n++] = (struct skp_counter){name, s->latency_us[b]};
     }
+    out->k[n++] = (struct skp_counter){"latency.sum_us", s->latency_sum_us};
     out->n = n;
 }
 

@@ -91,16 +91,22 @@ static void family(struct text *t, const char *metric, const char *type, const c
 }
 
 /* latency.lt_Nus is the bucket of jobs under N microseconds, latency.ge_Nus the rest: as
- * cumulative buckets of skeld_job_seconds. Returns how many counters it took. */
+ * cumulative buckets of skeld_job_seconds; latency.sum_us, their microseconds added up, as
+ * its _sum (a daemon that does not send it gets none). Returns how many counters it took. */
 static size_t histogram(struct text *t, const struct skp_counter *k, size_t n)
 {
     uint64_t cum = 0;
     size_t i = 0;
     bool inf = false;
+    const struct skp_counter *sum = NULL;
     family(t, "job_seconds", "histogram", "Pool jobs from arrival to answer.");
     for (; i < n && prefixed(k[i].name, LATENCY); i++) {
         const char *b = k[i].name + strlen(LATENCY);
         char *end;
+        if (!strcmp(b, "sum_us")) {
+            sum = &k[i];
+            continue;
+        }
         unsigned long long us = strtoull(b + 3, &end, 10);
         cum += k[i].value;
         if (!strncmp(b, "lt_", 3) && end != b + 3 && !strcmp(end, "us")) {
@@ -113,6 +119,9 @@ static size_t histogram(struct text *t, const struct skp_counter *k, size_t n)
     }
     if (!inf)
         put(t, "skeld_job_seconds_bucket{le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+    if (sum)
+        put(t, "skeld_job_seconds_sum %llu.%06u\n", (unsigned long long)(sum->value / 1000000),
+            (unsigned)(sum->value % 1000000));
     put(t, "skeld_job_seconds_count %llu\n", (unsigned long long)cum);
     return i;
 }

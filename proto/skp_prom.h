@@ -1,10 +1,10 @@
 /* The daemon's counters in the Prometheus text exposition format (version 0.0.4), written in
  * one place so that `GET /metrics` and `skelctl stats --prometheus` use the same metric
  * names. The input is the STATS reply's counters by their PROTOCOL.md names; each maps to a
- * metric: requests.OP to skeld_requests_total{op="OP"}, the latency.* buckets to the
- * histogram skeld_job_seconds, the rest by a fixed table (cache.hits to
- * skeld_cache_hits_total, queue.depth to skeld_queue_depth, ...), and a name the table does
- * not know (a later daemon's) to skeld_NAME, '.' as '_', untyped. No I/O. */
+ * metric: requests.OP to skeld_requests_total{op="OP"}, the latency.* buckets and
+ * latency.sum_us to the histogram skeld_job_seconds (_bucket, _sum, _count), the rest by a fixed
+ * table (cache.hits to skeld_cache_hits_total, queue.depth to skeld_queue_depth, ...), and a name
+ * the table does not know (a later daemon's) to skeld_NAME, '.' as '_', untyped. No I/O. */
 #ifndef SKP_PROM_H
 #define SKP_PROM_H
 

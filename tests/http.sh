@@ -393,8 +393,9 @@ elif cmd == "summary":
         sys.exit("upload summary %r..." % got[:100])
 
 elif cmd == "prom":
-    # prom FILE: the Prometheus text format, each sample's family declared by # TYPE first
-    types = {}
+    # prom FILE: the Prometheus text format, each sample's family declared by # TYPE first; a
+    # histogram has a _sum and a _count, the count its +Inf bucket's
+    types, samples = {}, {}
     for n, line in enumerate(open(args[0]), 1):
         line = line.rstrip("\n")
         m = re.match(r"# (HELP|TYPE) ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*)$", line)
@@ -413,6 +414,13 @@ elif cmd == "prom":
         family = re.sub(r"_(bucket|count|sum)$", "", name) if name not in types else name
         if family not in types:
             sys.exit("line %d: %s has no # TYPE" % (n, name))
+        samples[name + (m.group(2) or "")] = m.group(5)
+    for h in (f for f, t in types.items() if t == "histogram"):
+        for part in ("_sum", "_count", '_bucket{le="+Inf"}'):
+            if h + part not in samples:
+                sys.exit("histogram %s has no %s" % (h, part))
+        if samples[h + "_count"] != samples[h + '_bucket{le="+Inf"}']:
+            sys.exit("histogram %s: _count is not the +Inf bucket" % h)
 else:
     sys.exit("h.py: unknown command " + cmd)
 EOF
@@ -944,6 +952,9 @@ pose_st=$ST
 get m2 "$A/metrics"
 check "a lone HTTP POSE runs on the loop thread (jobs_inline_total + 1)" \
     is "$pose_st $(($(metric m2 skeld_jobs_inline_total) - $(metric m skeld_jobs_inline_total)))" "200 1"
+check "skeld_job_seconds: the POSE adds a job to _count and its time to _sum" \
+    eval 'is "$(($(metric m2 skeld_job_seconds_count) - $(metric m skeld_job_seconds_count)))" 1 &&
+    awk "\$1 == \"skeld_job_seconds_sum\" { s[FILENAME] = \$2 } END { exit !(s[ARGV[2]] > s[ARGV[1]]) }" "$TMP/m.body" "$TMP/m2.body"'
 check "/metrics names the node (--node-name) and the version" \
     grep -qx "skeld_node_info{node=\"node-a.1\",version=\"$(sed -n 's/^skeld \([^ ]*\).*/\1/p' "$TMP/version")\"} 1" "$TMP/m.body"
 check "every answer names the node in X-Skeld-Node" \

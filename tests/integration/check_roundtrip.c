@@ -1313,6 +1313,36 @@ START_TEST(result_cache_hits_and_evictions)
 }
 END_TEST
 
+/* latency.sum_us against the buckets of one STATS reply: at least each job at its bucket's
+ * floor and, with nothing in the open-ended bucket, under each at its ceiling. Returns how many
+ * jobs the buckets count. */
+static uint64_t check_latency_sum(skc_client *c)
+{
+    skc_reply *r = NULL;
+    ck_assert_msg(skc_stats(c, &r) == 0, "STATS: %s", skc_errmsg(c));
+    uint64_t jobs = 0, floor = 0, ceiling = 0;
+    for (int b = 0; b < 16; b++) {
+        char name[32];
+        if (b < 15)
+            snprintf(name, sizeof name, "latency.lt_%lluus", 64ull << b);
+        else
+            snprintf(name, sizeof name, "latency.ge_%lluus", 64ull << 14);
+        const skc_counter *k = find_counter(r, name);
+        ck_assert_msg(k != NULL, "no counter %s", name);
+        jobs += k->value;
+        floor += k->value * (b ? 64ull << (b - 1) : 0);
+        ceiling = b < 15 ? ceiling + k->value * (64ull << b) : k->value ? UINT64_MAX : ceiling;
+    }
+    const skc_counter *sum = find_counter(r, "latency.sum_us");
+    ck_assert_msg(sum != NULL, "no counter latency.sum_us");
+    ck_assert_msg(sum->value >= floor && sum->value < ceiling + (jobs == 0),
+                  "latency.sum_us %llu out of the buckets' [%llu, %llu)",
+                  (unsigned long long)sum->value, (unsigned long long)floor,
+                  (unsigned long long)ceiling);
+    skc_reply_free(r);
+    return jobs;
+}
+
 START_TEST(stats_count_requests)
 {
     struct daemon *d = daemon_up(g_samples, NULL);
@@ -1322,9 +1352,9 @@ START_TEST(stats_count_requests)
     skc_reply *r = NULL;
     ck_assert_int_eq(skc_stats(c, &r), 0);
     static const char *const names[] = {
-        "requests.HELLO", "requests.POSE", "requests.STATS",  "errors",
-        "busy",           "cache.hits",    "cache.bytes",     "queue.depth",
-        "connections",    "uptime.ms",     "latency.lt_64us", "latency.ge_1048576us"};
+        "requests.HELLO",  "requests.POSE",        "requests.STATS", "errors",      "busy",
+        "cache.hits",      "cache.bytes",          "queue.depth",    "connections", "uptime.ms",
+        "latency.lt_64us", "latency.ge_1048576us", "latency.sum_us"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         ck_assert_msg(find_counter(r, names[i]) != NULL, "no counter %s", names[i]);
     uint64_t poses = find_counter(r, "requests.POSE")->value;
@@ -1356,6 +1386,8 @@ START_TEST(stats_count_requests)
     ev.warmup = 1000;
     skc_reply_free(pose_ok(c, &ev));
     ck_assert_uint_eq(counter(c, "jobs.inline"), inlined + 7);
+    /* The histogram's sum adds up the latencies its buckets count. */
+    ck_assert_uint_ge(check_latency_sum(c), 8);
     uint64_t not_found = counter(c, "refusals.NOT_FOUND");
     expect_status(c, skc_info(c, none, NULL), SKC_S_NOT_FOUND, "INFO of nothing");
     ck_assert_uint_eq(counter(c, "errors"), errors + 1);

@@ -2589,7 +2589,8 @@ START_TEST(prom_text_names_families_and_histogram)
         {"requests.HELLO", 3},   {"requests.POSE", 5},     {"cache.hits", 7},
         {"queue.depth", 1},      {"connections.total", 9}, {"uptime.ms", 12345},
         {"refusals.LIMIT", 6},   {"refusals.BUSY", 0},     {"latency.lt_64us", 2},
-        {"latency.lt_128us", 3}, {"latency.ge_128us", 1},  {"new.thing-2", 4},
+        {"latency.lt_128us", 3}, {"latency.ge_128us", 1},  {"latency.sum_us", 2500017},
+        {"new.thing-2", 4},
     };
     const char *want = "# HELP skeld_requests_total Requests by operation, both protocols.\n"
                        "# TYPE skeld_requests_total counter\n"
@@ -2617,6 +2618,7 @@ START_TEST(prom_text_names_families_and_histogram)
                        "skeld_job_seconds_bucket{le=\"0.000064\"} 2\n"
                        "skeld_job_seconds_bucket{le=\"0.000128\"} 5\n"
                        "skeld_job_seconds_bucket{le=\"+Inf\"} 6\n"
+                       "skeld_job_seconds_sum 2.500017\n"
                        "skeld_job_seconds_count 6\n"
                        "# TYPE skeld_new_thing_2 untyped\n"
                        "skeld_new_thing_2 4\n";
@@ -2625,12 +2627,25 @@ START_TEST(prom_text_names_families_and_histogram)
     ck_assert_str_eq(buf, want);
     ck_assert_uint_eq(skp_prom_text(buf, 3, k, NELEM(k)), strlen(want));
     ck_assert_str_eq(buf, "# ");
-    /* A histogram cut short still ends in +Inf and its count; a label value is escaped. */
+    /* A histogram cut short still ends in +Inf and its count (with no sum, as an older
+     * daemon's STATS has none: none made up); a label value is escaped. */
     const struct skp_counter h[] = {{"latency.lt_64us", 1}, {"requests.A\"B", 2}};
     skp_prom_text(buf, sizeof buf, h, NELEM(h));
     ck_assert_ptr_nonnull(strstr(buf, "skeld_job_seconds_bucket{le=\"+Inf\"} 1\n"
                                       "skeld_job_seconds_count 1\n"));
     ck_assert_ptr_nonnull(strstr(buf, "skeld_requests_total{op=\"A\\\"B\"} 2\n"));
+    ck_assert_ptr_null(strstr(buf, "_sum"));
+    /* a sum under a second, and a sum of 0 */
+    const struct skp_counter s[] = {{"latency.lt_64us", 1}, {"latency.sum_us", 42}};
+    skp_prom_text(buf, sizeof buf, s, NELEM(s));
+    ck_assert_ptr_nonnull(strstr(buf, "skeld_job_seconds_bucket{le=\"+Inf\"} 1\n"
+                                      "skeld_job_seconds_sum 0.000042\n"
+                                      "skeld_job_seconds_count 1\n"));
+    const struct skp_counter z[] = {{"latency.ge_64us", 0}, {"latency.sum_us", 0}};
+    skp_prom_text(buf, sizeof buf, z, NELEM(z));
+    ck_assert_ptr_nonnull(strstr(buf, "skeld_job_seconds_bucket{le=\"+Inf\"} 0\n"
+                                      "skeld_job_seconds_sum 0.000000\n"
+                                      "skeld_job_seconds_count 0\n"));
 }
 END_TEST
 
