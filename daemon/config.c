@@ -372,9 +372,19 @@ static bool same_value(const struct option *o, const struct config *a, const str
     return true;
 }
 
-int config_apply_live(struct config *live, struct config *fresh, FILE *err)
+/* Appends name to the list in buf (", " between names), cut to fit cap. */
+static void list_name(char *buf, size_t cap, const char *name)
+{
+    size_t len = strnlen(buf, cap);
+    if (len < cap)
+        snprintf(buf + len, cap - len, "%s%s", len ? ", " : "", name);
+}
+
+int config_apply_live(struct config *live, struct config *fresh, FILE *err, char *names, size_t cap)
 {
     int changed = 0;
+    if (cap)
+        names[0] = 0;
     for (size_t i = 0; i < NOPTS; i++) {
         const struct option *o = &options[i];
         if (same_value(o, live, fresh))
@@ -393,6 +403,7 @@ int config_apply_live(struct config *live, struct config *fresh, FILE *err)
         }
         if (!strcmp(o->name, "auth-token"))
             live->auth_generation++;
+        list_name(names, cap, o->name);
         changed++;
     }
     return changed;

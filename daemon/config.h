@@ -63,9 +63,11 @@ void config_print_help(FILE *out);
 /* SIGHUP: copies into live the options that can change at run time (log level, auth token,
  * CORS origin, limits) where fresh differs, and says on err which others differ (they need a
  * restart). Strings move from fresh to live (fresh keeps the old ones, to free). A changed
- * auth token bumps live->auth_generation. Returns the number of options changed. Loop
- * thread. */
-int config_apply_live(struct config *live, struct config *fresh, FILE *err);
+ * auth token bumps live->auth_generation. Returns the number of options changed, and writes
+ * their names (never their values: one is the token) to names, ", " between them, cut to fit
+ * cap. Loop thread. */
+int config_apply_live(struct config *live, struct config *fresh, FILE *err, char *names,
+                      size_t cap);
 
 void config_free(struct config *c);
 

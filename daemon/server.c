@@ -259,11 +259,12 @@ static void on_reload(uv_signal_t *h, int signum)
         log_msg(LOG_ERROR, "SIGHUP: the configuration does not read: keeping the running one");
         notify_ready("serving; the last reload failed: the configuration does not read");
     } else {
-        int n = config_apply_live(s->cfg, &fresh, out);
+        char names[512];
+        int n = config_apply_live(s->cfg, &fresh, out, names, sizeof names);
         log_set_level((enum log_level)level);
         log_said(LOG_WARN, said, &text);
-        log_msg(LOG_INFO, "SIGHUP: configuration reloaded, %d option%s changed", n,
-                n == 1 ? "" : "s");
+        log_msg(LOG_INFO, "SIGHUP: configuration reloaded, %d option%s changed%s%s", n,
+                n == 1 ? "" : "s", n ? ": " : "", names);
         notify_ready("serving; configuration reloaded, %d option%s changed", n, n == 1 ? "" : "s");
     }
     config_free(&fresh);

@@ -108,6 +108,19 @@ kill -HUP "$pid"
 wait_for grep -q 'configuration reloaded' "$LOG2"
 check "SIGHUP: an option that waits for a restart is named in the log file, at level warn" \
     grep -q 'level=warn msg="SIGHUP: threads changed: it takes effect at the next start"' "$LOG2"
+check "SIGHUP: the options applied are counted and named (not the one waiting for a restart)" \
+    grep -q 'level=info msg="SIGHUP: configuration reloaded, 1 option changed: max-bone-steps"' "$LOG2"
+reloads() { grep -c 'configuration reloaded' "$LOG2"; }
+printf 'threads = 3\nmax-bone-steps = 10000\nauth-token = tok-not-logged\nmax-bones = 99\n' >"$CONF"
+kill -HUP "$pid"
+wait_for test "$(reloads)" -ge 2
+check "SIGHUP: several options applied are named, the auth token's name but not its value" \
+    eval 'grep -q "level=info msg=\"SIGHUP: configuration reloaded, 2 options changed: auth-token, max-bones\"" "$LOG2" &&
+    ! grep -q tok-not-logged "$LOG2"'
+kill -HUP "$pid" # the same file again
+wait_for test "$(reloads)" -ge 3
+check "SIGHUP with nothing changed: 0 options, no list" \
+    grep -q 'level=info msg="SIGHUP: configuration reloaded, 0 options changed"$' "$LOG2"
 echo "max-bone-steps = many" >"$CONF"
 kill -HUP "$pid"
 wait_for grep -q 'does not read' "$LOG2"
