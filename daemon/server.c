@@ -244,8 +244,11 @@ static void on_reload(uv_signal_t *h, int signum)
     struct config fresh;
     (void)signum;
     notify_reloading();
-    if (log_reopen()) /* logrotate moved the file: write to a new one at the same path */
-        log_msg(LOG_ERROR, "SIGHUP: cannot reopen the log file: %s", strerror(errno));
+    /* logrotate moved the file: write to a new one at the same path (--log-file is not
+     * live, so the running configuration's is the path log_open was given) */
+    if (log_reopen())
+        log_msg(LOG_ERROR, "SIGHUP: cannot reopen the log file %s: %s", s->cfg->log_file,
+                strerror(errno));
     char *text = NULL;
     size_t text_len = 0;
     FILE *said = open_memstream(&text, &text_len); /* for the log; NULL: straight to stderr */

@@ -97,7 +97,8 @@ check "no level=error line" eval '! grep -q " level=error " "$LOG" "$LOG.1"'
 # A reload's messages (an option that waits for a restart, a configuration that does not read)
 # go to --log-file, where an operator looks, not to stderr.
 CONF=$TMP/skeld.conf
-LOG2=$TMP/reload.log
+LOG2=$TMP/rl/reload.log
+mkdir "$TMP/rl"
 echo "max-bone-steps = 100000000" >"$CONF"
 "$BIN" serve --listen "unix:$TMP/r.sock" --config "$CONF" --log-file "$LOG2" --log-level info \
     >"$TMP/out3" 2>"$TMP/err3" &
@@ -126,6 +127,13 @@ kill -HUP "$pid"
 wait_for grep -q 'does not read' "$LOG2"
 check "SIGHUP: why the configuration does not read is in the log file, at level error" \
     grep -q 'level=error msg="SIGHUP: .*skeld.conf:1: max-bone-steps: \\"many\\" is not a number' "$LOG2"
+# The log's directory moved away: the file cannot be opened again at its path, and the error
+# (in the file still open, now under the new name) names the path.
+mv "$TMP/rl" "$TMP/rl.old"
+kill -HUP "$pid"
+wait_for grep -q 'cannot reopen' "$TMP/rl.old/reload.log"
+check "SIGHUP: a log file that cannot be reopened is named, with why, at level error" \
+    grep -qF "level=error msg=\"SIGHUP: cannot reopen the log file $LOG2: No such file or directory\"" "$TMP/rl.old/reload.log"
 kill -TERM "$pid"
 wait "$pid"
 pid=
