@@ -2,7 +2,8 @@
 # The log: every line is logfmt (ts=... level=... then msg="..." or event=access and its
 # fields), one access line per request on both protocols (peer, opcode or method and path,
 # armature, status, bytes, microseconds), --log-file, and SIGHUP reopening it after a
-# rotation (the old file keeps what was written before, the new one what comes after).
+# rotation (the old file keeps what was written before, the new one what comes after), naming
+# it when it cannot, and naming the options a reload applied.
 # Waits poll for the event they wait on, bounded (2 minutes) so a hung daemon fails the test.
 if [ -z "${BASH_VERSION:-}" ]; then exec bash "$0" "$@"; fi
 set -u
