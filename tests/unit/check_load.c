@@ -168,6 +168,14 @@ static void assert_fields_eq(const struct bone_fields *a, const struct bone_fiel
     ck_assert_int_eq(a->ik_constraint, b->ik_constraint);
 }
 
+/* The bytes of a valid .skf (VALID with one atlas), to damage. */
+static void valid_skf(void **buf, size_t *len)
+{
+    char *j = dq(VALID);
+    ck_assert_int_eq(th_skf(j, 1, buf, len), 0);
+    free(j);
+}
+
 START_TEST(valid_counts)
 {
     struct armature *arm = must_load(VALID, 1);
@@ -831,11 +839,9 @@ END_TEST
 
 START_TEST(load_file_roundtrip)
 {
-    char *j = dq(VALID);
     void *buf;
     size_t len;
-    ck_assert_int_eq(th_skf(j, 1, &buf, &len), 0);
-    free(j);
+    valid_skf(&buf, &len);
     char path[] = "/tmp/check_load_XXXXXX";
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
@@ -1946,11 +1952,9 @@ END_TEST
 
 START_TEST(truncated_zip)
 {
-    char *j = dq(VALID);
     void *buf;
     size_t len;
-    ck_assert_int_eq(th_skf(j, 1, &buf, &len), 0);
-    free(j);
+    valid_skf(&buf, &len);
     struct armature *arm;
     struct eng_error err;
     /* without its end: no central directory */
@@ -1978,11 +1982,9 @@ END_TEST
 START_TEST(corrupt_member)
 {
     /* the central directory is intact but armature.json's compressed data is garbage */
-    char *j = dq(VALID);
     void *buf;
     size_t len;
-    ck_assert_int_eq(th_skf(j, 1, &buf, &len), 0);
-    free(j);
+    valid_skf(&buf, &len);
     uint8_t *z = buf;
     ck_assert(z[0] == 'P' && z[1] == 'K' && z[2] == 3 && z[3] == 4);
     size_t name_len = z[26] | (size_t)z[27] << 8, extra_len = z[28] | (size_t)z[29] << 8;
@@ -2007,11 +2009,9 @@ END_TEST
  * a read, which the loader must reach. */
 START_TEST(zip_crc_mismatch_is_refused)
 {
-    char *j = dq(VALID);
     void *buf;
     size_t len;
-    ck_assert_int_eq(th_skf(j, 1, &buf, &len), 0);
-    free(j);
+    valid_skf(&buf, &len);
     uint8_t *z = buf;
     int changed = 0;
     for (size_t i = 0; i + 46 + 13 <= len; i++) {
