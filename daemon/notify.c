@@ -58,6 +58,17 @@ void notify_reloading(void)
     notify_send(state, "reloading the configuration");
 }
 
+void notify_progress(uint64_t extend_usec, const char *fmt, ...)
+{
+    char status[256], state[64];
+    va_list ap;
+    va_start(ap, fmt);
+    notify_format(status, sizeof status, fmt, ap);
+    va_end(ap);
+    snprintf(state, sizeof state, "EXTEND_TIMEOUT_USEC=%" PRIu64, extend_usec);
+    notify_send(state, status);
+}
+
 void notify_stopping(const char *fmt, ...)
 {
     char status[256];
