@@ -6,10 +6,8 @@
 #include "confine.h"
 #include "work.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1261,58 +1259,6 @@ void dispatch_close(struct dispatch *d)
     if (d->root_fd >= 0)
         close(d->root_fd);
     d->root_fd = -1;
-}
-
-/* Startup only: loads on the calling thread, before any client connects. */
-int dispatch_preload(struct dispatch *s, const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d) {
-        log_msg(LOG_ERROR, "--preload %s: cannot open: %s", dir, strerror(errno));
-        return -1;
-    }
-    int loaded = 0, rc = 0;
-    for (struct dirent *e; (e = readdir(d));) {
-        size_t n = strlen(e->d_name);
-        if (n < 4 || strcmp(e->d_name + n - 4, ".skf"))
-            continue;
-        struct work w;
-        memset(&w, 0, sizeof w);
-        w.root_fd = -1; /* the operator's directory, not a client's path */
-        if (!(w.path = malloc(PATH_MAX))) {
-            log_msg(LOG_ERROR, "--preload %s: out of memory", dir);
-            rc = -1;
-            break;
-        }
-        w.max_skf = (uint64_t)s->cfg->max_skf_mb << 20;
-        w.max_json = (uint64_t)s->cfg->max_json_mb << 20;
-        w.max_bones = (uint32_t)s->cfg->max_bones;
-        w.max_arm_bytes = s->cache->budget;
-        snprintf(w.path, PATH_MAX, "%s/%s", dir, e->d_name);
-        work_load(&w.job, NULL);
-        s->parses++;
-        if (w.status) {
-            log_msg(LOG_WARN, "preload %s: %s", w.path, w.msg);
-        } else {
-            struct cache_entry *ce = cache_add(s->cache, w.digest, w.loaded);
-            w.loaded = NULL;
-            if (ce) {
-                cache_name(ce, w.path);
-                char hex[65];
-                skp_hex(hex, ce->id, 32);
-                log_msg(LOG_INFO, "preloaded %s as %s", w.path, hex);
-                cache_unref(s->cache, ce);
-                loaded++;
-            } else {
-                log_msg(LOG_ERROR, "preload %s: out of memory caching it", w.path);
-                rc = -1;
-            }
-        }
-        work_release(&w);
-    }
-    closedir(d);
-    log_msg(LOG_INFO, "preloaded %d armatures from %s", loaded, dir);
-    return rc;
 }
 
 /* ---- the request machinery for other fronts (the HTTP front) ------------------------------- */

@@ -144,7 +144,4 @@ void dispatch_count(struct dispatch *d, uint8_t opcode);
 /* The front's client is gone: done will not be called, and work not yet started is dropped. */
 void dispatch_forget(struct request *r);
 
-/* Loads every .skf in dir into the cache on the calling thread. Startup only. */
-int dispatch_preload(struct dispatch *d, const char *dir);
-
 #endif

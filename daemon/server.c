@@ -27,6 +27,7 @@
 #include "log.h"
 #include "notify.h"
 #include "pool.h"
+#include "preload.h"
 
 struct listener {
     union conn_stream h;
@@ -44,6 +45,7 @@ struct server {
     struct http_set http;
     struct dispatch dispatch;
     struct api api;
+    struct preload preload;
     struct listener listeners[CONFIG_MAX_LISTEN];
     int listener_count;
     uv_signal_t sigint, sigterm, sighup;
@@ -51,6 +53,7 @@ struct server {
     uv_timer_t sweep;
     uv_timer_t grace; /* --drain-grace: SIGTERM's wait before the drain */
     bool stopping, in_grace;
+    bool failed; /* the start failed after the loop began (the preload ran out of memory) */
     uint64_t accept_errors, accept_logged_ms;
 };
 
@@ -195,6 +198,7 @@ static void begin_shutdown(struct server *s)
     if (s->stopping)
         return;
     s->stopping = s->conns.stopping = true;
+    preload_stop(&s->preload); /* the file in flight is still cached: the pool delivers it */
     log_msg(LOG_INFO, "shutting down: finishing %zu staged, queued or running jobs",
             pool_depth(&s->pool));
     notify_stopping("draining: %zu staged, queued or running jobs", pool_depth(&s->pool));
@@ -243,7 +247,11 @@ static void on_reload(uv_signal_t *h, int signum)
     struct server *s = h->data;
     struct config fresh;
     (void)signum;
-    notify_reloading();
+    /* While preloading, systemd still waits for the start's READY=1: a reload's RELOADING=1
+     * and READY=1 would end the start early. The reload itself happens all the same. */
+    bool starting = preload_running(&s->preload);
+    if (!starting)
+        notify_reloading();
     /* logrotate moved the file: write to a new one at the same path (--log-file is not
      * live, so the running configuration's is the path log_open was given) */
     if (log_reopen())
@@ -260,7 +268,8 @@ static void on_reload(uv_signal_t *h, int signum)
     if (rc != 0 || level < 0) {
         log_said(LOG_ERROR, said, &text);
         log_msg(LOG_ERROR, "SIGHUP: the configuration does not read: keeping the running one");
-        notify_ready("serving; the last reload failed: the configuration does not read");
+        if (!starting)
+            notify_ready("serving; the last reload failed: the configuration does not read");
     } else {
         char names[512];
         int n = config_apply_live(s->cfg, &fresh, out, names, sizeof names);
@@ -268,7 +277,9 @@ static void on_reload(uv_signal_t *h, int signum)
         log_said(LOG_WARN, said, &text);
         log_msg(LOG_INFO, "SIGHUP: configuration reloaded, %d option%s changed%s%s", n,
                 n == 1 ? "" : "s", n ? ": " : "", names);
-        notify_ready("serving; configuration reloaded, %d option%s changed", n, n == 1 ? "" : "s");
+        if (!starting)
+            notify_ready("serving; configuration reloaded, %d option%s changed", n,
+                         n == 1 ? "" : "s");
     }
     config_free(&fresh);
 }
@@ -281,13 +292,14 @@ static void on_grace_over(uv_timer_t *t)
 
 /* SIGTERM with --drain-grace: /readyz turns 503 at once while everything else is served as
  * before, so a load balancer's health check takes the node out before it refuses anything;
- * the drain starts when the grace is over. SIGINT, or a second SIGTERM, drains at once. */
+ * the drain starts when the grace is over. SIGINT, a second SIGTERM, or a SIGTERM before the
+ * node was ever ready (while preloading: no balancer sends it anything) drains at once. */
 static void on_signal(uv_signal_t *h, int signum)
 {
     struct server *s = h->data;
     log_msg(LOG_INFO, "signal %d", signum);
     if (signum == SIGTERM && s->cfg->drain_grace > 0 && !s->in_grace && !s->stopping &&
-        uv_is_active((uv_handle_t *)&s->sweep)) {
+        s->api.ready && uv_is_active((uv_handle_t *)&s->sweep)) {
         s->in_grace = true;
         s->api.ready = false;
         log_msg(LOG_INFO, "not ready: draining in %d s (--drain-grace)", (int)s->cfg->drain_grace);
@@ -352,6 +364,29 @@ static void print_ready(const struct server *s)
     printf("\n");
 }
 
+/* Listening, and preloaded: /readyz turns 200, and the ready line and READY=1 go out. */
+static void serving(struct server *s)
+{
+    s->api.ready = true;
+    log_msg(LOG_INFO, "serving with %d threads", (int)s->cfg->threads);
+    print_ready(s);
+    fflush(stdout);
+    notify_ready("serving on %d listener%s with %d threads", s->listener_count,
+                 s->listener_count == 1 ? "" : "s", (int)s->cfg->threads);
+}
+
+static void on_preloaded(void *ctx, int rc)
+{
+    struct server *s = ctx;
+    if (!rc) {
+        serving(s);
+        return;
+    }
+    log_msg(LOG_ERROR, "startup failed: --preload"); /* which said why */
+    s->failed = true;
+    begin_shutdown(s);
+}
+
 /* Replies are made in the workers' malloc arenas and freed on the loop thread once written:
  * with glibc's default trim threshold, each batch of frees gave the top of a worker's arena
  * back to the kernel (madvise) and the next replies faulted it in again, 15% of the loop
@@ -390,20 +425,18 @@ int server_run(struct config *cfg, const struct config_source *src)
     }
     int rc = start(&s);
     const char *why = rc ? uv_strerror(rc) : NULL; /* the listeners said which and why */
-    if (!rc && cfg->preload && dispatch_preload(&s.dispatch, cfg->preload)) {
+    /* The directory is read now, so one that cannot be opened fails the start; its files
+     * load while the loop runs, and serving() follows them (/readyz is 503 meanwhile). */
+    if (!rc && cfg->preload &&
+        preload_start(&s.preload, &s.dispatch, cfg->preload, on_preloaded, &s)) {
         rc = UV_EINVAL;
         why = "--preload"; /* which said why */
     }
-    s.api.ready = rc == 0; /* /readyz: preloading is done */
     if (rc) {
         log_msg(LOG_ERROR, "startup failed: %s", why);
         begin_shutdown(&s);
-    } else {
-        log_msg(LOG_INFO, "serving with %d threads", (int)cfg->threads);
-        print_ready(&s);
-        fflush(stdout);
-        notify_ready("serving on %d listener%s with %d threads", s.listener_count,
-                     s.listener_count == 1 ? "" : "s", (int)cfg->threads);
+    } else if (!cfg->preload) {
+        serving(&s);
     }
     uv_run(s.loop, UV_RUN_DEFAULT);
     int closed = uv_loop_close(s.loop);
@@ -413,5 +446,5 @@ int server_run(struct config *cfg, const struct config_source *src)
         log_msg(LOG_ERROR, "loop did not close cleanly: %s", uv_strerror(closed));
     else
         log_msg(LOG_INFO, "stopped");
-    return rc || closed ? 1 : 0;
+    return rc || s.failed || closed ? 1 : 0;
 }

@@ -23,7 +23,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/skeld-http.XXXXXX") || exit 1
 START=$(date +%s)
 
 . "$(dirname "$0")/tap.sh"
-declare -A PID=() PORT=() READYZ=() # READYZ: the /readyz requests start() sent
+# READYZ, NOTREADY: the /readyz requests start() sent answered 200, and 503 (while preloading)
+declare -A PID=() PORT=() READYZ=() NOTREADY=()
 
 cleanup() {
     local name
@@ -430,7 +431,7 @@ py() { "$PY" "$TMP/h.py" "$@"; }
 # start NAME OPTIONS...: skeld serve with an http listener on port 0, in the background; its
 # port (from the "listening http://" line) in PORT[NAME], once /readyz says ready.
 start() {
-    local name=$1 i port=
+    local name=$1 i port= st
     shift
     "$BIN" serve --listen http://127.0.0.1:0 "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
     PID[$name]=$!
@@ -447,9 +448,13 @@ start() {
     fi
     PORT[$name]=$port
     READYZ[$name]=0
+    NOTREADY[$name]=0
     for i in $(seq 2400); do
-        READYZ[$name]=$((READYZ[$name] + 1))
-        [ "$(curl -s --max-time 5 "http://127.0.0.1:$port/readyz")" = ready ] && break
+        st=$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/readyz")
+        case $st in
+        200) READYZ[$name]=1 && break ;;
+        503) NOTREADY[$name]=$((NOTREADY[$name] + 1)) ;;
+        esac
         sleep 0.05
     done
     check "$name: up on port $port and ready" test "$(curl -s --max-time 5 "http://127.0.0.1:$port/readyz")" = ready
@@ -973,6 +978,7 @@ stop A
 start B --root "$S" --preload "$S" --threads 1 --queue-depth 1 --auth-token s3cret || exit 1
 B=http://127.0.0.1:${PORT[B]}
 declare -A N=([ops,200]=${READYZ[B]})
+[ "${NOTREADY[B]}" -eq 0 ] || N[ops,503]=${NOTREADY[B]}
 tally() { N[$1,$2]=$((${N[$1,$2]:-0} + 1)); }
 AUTH=(-H 'Authorization: Bearer s3cret')
 get au "$B/v1/armatures"

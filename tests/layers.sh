@@ -2,8 +2,9 @@
 # The dependency rules of STYLE.md, checked on the sources: the engine includes no libuv,
 # protocol or server header; proto/ no libuv; worker code (work.c, job.h, work.h) nothing of
 # the loop, the connections or dispatch; the connection layer nothing of dispatch; the client
-# nothing of the daemon, and libskc nothing of libuv (its adapter skc_uv.h is header-only).
-# Dependencies run one way: server -> dispatch -> conn, work -> engine.
+# nothing of the daemon, and libskc nothing of libuv (its adapter skc_uv.h is header-only);
+# the preload nothing of the server. Dependencies run one way: server -> preload -> dispatch ->
+# conn, work -> engine.
 set -u
 src=${SKELD_SRCDIR:-.}
 fail=0
@@ -25,6 +26,7 @@ forbid 'uv\.h' proto/*.c proto/*.h
 forbid 'uv\.h|server\.h|dispatch\.h|conn\.h|pool\.h' daemon/work.c daemon/work.h daemon/job.h
 forbid 'dispatch\.h|server\.h|work\.h' daemon/conn.c daemon/conn.h
 forbid 'server\.h' daemon/dispatch.c daemon/dispatch.h
+forbid 'server\.h' daemon/preload.c daemon/preload.h
 forbid '(\.\./)?daemon/.*|engine/.*' client/*.c client/*.h
 # libskc links no libuv: only the header-only adapter skc_uv.h includes uv.h.
 forbid 'uv\.h|skc_uv\.h' client/*.c client/skc.h client/skc_int.h

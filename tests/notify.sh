@@ -1,7 +1,8 @@
 #!/bin/sh
 # The daemon's sd_notify messages, received for real: python3 binds a unix datagram socket,
 # starts `skeld serve` with NOTIFY_SOCKET pointing at it, as systemd does for Type=notify, and
-# checks what arrives and when: READY=1 from the daemon's own pid once it serves and has
+# checks what arrives and when: the preload's progress (STATUS=preloading N of M with
+# EXTEND_TIMEOUT_USEC), then READY=1 from the daemon's own pid once it serves and has
 # preloaded every sample (STATS counts them, a PING is answered); after SIGHUP, RELOADING=1
 # with MONOTONIC_USEC then READY=1 saying what changed, also when the new config does not
 # read; after SIGTERM, STOPPING=1 and exit 0. Then a NOTIFY_SOCKET nobody listens on: the
@@ -97,7 +98,18 @@ write_config(conf, "info")
 log = open(TMP + "/daemon.log", "w")
 proc = start(TMP + "/notify", conf, log)
 try:
+    # While preloading: the progress, each extending systemd's start timeout; then READY=1.
+    want = len([f for f in os.listdir(SAMPLES) if f.endswith(".skf")])
+    progress = []
     msg, pid = receive(sock)
+    while msg is not None and "READY" not in msg:
+        progress.append(msg)
+        msg, pid = receive(sock)
+    check("first STATUS=preloading N of %d, N from 0 to %d" % (want, want),
+          [m.get("STATUS") for m in progress] ==
+          ["preloading %d of %d" % (i, want) for i in range(want + 1)], repr(progress))
+    check("each with EXTEND_TIMEOUT_USEC (the start's timeout extended)",
+          all(m.get("EXTEND_TIMEOUT_USEC", "").isdigit() for m in progress), repr(progress))
     check("READY=1 arrives after start", msg is not None and msg.get("READY") == "1", repr(msg))
     check("it comes from the daemon's own pid (NotifyAccess=main)", pid == proc.pid,
           "%r != %r" % (pid, proc.pid))
@@ -106,7 +118,6 @@ try:
     # READY=1 is sent once listening and preloaded: both must already hold.
     stats = ctl("stats")
     entries = re.search(r"^cache\.entries (\d+)$", stats.stdout, re.M)
-    want = len([f for f in os.listdir(SAMPLES) if f.endswith(".skf")])
     check("every sample was preloaded by then (STATS cache.entries = %d)" % want,
           stats.returncode == 0 and entries is not None and int(entries.group(1)) == want,
           stats.stdout + stats.stderr)
