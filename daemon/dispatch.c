@@ -796,12 +796,18 @@ static void on_load_hashed(struct job *job)
     submit_load_step(r, work_load_parse, on_load_done);
 }
 
+void dispatch_load_limits(const struct dispatch *d, struct work *w)
+{
+    w->max_skf = (uint64_t)d->cfg->max_skf_mb << 20;
+    w->max_json = (uint64_t)d->cfg->max_json_mb << 20;
+    w->max_bones = (uint32_t)d->cfg->max_bones;
+    w->max_arm_bytes = d->cache->budget;
+}
+
 static void start_load(struct request *r)
 {
     file_limits(r);
-    r->work.max_json = (uint64_t)r->d->cfg->max_json_mb << 20;
-    r->work.max_bones = (uint32_t)r->d->cfg->max_bones;
-    r->work.max_arm_bytes = r->d->cache->budget;
+    dispatch_load_limits(r->d, &r->work);
     if (r->conn)
         conn_job_started(r->conn);
     if (r->work.path && r->work.root_fd >= 0)

@@ -23,6 +23,7 @@ struct skp_eval_req;
 struct skp_render_req;
 
 struct path_memo;
+struct work;
 
 struct dispatch {
     uv_loop_t *loop;
@@ -140,6 +141,10 @@ struct request *dispatch_eval(struct dispatch *d, struct cache_entry *e, uint8_t
 /* A request a front answered itself, without a job (HTTP's info and DELETE), counted under
  * its opcode as STATS counts every other. */
 void dispatch_count(struct dispatch *d, uint8_t opcode);
+
+/* The limits every LOAD's work is held to (--max-skf-mb, --max-json-mb, --max-bones, and
+ * the cache's budget: a bigger armature would be evicted at once), the preload's included. */
+void dispatch_load_limits(const struct dispatch *d, struct work *w);
 
 /* The front's client is gone: done will not be called, and work not yet started is dropped. */
 void dispatch_forget(struct request *r);

@@ -79,7 +79,6 @@ static void on_retry(uv_timer_t *t);
 /* The next file's job, ready for the pool; -1 when out of memory. */
 static int prepare(struct preload *p)
 {
-    const struct config *cfg = p->d->cfg;
     struct work *w = &p->work;
     size_t len = strlen(p->dir) + 1 + strlen(p->names[p->next]->d_name) + 1;
     memset(w, 0, sizeof *w);
@@ -89,10 +88,7 @@ static int prepare(struct preload *p)
         return -1;
     }
     snprintf(w->path, len, "%s/%s", p->dir, p->names[p->next]->d_name);
-    w->max_skf = (uint64_t)cfg->max_skf_mb << 20;
-    w->max_json = (uint64_t)cfg->max_json_mb << 20;
-    w->max_bones = (uint32_t)cfg->max_bones;
-    w->max_arm_bytes = p->d->cache->budget;
+    dispatch_load_limits(p->d, w);
     w->job.run = work_load;
     w->job.done = on_loaded;
     return 0;
