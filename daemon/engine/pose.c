@@ -124,8 +124,27 @@ static const char *unfinite_field(const struct pose *p, uint32_t b)
     return NULL;
 }
 
+/* Whether all of p's constructed numbers are finite, in one pass without a branch a number:
+ * x * 0 is 0 for a finite x and NaN for an infinite or NaN one, and a NaN stays in a sum. */
+static bool all_finite(const struct pose *p)
+{
+    double z0 = 0, z1 = 0;
+    for (uint32_t b = 0; b < p->arm->bone_count; b++) {
+        const struct bone_out *o = &p->out[b];
+        z0 += o->pos.x * 0 + o->pos.y * 0 + o->rot * 0 + o->scale.x * 0 + o->scale.y * 0;
+        z1 += o->tint[0] * 0 + o->tint[1] * 0 + o->tint[2] * 0 + o->tint[3] * 0;
+    }
+    for (uint32_t v = 0; v < p->arm->vert_count; v++) {
+        z0 += p->verts[v].x * 0;
+        z1 += p->verts[v].y * 0;
+    }
+    return z0 + z1 == 0;
+}
+
 int pose_check_finite(const struct pose *p, struct eng_error *err)
 {
+    if (all_finite(p)) /* the rule; the scan below only names the exception */
+        return 0;
     for (uint32_t b = 0; b < p->arm->bone_count; b++) {
         const char *field = unfinite_field(p, b);
         if (field) {
