@@ -401,10 +401,19 @@ static int to_eval(const struct armature *arm, const struct skp_eval_req *m, str
     e->warmup = m->warmup;
     e->loop = m->flags & SKP_EVAL_LOOP;
     e->reverse = m->flags & SKP_EVAL_REVERSE;
-    /* Times in ms become frames of each animation (TimeFrame). */
-    for (unsigned i = 0; (m->flags & SKP_EVAL_MS) && i < e->count; i++)
-        if (isfinite(e->frames[i]))
-            e->frames[i] = anim_time_frame(arm, e->anims[i], e->frames[i], e->reverse, e->loop);
+    /* Times in ms become frames of each animation: TimeFrame is the fractional frame, then
+     * FormatFrame. With loop or reverse, each step's FormatFrame (eval_step) is that second
+     * half (formatting here too reversed twice). Else, and for a play from `from`, which ends a
+     * whole number of frames on, the frame is rounded here as FormatFrame rounds. */
+    bool formatted_later = e->loop || e->reverse;
+    for (unsigned i = 0; (m->flags & SKP_EVAL_MS) && i < e->count; i++) {
+        if (!isfinite(e->frames[i]))
+            continue;
+        double f = anim_time_to_frame(arm, e->anims[i], e->frames[i]);
+        e->frames[i] = formatted_later && !e->has_from
+                           ? f
+                           : anim_format_frame(arm, e->anims[i], f, false, false);
+    }
     r->work.opts = (struct construct_opts){{m->position[0], m->position[1]},
                                            {m->scale[0], m->scale[1]},
                                            {m->velocity[0], m->velocity[1]},

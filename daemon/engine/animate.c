@@ -271,9 +271,14 @@ double anim_format_frame(const struct armature *arm, int anim, double frame, boo
     return floor(frame + 0.5);
 }
 
-double anim_time_frame(const struct armature *arm, int anim, double ms, bool reverse, bool loop)
+double anim_time_to_frame(const struct armature *arm, int anim, double ms)
 {
     double elapsed = ms / 1000.0;
     double frametime = 1.0 / arm->anims[anim].fps;
-    return anim_format_frame(arm, anim, elapsed / frametime, reverse, loop);
+    return elapsed / frametime;
+}
+
+double anim_time_frame(const struct armature *arm, int anim, double ms, bool reverse, bool loop)
+{
+    return anim_format_frame(arm, anim, anim_time_to_frame(arm, anim, ms), reverse, loop);
 }

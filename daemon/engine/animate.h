@@ -33,7 +33,10 @@ void animate(struct pose *p, const struct anim_play *plays, uint32_t count);
 double anim_format_frame(const struct armature *arm, int anim, double frame, bool reverse,
                          bool loop);
 
-/* TimeFrame: ms -> fractional frame at the animation's fps, then FormatFrame. */
+/* The fractional frame ms milliseconds into the animation, at its fps (TimeFrame's first half). */
+double anim_time_to_frame(const struct armature *arm, int anim, double ms);
+
+/* TimeFrame: anim_time_to_frame, then FormatFrame. */
 double anim_time_frame(const struct armature *arm, int anim, double ms, bool reverse, bool loop);
 
 #endif

@@ -1257,6 +1257,60 @@ START_TEST(pose_mesh_render)
 }
 END_TEST
 
+/* The POSE of Walk (30 fps, frames 0..40) at t (a time in ms with SKC_EVAL_MS, else a frame),
+ * with flags, and from >= 0 a play from that frame. */
+static skc_reply *walk_pose(skc_client *c, const unsigned char id[SKC_ID_SIZE], double t,
+                            unsigned flags, double from)
+{
+    skc_eval ev;
+    eval_one(&ev, id, "Walk", t, 0);
+    ev.flags = flags;
+    ev.has_from = from >= 0;
+    ev.from = from >= 0 ? from : 0;
+    return pose_ok(c, &ev);
+}
+
+/* Times in ms are TimeFrame (SPEC): the fractional frame, then FormatFrame once. Reverse
+ * applied twice had undone itself: 100 ms reversed played frame 3, not 37. */
+START_TEST(times_in_ms_are_time_frame)
+{
+    struct daemon *d = daemon_up(g_samples, NULL);
+    skc_client *c = client_open(d->tcp_uri, NULL);
+    unsigned char id[SKC_ID_SIZE];
+    load_path(c, "robot.skf", id);
+    const unsigned ms = SKC_EVAL_MS, rev = SKC_EVAL_REVERSE, loop = SKC_EVAL_LOOP;
+    struct {
+        double t;
+        unsigned flags;
+        double from, frame; /* the same request in frames */
+    } cases[] = {
+        {100, ms, -1, 3},                /* 3 frames in */
+        {110, ms, -1, 3},                /* 3.3, rounded */
+        {100, ms | rev, -1, 37},         /* 40 - 3 */
+        {1500, ms | loop | rev, -1, 36}, /* 45 % 41 = 4, then 40 - 4 */
+        {1500, ms | loop, -1, 4},        /* 45 % 41 */
+        {110, ms | rev, 0, 3},           /* a play from 0 ends 3 frames on, reversed */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        skc_reply *a = walk_pose(c, id, cases[k].t, cases[k].flags, cases[k].from);
+        unsigned same = cases[k].flags & ~ms & (cases[k].from >= 0 ? ~0u : ~(rev | loop));
+        skc_reply *b = walk_pose(c, id, cases[k].frame, same, cases[k].from);
+        const char *diff = pose_diff(a, b);
+        ck_assert_msg(!diff, "case %zu: %g ms (flags %#x) is not frame %g: %s", k, cases[k].t,
+                      cases[k].flags, cases[k].frame, diff);
+        skc_reply_free(a);
+        skc_reply_free(b);
+    }
+    /* and the frames differ, so the cases could fail */
+    skc_reply *f3 = walk_pose(c, id, 3, 0, -1), *f37 = walk_pose(c, id, 37, 0, -1);
+    ck_assert_msg(pose_diff(f3, f37), "frames 3 and 37 of Walk are the same pose");
+    skc_reply_free(f3);
+    skc_reply_free(f37);
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 /* The result cache: a repeated stateless RENDER or POSE is answered from memory, byte for
  * byte the same; requests on an instance never are (their answer depends on its state); and
  * under a small --result-cache-mb old answers are evicted. */
@@ -3025,6 +3079,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, info_matches_skeld_info);
     tcase_add_test(tc, instance_new_and_free);
     tcase_add_test(tc, pose_mesh_render);
+    tcase_add_test(tc, times_in_ms_are_time_frame);
     tcase_add_test(tc, result_cache_hits_and_evictions);
     tcase_add_test(tc, mesh_options_move_points);
     tcase_add_test(tc, stats_count_requests);
