@@ -206,16 +206,23 @@ static int check_camera(const struct picture_request *pr, struct eng_error *err)
     return rc ? rc : check_vec("camera position", pr->opts.position, err);
 }
 
-/* A range plays every frame from `from` (or `first`) to `last` on one instance. */
+/* A range plays every frame from `from` (or `first`) to `last` on one instance. A `from`
+ * after `first` is refused: the frames before it could not be drawn (they were left out, and
+ * a sheet's cells for them left empty). */
 static int apply_range(struct eval_request *e, const struct picture_request *pr,
                        struct eng_error *err)
 {
     if (pr->first > pr->last || !e->count)
         return eng_seterr(err, ENG_EINVAL, "a frame range needs animations and first <= last");
+    if (e->has_from && e->from > pr->first)
+        return eng_seterr(err, ENG_EINVAL,
+                          "from %g is after the range's first frame %u: a range is drawn from "
+                          "its first frame, and from may only start the play earlier",
+                          e->from, pr->first);
     for (unsigned i = 0; i < e->count; i++)
         e->frames[i] = pr->last;
-    if (!e->has_from || e->from > pr->first) {
-        e->from = e->has_from ? e->from : pr->first;
+    if (!e->has_from) {
+        e->from = pr->first;
         e->has_from = true;
     }
     return 0;

@@ -3244,12 +3244,16 @@ START_TEST(request_picture_checks_and_range_rule)
     e.from = 1;
     ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, &lim, &err), 0);
     ck_assert(e.from == 1 && eval_steps(&e) == 7);
+    e.from = 5; /* the frames before it could not be drawn */
+    expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err,
+               "from 5 is after the range's first frame 4");
     pr.first = 8;
     expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err,
                "first <= last");
     /* a sheet needs room; all pictures of a reply are bounded */
-    pr.first = 0;
-    pr.last = 5;
+    e.from = 1;
+    pr.first = 1;
+    pr.last = 6;
     pr.cols = 2;
     pr.rows = 2;
     expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err,
@@ -3258,19 +3262,19 @@ START_TEST(request_picture_checks_and_range_rule)
     lim.max_reply_pixels = 5 * 100 * 100;
     expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_ELIMIT, &err,
                "6 pictures of 100x100");
-    /* pictures count in the work budget: 5 steps of 2 bones, and 6 pictures of 10x10 with 4
-     * samples at 256 + 4 x 2 + 400 / 32 = 276 each: 1666 bone-steps */
+    /* pictures count in the work budget: 6 steps of 2 bones, and 6 pictures of 10x10 with 4
+     * samples at 256 + 4 x 2 + 400 / 32 = 276 each: 1668 bone-steps */
     lim.max_reply_pixels = 0;
-    lim.max_bone_steps = 1666;
+    lim.max_bone_steps = 1668;
     pr.opts.width = pr.opts.height = 10;
     ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, &lim, &err), 0);
     /* nothing left for drawing: still 4 times the picture, so an ordinary picture is drawn */
     ck_assert_uint_eq(pr.opts.max_fill, 4 * 10 * 10);
-    lim.max_bone_steps = 1665;
+    lim.max_bone_steps = 1667;
     expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_ELIMIT, &err,
                "and their pictures");
     /* what the steps leave is shared among the pictures, 4 pixels of fill a bone-step */
-    lim.max_bone_steps = 1666 + 6 * 1000 + 5;
+    lim.max_bone_steps = 1668 + 6 * 1000 + 5;
     ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, &lim, &err), 0);
     ck_assert_uint_eq(pr.opts.max_fill, 4 * 1000);
     ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, NULL, &err), 0);
