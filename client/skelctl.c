@@ -682,6 +682,18 @@ static int parse_command(const struct command *k, int argc, char **argv, struct 
 }
 
 /* The options before the command (--uri, --token): "--name value" or "--name=value". */
+/* rc, or 1 if what was written to stdout did not all get out (a full disk, a closed pipe):
+ * stdio keeps it in a buffer until exit, where nobody checks. A command that failed already
+ * said why. */
+static int flush_output(int rc)
+{
+    errno = 0;
+    if ((fflush(stdout) == 0 && !ferror(stdout)) || rc)
+        return rc;
+    fprintf(stderr, "skelctl: writing the output: %s\n", strerror(errno ? errno : EIO));
+    return SKP_EXIT_FAIL;
+}
+
 static char *global_flag(const char *name, int argc, char **argv, int *i)
 {
     size_t n = strlen(name);
@@ -700,6 +712,7 @@ int main(int argc, char **argv)
     memset(&opt, 0, sizeof opt);
     opt.uri = getenv("SKELD_URI");
     int i = 1;
+    bool uri_flag = false, token_flag = false; /* each may be given once, as a command's flags */
     for (; i < argc && argv[i][0] == '-'; i++) {
         char *v;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -710,10 +723,21 @@ int main(int argc, char **argv)
             puts(VERSION_LINE);
             return SKP_EXIT_OK;
         }
+        bool *seen = NULL;
         if ((v = global_flag("--uri", argc, argv, &i))) {
             opt.uri = v;
+            seen = &uri_flag;
         } else if ((v = global_flag("--token", argc, argv, &i))) {
             opt.auth_token = v;
+            seen = &token_flag;
+        }
+        if (seen && *seen) {
+            char msg[64];
+            snprintf(msg, sizeof msg, "%s is given twice", seen == &uri_flag ? "--uri" : "--token");
+            return usage_error(NULL, msg, NULL);
+        }
+        if (seen) {
+            *seen = true;
         } else {
             char msg[128];
             if (!strcmp(argv[i], "--uri") || !strcmp(argv[i], "--token"))
@@ -756,5 +780,5 @@ int main(int argc, char **argv)
     }
     rc = k->run(c, &a);
     skc_free(c);
-    return rc;
+    return flush_output(rc);
 }

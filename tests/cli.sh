@@ -388,6 +388,25 @@ run c-conn "$CTL" --uri "unix:$TMP/nobody.sock" ping
 status c-conn 1 "skelctl against no daemon fails"
 run c-ping "$CTL" "${R[@]}" ping
 check "skelctl ping: pong" eval '[ $RC = 0 ] && is "$(cat "$TMP/c-ping.out")" pong'
+# -- output that cannot be written (a full disk) is a failure, not a truncated file and 0
+if [ -w /dev/full ]; then
+    full() {
+        local d=$1
+        shift
+        "$@" >/dev/full 2>"$TMP/full.err"
+        RC=$?
+        check "$d > /dev/full: exit 1, saying so" \
+            eval '[ $RC = 1 ] && said full "writing the output: No space left on device"'
+    }
+    full "skeld info" "$BIN" info "$S/robot.skf"
+    full "skeld eval" "$BIN" eval "$S/robot.skf" --anim Walk
+    full "skelctl pose" "$CTL" "${R[@]}" pose robot.skf --anim Walk
+    full "skelctl info" "$CTL" "${R[@]}" info robot.skf
+else
+    echo "ok - output to a full disk # SKIP no /dev/full"
+fi
+run c-twice "$CTL" --uri "unix:$TMP/nobody.sock" "${R[@]}" ping
+status c-twice 2 "skelctl --uri given twice is a usage error"
 
 # -- the sheet's JSON file is OUT.json beside OUT.png, in both programs
 mkdir -p "$TMP/sheet-d" "$TMP/sheet-c"
