@@ -75,6 +75,8 @@ static const struct option options[] = {
      "balancer's health check takes the node out first (SIGINT drains at once)"},
     {"max-input-mb", OPT_INT, F(max_input_mb), 1, 1 << 20, "1024",
      "input buffered for partly received frames, over all connections, MiB"},
+    {"max-instance-mb", OPT_INT, F(max_instance_mb), 1, 1 << 20, "1024",
+     "memory the instances of all connections may hold, MiB (INSTANCE_NEW past it: LIMIT)"},
     {"file-settle-ms", OPT_INT, F(file_settle_ms), -1, 86400000, "3000",
      "LOAD by path: a file unchanged this long before it was read is opened but not read "
      "again while it keeps its inode, size and times (-1: always read)"},
@@ -346,10 +348,10 @@ int config_listen_addr(const char *hostport, struct sockaddr_storage *addr)
 static bool live_option(const char *name)
 {
     static const char *const live[] = {
-        "log-level",    "auth-token",     "cors-origin",    "max-frame",        "max-connections",
-        "max-inflight", "out-high-water", "out-low-water",  "max-image-pixels", "max-skf-mb",
-        "max-json-mb",  "max-bones",      "max-bone-steps", "idle-timeout",     "frame-timeout",
-        "max-input-mb", "file-settle-ms"};
+        "log-level",    "auth-token",      "cors-origin",    "max-frame",        "max-connections",
+        "max-inflight", "out-high-water",  "out-low-water",  "max-image-pixels", "max-skf-mb",
+        "max-json-mb",  "max-bones",       "max-bone-steps", "idle-timeout",     "frame-timeout",
+        "max-input-mb", "max-instance-mb", "file-settle-ms"};
     for (size_t i = 0; i < sizeof live / sizeof live[0]; i++)
         if (!strcmp(name, live[i]))
             return true;

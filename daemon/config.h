@@ -38,6 +38,7 @@ struct config {
     int64_t frame_timeout;
     int64_t drain_grace;
     int64_t max_input_mb;
+    int64_t max_instance_mb;
     int64_t file_settle_ms;
     /* Not an option: bumped by config_apply_live each time auth-token changes (set, changed
      * or removed), so that a binary connection can tell that the token it passed is gone. */

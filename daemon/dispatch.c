@@ -23,6 +23,7 @@
 /* A stateful instance: a pose that persists between requests on one connection. */
 struct instance {
     uint32_t id;
+    size_t bytes;              /* counted in dispatch's instance_bytes */
     struct cache_entry *entry; /* referenced while the instance lives */
     struct pose *pose;
     bool busy;   /* a job is running on it: later requests wait in order */
@@ -37,6 +38,7 @@ struct session {
     struct request *outstanding; /* evaluations submitted and not done (cancelled at close) */
     struct instance **instances; /* index = instance id - 1 */
     uint32_t instance_cap;
+    uint32_t instance_free_from; /* no free slot below it: INSTANCE_NEW looks from here */
 };
 
 /* One request between the loop and a worker: the worker sees only work (work.h); the rest
@@ -136,6 +138,7 @@ static void submit(struct request *r);
 
 static void instance_free_now(struct dispatch *s, struct instance *inst)
 {
+    s->instance_bytes -= inst->bytes;
     cache_unref(s->cache, inst->entry);
     pose_free(inst->pose);
     free(inst);
@@ -940,36 +943,66 @@ static void h_info_json(struct conn *c, const struct skp_frame *f, struct skp_re
     conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, b.data, b.len);
 }
 
+/* The lowest free instance slot of c's session, grown as needed: UINT32_MAX when the session
+ * holds as many as it may (SKP's instance ids are u32, and each slot is a pointer). */
+#define SESSION_MAX_INSTANCES 65536u
+static uint32_t free_instance_slot(struct session *ss)
+{
+    uint32_t slot = ss->instance_free_from;
+    while (slot < ss->instance_cap && ss->instances[slot])
+        slot++;
+    ss->instance_free_from = slot;
+    if (slot < ss->instance_cap)
+        return slot;
+    uint32_t cap = ss->instance_cap ? ss->instance_cap * 2 : 8;
+    struct instance **n =
+        cap <= SESSION_MAX_INSTANCES ? realloc(ss->instances, cap * sizeof *n) : NULL;
+    if (!n)
+        return UINT32_MAX;
+    memset(n + ss->instance_cap, 0, (cap - ss->instance_cap) * sizeof *n);
+    ss->instances = n;
+    ss->instance_cap = cap;
+    return slot;
+}
+
 static void h_instance_new(struct conn *c, const struct skp_frame *f, struct skp_reader *rd)
 {
     struct cache_entry *e = lookup_body(c, f, rd);
     if (!e)
         return;
-    uint32_t slot = 0;
-    while (slot < sess(c)->instance_cap && sess(c)->instances[slot])
-        slot++;
-    if (slot == sess(c)->instance_cap) {
-        uint32_t cap = sess(c)->instance_cap ? sess(c)->instance_cap * 2 : 8;
-        struct instance **n = cap <= 65536 ? realloc(sess(c)->instances, cap * sizeof *n) : NULL;
-        if (!n) {
-            cache_unref(disp(c)->cache, e);
-            conn_error(c, f->h.opcode, f->h.id, SKP_S_LIMIT,
-                       "too many instances on this connection");
-            return;
-        }
-        memset(n + sess(c)->instance_cap, 0, (cap - sess(c)->instance_cap) * sizeof *n);
-        sess(c)->instances = n;
-        sess(c)->instance_cap = cap;
+    struct dispatch *s = disp(c);
+    /* Instances are the one thing a client keeps in the daemon's memory at will: counted
+     * against one budget over all connections, or a few thousand of a big armature would
+     * take the host's memory. */
+    size_t bytes = sizeof(struct instance) + pose_bytes(e->arm),
+           budget = (size_t)s->cfg->max_instance_mb << 20;
+    if (bytes > budget || s->instance_bytes > budget - bytes) {
+        cache_unref(s->cache, e);
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_LIMIT,
+                   "an instance of this armature takes %zu KiB, and the instances of all "
+                   "connections hold %zu of the %zu MiB --max-instance-mb allows: free some "
+                   "(INSTANCE_FREE)",
+                   (bytes + 1023) >> 10, (s->instance_bytes + (1u << 20) - 1) >> 20, budget >> 20);
+        return;
+    }
+    uint32_t slot = free_instance_slot(sess(c));
+    if (slot == UINT32_MAX) {
+        cache_unref(s->cache, e);
+        conn_error(c, f->h.opcode, f->h.id, SKP_S_LIMIT,
+                   "too many instances on this connection (at most %u)", SESSION_MAX_INSTANCES);
+        return;
     }
     struct instance *inst = calloc(1, sizeof *inst);
     struct pose *p = inst ? pose_new(e->arm) : NULL;
     if (!p) {
         free(inst);
-        cache_unref(disp(c)->cache, e);
+        cache_unref(s->cache, e);
         conn_error(c, f->h.opcode, f->h.id, SKP_S_NO_MEMORY, "out of memory");
         return;
     }
     inst->id = slot + 1;
+    inst->bytes = bytes;
+    s->instance_bytes += bytes;
     inst->entry = e; /* keeps the reference lookup took */
     inst->pose = p;
     sess(c)->instances[slot] = inst;
@@ -990,6 +1023,8 @@ static void h_instance_free(struct conn *c, const struct skp_frame *f, struct sk
         return;
     }
     sess(c)->instances[id - 1] = NULL;
+    if (id - 1 < sess(c)->instance_free_from)
+        sess(c)->instance_free_from = id - 1;
     instance_release(disp(c), inst);
     conn_reply(c, f->h.opcode, f->h.id, SKP_S_OK, NULL, 0);
 }
@@ -1089,6 +1124,7 @@ void dispatch_counters(const struct dispatch *s, struct dispatch_counters *out)
         {"connections.total", list->total + (other ? other->total : 0)},
         {"connections.refused", list->refused + (other ? other->refused : 0)},
         {"input.bytes", s->conns->in_bytes},
+        {"instances.bytes", s->instance_bytes},
         {"uptime.ms", uv_now(s->loop) - s->started_ms},
     };
     _Static_assert(sizeof plain / sizeof plain[0] == DISPATCH_PLAIN_COUNTERS,

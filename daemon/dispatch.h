@@ -49,6 +49,7 @@ struct dispatch {
     uint64_t requests[SKP_OP_MAX], busy, parses, unchanged;
     uint64_t latency_us[16]; /* histogram: bucket i counts latencies below 2^i * 64 us */
     uint64_t latency_sum_us; /* the latencies the histogram counts, added up (its _sum) */
+    size_t instance_bytes;   /* held by the instances of all connections (--max-instance-mb) */
 };
 
 /* Small evaluations run on the loop thread when the workers are idle (pool_stage): one of at
@@ -70,7 +71,7 @@ void dispatch_close(struct dispatch *d);
 
 /* The daemon's counters, named and ordered as PROTOCOL.md lists the STATS reply's: the one
  * source of the STATS reply and of GET /metrics. */
-#define DISPATCH_PLAIN_COUNTERS 22 /* between the requests.* and the refusals.* ones */
+#define DISPATCH_PLAIN_COUNTERS 23 /* between the requests.* and the refusals.* ones */
 /* requests.* by opcode, the plain ones, refusals.* by status but OK, then latency.* (the
  * buckets, then latency.sum_us, whose name is fixed) */
 #define DISPATCH_NAMED_COUNTERS (SKP_OP_MAX - 1 + SKP_STATUS_COUNT - 1 + 16)

@@ -54,6 +54,8 @@ static const struct {
      "Connections refused at the limits."},
     {"input.bytes", "input_buffer_bytes", "gauge",
      "Bytes held for requests still arriving, both protocols (--max-input-mb)."},
+    {"instances.bytes", "instance_bytes", "gauge",
+     "Bytes held by instances, all connections (--max-instance-mb)."},
     {"uptime.ms", "uptime_seconds", "gauge", "Time since the daemon started."},
 };
 

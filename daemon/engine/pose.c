@@ -70,6 +70,13 @@ void pose_free(struct pose *p)
     free(p);
 }
 
+size_t pose_bytes(const struct armature *arm)
+{
+    struct layout l;
+    plan(arm, &l);
+    return l.total;
+}
+
 void pose_reset(struct pose *p)
 {
     const struct armature *arm = p->arm;

@@ -58,6 +58,10 @@ struct pose *pose_new(const struct armature *arm);
 /* Frees p; NULL is fine. */
 void pose_free(struct pose *p);
 
+/* The bytes pose_new takes for an instance of arm (its one allocation): what a daemon counts
+ * against its budget for instances. */
+size_t pose_bytes(const struct armature *arm);
+
 /* Whether every constructed number of p (each bone's transform and tint, every vertex) is
  * finite: a file's extreme but valid numbers (a sway of 1e308, handles of 1e300) can overflow
  * in Animate or Construct, and a NaN must never leave as an answer. 0, or ENG_EBADFILE with
