@@ -288,13 +288,21 @@ int skp_cli_eval_parse(struct skp_cli_args *a, bool engine_opts, struct skp_cli_
 {
     memset(e, 0, sizeof *e);
     char **v = a->value;
-    for (char *tok = v[SKP_CLI_ANIM] ? strtok(v[SKP_CLI_ANIM], ",") : NULL; tok;
-         tok = strtok(NULL, ",")) {
+    /* The names, split in place. An empty one is refused, not skipped: "Walk,,Idle" or a
+     * trailing comma is a slip, and reading it as two animations would answer another
+     * question, with the frames given for three matched to the wrong names. */
+    for (char *p = v[SKP_CLI_ANIM], *comma; p; p = comma ? comma + 1 : NULL) {
+        if ((comma = strchr(p, ',')))
+            *comma = '\0';
+        if (!*p) {
+            snprintf(msg, cap, "--anim: an empty animation name (a comma too many?)");
+            return -1;
+        }
         if (e->count == SKP_MAX_ANIMS) {
             snprintf(msg, cap, "--anim: at most %d animations", SKP_MAX_ANIMS);
             return -1;
         }
-        e->anims[e->count++] = tok;
+        e->anims[e->count++] = p;
     }
     if (per_anim("frame", v[SKP_CLI_FRAME], e->count, 0, e->frames, msg, cap) ||
         per_anim("smooth", v[SKP_CLI_SMOOTH], e->count, 0, e->smooth, msg, cap))

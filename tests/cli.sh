@@ -405,6 +405,8 @@ if [ -w /dev/full ]; then
 else
     echo "ok - output to a full disk # SKIP no /dev/full"
 fi
+run e-empty "$BIN" eval "$S/robot.skf" --anim Walk,,Wave
+status e-empty 2 "skeld eval --anim Walk,,Wave: an empty name is a usage error"
 run c-twice "$CTL" --uri "unix:$TMP/nobody.sock" "${R[@]}" ping
 status c-twice 2 "skelctl --uri given twice is a usage error"
 

@@ -789,8 +789,11 @@ check "only the last answer says Connection: close (not the slow one before it: 
 # ---- errors ----------------------------------------------------------------------------------
 get e "$A/v1/files/robot.skf/pose?bogus=1"
 check "400: an unknown parameter, named" errjson e 400 bogus
-get e "$A/v1/files/robot.skf/pose?frame=abc"
+get e "$A/v1/files/robot.skf/pose?anim=Walk&frame=abc"
 check "400: a bad value, naming its parameter" errjson e 400 frame
+get e "$A/v1/files/robot.skf/pose?anim=Walk,"
+check "400: an empty animation name (a trailing comma), not one animation fewer" \
+    errjson e 400 "empty animation name"
 get e "$A/v1/armatures/$ROBOT/pose?size=64x64"
 check "400: a render parameter on pose, named" errjson e 400 size
 get e "$A/v1/armatures/$ROBOT/render.png?samples=3"
