@@ -681,7 +681,6 @@ static int parse_command(const struct command *k, int argc, char **argv, struct 
     return SKP_EXIT_OK;
 }
 
-/* The options before the command (--uri, --token): "--name value" or "--name=value". */
 /* rc, or 1 if what was written to stdout did not all get out (a full disk, a closed pipe):
  * stdio keeps it in a buffer until exit, where nobody checks. A command that failed already
  * said why. */
@@ -694,6 +693,7 @@ static int flush_output(int rc)
     return SKP_EXIT_FAIL;
 }
 
+/* The options before the command (--uri, --token): "--name value" or "--name=value". */
 static char *global_flag(const char *name, int argc, char **argv, int *i)
 {
     size_t n = strlen(name);
