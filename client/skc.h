@@ -586,7 +586,9 @@ SKC_API void skc_async_handle_timeout(skc_async *ac);
 
 /* Refuses new requests (SKC_EIO), waits for the replies to those in flight, then closes and
  * frees the handle (disconnect callback with 0). 0, or SKC_EINVAL for a NULL handle or one
- * whose skc_async_connect failed (free that one with skc_async_free). */
+ * whose skc_async_connect failed (free that one with skc_async_free). Called outside the
+ * handle's callbacks with no reply pending, it ends the handle at once: the disconnect
+ * callback runs inside this call, and ac is freed when it returns. */
 SKC_API int skc_async_disconnect(skc_async *ac);
 
 /* Closes the connection now: the connect callback (if it has not run), then every pending
@@ -632,7 +634,9 @@ SKC_API int skc_async_stats(skc_async *ac, skc_async_cb cb, void *privdata);
  * skc_reply_armature_id gives the id in both. An error is INFO's, or LOAD_BYTES's once sent
  * (SKC_ESERVER with skc_async_status SKC_S_BAD_FILE for bytes that are no .skf), or SKC_EIO
  * or SKC_ENOMEM when the upload could not be queued (the connection ended). Each request has
- * its own io_timeout_ms; a skc_async_disconnect called meanwhile waits for the upload too. */
+ * its own io_timeout_ms; a skc_async_disconnect called meanwhile waits for the upload too.
+ * Requests that use the id must be sent from the callback (err == 0): sent earlier, they
+ * reach a daemon that lacks the armature before the upload does, and get NOT_FOUND. */
 SKC_API int skc_async_ensure(skc_async *ac, const void *skf, size_t len, skc_async_cb cb,
                              void *privdata);
 
