@@ -107,3 +107,12 @@ int outfile_write(const char *prog, const char *path, const void *data, size_t l
                 strerror(failed));
     return failed != 0;
 }
+
+int outfile_flush_stdout(const char *prog, int rc)
+{
+    errno = 0;
+    if ((fflush(stdout) == 0 && !ferror(stdout)) || rc)
+        return rc;
+    fprintf(stderr, "%s: writing the output: %s\n", prog, strerror(errno ? errno : EIO));
+    return 1;
+}

@@ -1,6 +1,6 @@
-/* How skelctl and skeld render write a picture to a file: whole, or not at all. A regular file
- * already at the path (or nothing there) is replaced only once every byte is written: the
- * bytes go to a hidden file beside it, which takes the path's name at the end, so a failed
+/* How skelctl and skeld write their output. A picture goes to a file whole, or not at all: a
+ * regular file already at the path (or nothing there) is replaced only once every byte is written:
+ * the bytes go to a hidden file beside it, which takes the path's name at the end, so a failed
  * write (a full disk, a file size limit) leaves the old file as it was, and a reader that has
  * the old file open keeps reading it whole. Anything else at the path (a symbolic link, a
  * pipe, a device), or a file in a directory the caller may not write, is written through. */
@@ -14,5 +14,10 @@
  * write (a file this call made is gone again; one written through may hold part of the
  * picture). */
 int outfile_write(const char *prog, const char *path, const void *data, size_t len);
+
+/* A command's exit status rc, or 1 having said so after prog if what it wrote to standard
+ * output did not all get out (a full disk, a closed pipe): stdio holds the last of it until
+ * exit, where nobody checks. A command that failed already (rc != 0) said why. */
+int outfile_flush_stdout(const char *prog, int rc);
 
 #endif

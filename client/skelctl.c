@@ -681,18 +681,6 @@ static int parse_command(const struct command *k, int argc, char **argv, struct 
     return SKP_EXIT_OK;
 }
 
-/* rc, or 1 if what was written to stdout did not all get out (a full disk, a closed pipe):
- * stdio keeps it in a buffer until exit, where nobody checks. A command that failed already
- * said why. */
-static int flush_output(int rc)
-{
-    errno = 0;
-    if ((fflush(stdout) == 0 && !ferror(stdout)) || rc)
-        return rc;
-    fprintf(stderr, "skelctl: writing the output: %s\n", strerror(errno ? errno : EIO));
-    return SKP_EXIT_FAIL;
-}
-
 /* The options before the command (--uri, --token): "--name value" or "--name=value". */
 static char *global_flag(const char *name, int argc, char **argv, int *i)
 {
@@ -780,5 +768,5 @@ int main(int argc, char **argv)
     }
     rc = k->run(c, &a);
     skc_free(c);
-    return flush_output(rc);
+    return outfile_flush_stdout("skelctl", rc);
 }

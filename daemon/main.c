@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "config.h"
 #include "log.h"
+#include "outfile.h"
 #include "server.h"
 #include "skp_cli.h"
 
@@ -53,18 +54,6 @@ static int serve(int argc, char **argv, int first)
     return status;
 }
 
-/* rc, or 1 if what was written to stdout did not all get out (a full disk, a closed pipe):
- * stdio keeps it in a buffer until exit, where nobody checks. A command that failed already
- * said why. */
-static int flush_output(int rc)
-{
-    errno = 0;
-    if ((fflush(stdout) == 0 && !ferror(stdout)) || rc)
-        return rc;
-    fprintf(stderr, "skeld: writing the output: %s\n", strerror(errno ? errno : EIO));
-    return SKP_EXIT_FAIL;
-}
-
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "serve"))
@@ -80,13 +69,13 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(argv[1], "info"))
-        return flush_output(cli_info(argc - 1, argv + 1));
+        return outfile_flush_stdout("skeld", cli_info(argc - 1, argv + 1));
     if (!strcmp(argv[1], "eval"))
-        return flush_output(cli_eval(argc - 1, argv + 1));
+        return outfile_flush_stdout("skeld", cli_eval(argc - 1, argv + 1));
     if (!strcmp(argv[1], "render"))
-        return flush_output(cli_render(argc - 1, argv + 1));
+        return outfile_flush_stdout("skeld", cli_render(argc - 1, argv + 1));
     if (!strcmp(argv[1], "conform"))
-        return flush_output(cli_conform(argc - 1, argv + 1));
+        return outfile_flush_stdout("skeld", cli_conform(argc - 1, argv + 1));
     fprintf(stderr, "skeld: unknown command \"%s\"\n%s", argv[1], usage);
     return SKP_EXIT_USAGE;
 }
