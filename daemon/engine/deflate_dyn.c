@@ -3,10 +3,9 @@
  * (1 MiB), mostly empty space, and takes ~3 ms; here the only candidates are the previous
  * pixel and the pixel above, checked eight bytes at a time, so empty and flat areas cost
  * almost nothing, and one dynamic Huffman block fitted to the picture's symbols makes the
- * literals of the drawn parts cheaper than fixed codes would. Two passes: tokens and their
- * frequencies, then the codes and the bits; a run of literals is one token, its bytes copied
- * aside in pass 1 for pass 2 to read in order, and every match token's bits come from one
- * table. */
+ * literals of the drawn parts cheaper than fixed codes would. Two passes: items (a literal's
+ * byte, a match's length and distance) and their frequencies, then the codes and the bits,
+ * where every item's bits come from one table, with no test of what kind it is. */
 #include "deflate_dyn.h"
 
 #include <stdbool.h>
@@ -30,12 +29,17 @@
 #define LITLEN_SYMS 286
 #define DIST_SYMS 30
 #define CL_SYMS 19
-/* A token is a match, length - 3 with ABOVE added for a match to the row above, or a run of
- * literals, LITERALS + count - 1, whose bytes pass 2 reads from the input itself: 16 bits,
- * and one token for a detailed stretch rather than one a byte. */
-#define ABOVE 256u
-#define LITERALS 512u
-#define MAX_LITERALS (65536u - LITERALS)
+/* Pass 1 writes items, 16 bits each: a literal is its byte, a match two items, its length
+ * (LENGTH + length - 3) and then its distance (DIST_4 or DIST_UP). Pass 2 is then one loop
+ * over items with no test of their kind: each is a table's code and length. NOTHING pads the
+ * items to a whole number of puts. */
+#define LENGTH 256u
+#define DIST_4 512u
+#define DIST_UP 513u
+#define NOTHING 514u
+#define ITEM_SYMS 515u
+/* Items pass 1 may write past those it keeps: a window's literals are copied 32 at a time. */
+#define ITEMS_SPARE 64u
 
 static const uint16_t len_base[29] = {3,  4,  5,  6,   7,   8,   9,   10,  11, 13,
                                       15, 17, 19, 23,  27,  31,  35,  43,  51, 59,
@@ -79,20 +83,13 @@ size_t deflate_dyn_bound(size_t n)
     return n + n / 8 + 1024;
 }
 
-/* The tokens (at most n: each covers a byte at least), then the literals' bytes (at most n;
- * a window's 32-byte copy ends within them, since it starts at most 32 before the input's
- * end, and 32 more bytes spare that reasoning). */
-static size_t lit_bytes_at(size_t n)
-{
-    return (n * sizeof(uint16_t) + 15) & ~(size_t)15;
-}
-
+/* The items: at most one a byte (a match's two cover 3 bytes at least), then padding. */
 size_t deflate_dyn_scratch_size(size_t n)
 {
-    return n < SIZE_MAX / 4 ? lit_bytes_at(n) + n + 32 : 0;
+    return n < SIZE_MAX / 4 ? (n + ITEMS_SPARE) * sizeof(uint16_t) : 0;
 }
 
-/* ---- pass 1: tokens ---------------------------------------------------------------------- */
+/* ---- pass 1: items ----------------------------------------------------------------------- */
 
 /* How far in[i..] repeats in[i - d..], at most max bytes. Most of a picture
  * is long repeats (empty space), so the bytes are compared 32 at a time where SSE2 is (every
@@ -178,72 +175,52 @@ static size_t repeat4_len(const uint8_t *in, size_t i, size_t n, const int32_t *
     return l >= MIN_REPEAT ? l : 0;
 }
 
-/* What pass 1 finds besides the tokens: the symbols' frequencies, and the literals' bytes
- * in order. Pass 2 reads those from here, in cache, rather than from the picture, whose
- * 1 MiB has left the cache by then: reading them in place cost a miss for each run of
- * literals. */
+/* The symbols' frequencies, which pass 1 leaves to count_items. */
 struct freqs {
     uint32_t lit[LITLEN_SYMS];
     uint32_t dist[DIST_SYMS];
-    uint8_t *lit_bytes;
-    size_t lit_count;
 };
+
+/* A match's two items. */
+static inline size_t put_match(uint16_t *it, size_t t, size_t l, unsigned dist)
+{
+    it[t] = (uint16_t)(LENGTH + l - 3);
+    it[t + 1] = (uint16_t)dist;
+    return t + 2;
+}
 
 /* A repeat of the previous pixel longer than one match can say (empty space, mostly): as
  * many matches of the longest length as fit, the rest in one or two (never one under 3). */
-static size_t long_repeat(uint16_t *tok, size_t t, size_t l, struct freqs *f, unsigned d4)
+static size_t long_repeat(uint16_t *it, size_t t, size_t l)
 {
     while (l > 0) {
         size_t take = l > MAX_MATCH + 2 ? MAX_MATCH : (l > MAX_MATCH ? l - 3 : l);
-        f->lit[257 + len_code[take]]++;
-        f->dist[d4]++;
-        tok[t++] = (uint16_t)(take - 3);
+        t = put_match(it, t, take, DIST_4);
         l -= take;
     }
     return t;
 }
 
-/* Adds k literals (already copied to f->lit_bytes) to the run token that ends tok[0..t), or
- * starts one. Returns the new token count. They are counted by symbol at the end of pass 1
- * (count_literals): counting them here, in a loop whose length changes from one window to
- * the next, cost a mispredicted branch or two a window. */
-static inline __attribute__((always_inline)) size_t add_literals(uint16_t *tok, size_t t,
-                                                                 unsigned k, struct freqs *f)
-{
-    f->lit_count += k;
-    if (t > 0 && tok[t - 1] >= LITERALS && tok[t - 1] - LITERALS + 1 + k <= MAX_LITERALS) {
-        tok[t - 1] = (uint16_t)(tok[t - 1] + k);
-        return t;
-    }
-    tok[t] = (uint16_t)(LITERALS + k - 1);
-    return t + 1;
-}
-
 /* The greedy choice at i, once the repeats at distance 4 (l4) and one row up (lu) are known
  * (0: under MIN_REPEAT): the longer, distance 4 on a tie, else a literal. A repeat of the
  * previous pixel longer than one match can say is followed as far as it goes. Returns the new
- * token count; *i moves past what was taken. */
+ * item count; *i moves past what was taken. */
 static inline __attribute__((always_inline)) size_t take(const uint8_t *in, size_t *i, size_t l4,
-                                                         size_t lu, uint16_t *tok, size_t t,
-                                                         struct freqs *f, unsigned d4, unsigned dup)
+                                                         size_t lu, uint16_t *it, size_t t)
 {
     if (l4 > MAX_MATCH) {
         *i += l4;
-        return long_repeat(tok, t, l4, f, d4);
+        return long_repeat(it, t, l4);
     }
     if (l4 == 0 && lu == 0) {
-        f->lit_bytes[f->lit_count] = in[*i];
-        t = add_literals(tok, t, 1, f);
+        it[t] = in[*i];
         *i += 1;
-        return t;
+        return t + 1;
     }
     bool up = lu > l4;
     size_t l = up ? lu : l4;
-    f->lit[257 + len_code[l]]++;
-    f->dist[up ? dup : d4]++;
-    tok[t++] = (uint16_t)((up ? ABOVE : 0) + l - 3);
     *i += l;
-    return t;
+    return put_match(it, t, l, up ? DIST_UP : DIST_4);
 }
 
 #ifdef __SSE2__
@@ -267,12 +244,16 @@ static unsigned ones_from_0(uint32_t m, unsigned k)
     return (unsigned)__builtin_ctzll(~(uint64_t)m | 1ull << k);
 }
 
-/* The window's 32 bytes copied to at (which has room for 32, whatever the caller keeps). */
-static void copy_window(uint8_t *at, const uint8_t *p)
+/* The window's 32 bytes as literal items at at (which has room for 32, whatever the caller
+ * keeps). */
+static void copy_window(uint16_t *at, const uint8_t *p)
 {
-    _mm_storeu_si128((__m128i *)(void *)at, _mm_loadu_si128((const __m128i *)(const void *)p));
-    _mm_storeu_si128((__m128i *)(void *)(at + 16),
-                     _mm_loadu_si128((const __m128i *)(const void *)(p + 16)));
+    __m128i a = _mm_loadu_si128((const __m128i *)(const void *)p),
+            b = _mm_loadu_si128((const __m128i *)(const void *)(p + 16)), z = _mm_setzero_si128();
+    _mm_storeu_si128((__m128i *)(void *)at, _mm_unpacklo_epi8(a, z));
+    _mm_storeu_si128((__m128i *)(void *)(at + 8), _mm_unpackhi_epi8(a, z));
+    _mm_storeu_si128((__m128i *)(void *)(at + 16), _mm_unpacklo_epi8(b, z));
+    _mm_storeu_si128((__m128i *)(void *)(at + 24), _mm_unpackhi_epi8(b, z));
 }
 
 /* The mask of the window's bytes equal to those d back. */
@@ -289,19 +270,16 @@ static uint32_t same_as(const uint8_t *p, size_t d)
 /* Thirty-two bytes from i compared with those 4 back and a row back at once: the bytes from i
  * on that start no repeat of MIN_REPEAT or more at either distance (at most WINDOW_STARTS)
  * are literals; where a repeat starts, the same masks say how long each one is when it ends
- * within them, so only a longer one is measured again. The tokens are those the byte-by-byte
+ * within them, so only a longer one is measured again. The items are those the byte-by-byte
  * checks would choose. Needs i >= stride >= WINDOW and i + WINDOW <= n. */
 static size_t tokenize_window(const uint8_t *in, size_t *i, size_t n, size_t stride,
-                              const int32_t *live, uint16_t *tok, size_t t, struct freqs *f,
-                              unsigned d4, unsigned dup)
+                              const int32_t *live, uint16_t *it, size_t t)
 {
     uint32_t m4 = same_as(in + *i, 4), mu = same_as(in + *i, stride);
     uint32_t starts = repeat_starts(m4) | repeat_starts(mu);
     unsigned lits = starts ? (unsigned)__builtin_ctz(starts) : WINDOW_STARTS;
-    if (lits) {
-        copy_window(f->lit_bytes + f->lit_count, in + *i);
-        t = add_literals(tok, t, lits, f);
-    }
+    copy_window(it + t, in + *i);
+    t += lits;
     *i += lits;
     if (lits == WINDOW_STARTS)
         return t;
@@ -313,43 +291,47 @@ static size_t tokenize_window(const uint8_t *in, size_t *i, size_t n, size_t str
         size_t max = n - *i < MAX_MATCH ? n - *i : MAX_MATCH;
         lu = ru < known ? (ru >= MIN_REPEAT ? ru : 0) : repeat_len(in, *i, max, stride);
     }
-    return take(in, i, l4, lu, tok, t, f, d4, dup);
+    return take(in, i, l4, lu, it, t);
 }
 #endif
 
-/* Adds the literals' bytes to their symbols' frequencies: one loop of a known length, four
- * bytes a turn, each into its own table so that a byte value that recurs (an opaque alpha)
- * does not wait on its own previous count. */
-static void count_literals(struct freqs *f)
+/* The symbols' frequencies from the items: one loop of a known length, four items a turn,
+ * each into its own table so that an item that recurs (an opaque alpha) does not wait on its
+ * own previous count. */
+static void count_items(const uint16_t *it, size_t n, struct freqs *f, unsigned d4, unsigned dup)
 {
-    uint32_t more[3][256];
-    memset(more, 0, sizeof more);
-    const uint8_t *p = f->lit_bytes;
-    size_t i = 0, n = f->lit_count;
+    uint32_t c[4][ITEM_SYMS];
+    memset(c, 0, sizeof c);
+    size_t i = 0;
     for (; i + 4 <= n; i += 4) {
-        f->lit[p[i]]++;
-        more[0][p[i + 1]]++;
-        more[1][p[i + 2]]++;
-        more[2][p[i + 3]]++;
+        c[0][it[i]]++;
+        c[1][it[i + 1]]++;
+        c[2][it[i + 2]]++;
+        c[3][it[i + 3]]++;
     }
     for (; i < n; i++)
-        f->lit[p[i]]++;
-    for (unsigned s = 0; s < 256; s++)
-        f->lit[s] += more[0][s] + more[1][s] + more[2][s];
+        c[0][it[i]]++;
+    for (unsigned x = 0; x < ITEM_SYMS; x++)
+        c[0][x] += c[1][x] + c[2][x] + c[3][x];
+    memcpy(f->lit, c[0], 256 * sizeof(uint32_t));
+    f->lit[256] = 1; /* end of block */
+    for (unsigned l = 3; l <= MAX_MATCH; l++)
+        f->lit[257 + len_code[l]] += c[0][LENGTH + l - 3];
+    f->dist[d4] += c[0][DIST_4];
+    f->dist[dup] += c[0][DIST_UP];
 }
 
 /* Greedy: at each byte from from on the longer of the two repeats, else a literal (take). No
- * repeat reaches past n, so a block's tokens end where the block does. */
+ * repeat reaches past n, so a block's items end where the block does. Returns the item count. */
 static size_t tokenize(const uint8_t *in, size_t from, size_t n, size_t stride, const int32_t *live,
-                       uint16_t *tok, struct freqs *f, unsigned d4, unsigned dup)
+                       uint16_t *it, struct freqs *f, unsigned d4, unsigned dup)
 {
     size_t t = 0;
     for (size_t i = from; i < n;) {
 #ifdef __SSE2__
-        /* Detailed areas are mostly literals and short repeats: thirty-two bytes
-         * at a time (half the windows of sixteen, and 27 literals a window rather than 11). */
+        /* Detailed areas are mostly literals and short repeats: thirty-two bytes at a time. */
         if (stride >= WINDOW && i >= stride && i + WINDOW <= n) {
-            t = tokenize_window(in, &i, n, stride, live, tok, t, f, d4, dup);
+            t = tokenize_window(in, &i, n, stride, live, it, t);
             continue;
         }
 #endif
@@ -357,11 +339,10 @@ static size_t tokenize(const uint8_t *in, size_t from, size_t n, size_t stride, 
         size_t max = n - i < MAX_MATCH ? n - i : MAX_MATCH;
         if (l4 < MAX_MATCH && stride && i >= stride && in[i] == in[i - stride])
             lu = repeat_len(in, i, max, stride);
-        t = take(in, &i, l4, lu, tok, t, f, d4, dup);
+        t = take(in, &i, l4, lu, it, t);
     }
-    f->lit[256]++; /* end of block */
-    count_literals(f);
-    memset(f->lit_bytes + f->lit_count, 0, 2); /* read past the last run: put_literal_tail */
+    count_items(it, t, f, d4, dup);
+    it[t] = it[t + 1] = NOTHING; /* to a whole number of puts: put_items */
     return t;
 }
 
@@ -573,88 +554,82 @@ static struct dist_bits dist_bits_of(const struct block *bk, size_t d)
     return db;
 }
 
-/* A literal's code and length for pass 2, apart so that neither needs unpacking. */
-struct lit_codes {
-    uint64_t code[256];
-    uint8_t len[256];
+/* Every item's bits whole: a literal's code, a length's code and extra bits, a distance's
+ * code and extra bits. */
+struct item_codes {
+    uint32_t code[ITEM_SYMS];
+    uint8_t len[ITEM_SYMS];
 };
 
-/* The last one to three literals of a run in one put, with no test of how many: the codes
- * past count are read (two readable bytes follow every run; tokenize sets those after the last)
- * but masked off. */
-static inline void put_literal_tail(struct bits *b, const struct lit_codes *lc, const uint8_t *p,
-                                    size_t count)
+/* The items' codes; returns the most bits three items in a row can take. */
+static unsigned item_codes_of(struct item_codes *ic, const struct block *bk, size_t stride)
 {
-    uint64_t m1 = 0 - (uint64_t)(count > 1), m2 = 0 - (uint64_t)(count > 2);
-    unsigned l0 = lc->len[p[0]], l1 = l0 + (lc->len[p[1]] & (unsigned)m1),
-             l2 = l1 + (lc->len[p[2]] & (unsigned)m2);
-    bits_put(b, lc->code[p[0]] | (lc->code[p[1]] & m1) << l0 | (lc->code[p[2]] & m2) << l1, l2);
+    unsigned lit_most = 0, len_most = 0;
+    for (unsigned s = 0; s < 256; s++) {
+        ic->code[s] = bk->lit_code[s];
+        ic->len[s] = bk->lit_len[s];
+        lit_most = ic->len[s] > lit_most ? ic->len[s] : lit_most;
+    }
+    for (unsigned l = 3; l <= MAX_MATCH; l++) {
+        unsigned k = len_code[l], sym = 257 + k;
+        ic->code[LENGTH + l - 3] = bk->lit_code[sym] | (uint32_t)(l - len_base[k])
+                                                           << bk->lit_len[sym];
+        ic->len[LENGTH + l - 3] = (uint8_t)(bk->lit_len[sym] + len_extra[k]);
+        len_most = ic->len[LENGTH + l - 3] > len_most ? ic->len[LENGTH + l - 3] : len_most;
+    }
+    struct dist_bits d4 = dist_bits_of(bk, 4), dup = stride ? dist_bits_of(bk, stride) : d4;
+    ic->code[DIST_4] = d4.bits;
+    ic->len[DIST_4] = (uint8_t)d4.len;
+    ic->code[DIST_UP] = dup.bits;
+    ic->len[DIST_UP] = (uint8_t)dup.len;
+    ic->code[NOTHING] = 0;
+    ic->len[NOTHING] = 0;
+    unsigned dist_most = d4.len > dup.len ? d4.len : dup.len;
+    /* A distance follows each length, so three items hold one distance at most. */
+    unsigned one = lit_most > len_most ? lit_most : len_most;
+    return 2 * one + (dist_most > one ? dist_most : one);
 }
 
-/* count literals from p: four codes (at most 4 x 14 bits) or three (at most 3 x 15) to a
- * put, with no test of the length in between, then the rest in one more. */
-static void put_literals(struct bits *b, const struct lit_codes *lc, const uint8_t *p, size_t count,
-                         bool four)
+/* The items, per (3 or 2) to a put, with no test of their kind in between. items[count] and
+ * items[count + 1] are NOTHING. */
+static void put_items_per(struct bits *out, const struct item_codes *ic, const uint16_t *it,
+                          size_t count, unsigned per)
 {
-    if (four) {
-        for (; count >= 4; count -= 4, p += 4) {
-            unsigned l0 = lc->len[p[0]], l1 = l0 + lc->len[p[1]], l2 = l1 + lc->len[p[2]];
-            bits_put(b,
-                     lc->code[p[0]] | lc->code[p[1]] << l0 | lc->code[p[2]] << l1 |
-                         lc->code[p[3]] << l2,
-                     l2 + lc->len[p[3]]);
+    /* A local writer: through out, each store of output bytes might change the writer's own
+     * fields, and the compiler would load them again after it. */
+    struct bits w = *out;
+    size_t t = 0;
+    if (per == 3) {
+        for (; t < count; t += 3) {
+            unsigned l0 = ic->len[it[t]], l1 = l0 + ic->len[it[t + 1]];
+            bits_put(&w,
+                     ic->code[it[t]] | (uint64_t)ic->code[it[t + 1]] << l0 |
+                         (uint64_t)ic->code[it[t + 2]] << l1,
+                     l1 + ic->len[it[t + 2]]);
         }
     } else {
-        for (; count >= 3; count -= 3, p += 3) {
-            unsigned l0 = lc->len[p[0]], l1 = l0 + lc->len[p[1]];
-            bits_put(b, lc->code[p[0]] | lc->code[p[1]] << l0 | lc->code[p[2]] << l1,
-                     l1 + lc->len[p[2]]);
+        for (; t < count; t += 2) {
+            unsigned l0 = ic->len[it[t]];
+            bits_put(&w, ic->code[it[t]] | (uint64_t)ic->code[it[t + 1]] << l0,
+                     l0 + ic->len[it[t + 1]]);
         }
     }
-    if (count)
-        put_literal_tail(b, lc, p, count);
+    *out = w;
 }
 
-static void put_tokens(struct bits *b, const struct block *bk, const uint16_t *tok, size_t count,
-                       const uint8_t *lit_bytes, size_t stride)
+/* The block's items and its end: three to a put where three fit in one (at most 56 bits: the
+ * distance codes are of one bit, since a block uses two distances at most), else two (a
+ * length with its extra bits is 20 bits at most, a distance 28). */
+static void put_items(struct bits *b, const struct block *bk, const uint16_t *it, size_t count,
+                      size_t stride)
 {
-    struct dist_bits d4 = dist_bits_of(bk, 4), dup = stride ? dist_bits_of(bk, stride) : d4;
-    /* Every match token's bits whole, length code and extra bits then the distance's (at most
-     * 20 + 28), so a match is one load and one put: 512 entries made against thousands of
-     * matches a picture. */
-    uint64_t match_code[2 * ABOVE];
-    uint8_t match_len[2 * ABOVE];
-    for (unsigned x = 0; x < 2 * ABOVE; x++) {
-        unsigned l = (x & 255u) + 3, k = len_code[l], sym = 257 + k;
-        const struct dist_bits *d = x >= ABOVE ? &dup : &d4;
-        unsigned len_bits = bk->lit_len[sym] + len_extra[k];
-        match_code[x] = bk->lit_code[sym] | (uint64_t)(l - len_base[k]) << bk->lit_len[sym] |
-                        (uint64_t)d->bits << len_bits;
-        match_len[x] = (uint8_t)(len_bits + d->len);
-    }
-    struct lit_codes lc;
-    unsigned longest = 0;
-    for (unsigned s = 0; s < 256; s++) {
-        lc.code[s] = bk->lit_code[s];
-        lc.len[s] = bk->lit_len[s];
-        longest = lc.len[s] > longest ? lc.len[s] : longest;
-    }
-    bool four = longest <= 14;
-    const uint8_t *lit = lit_bytes;
-    for (size_t t = 0; t < count; t++) {
-        unsigned x = tok[t];
-        if (x >= LITERALS) {
-            size_t run = x - LITERALS + 1;
-            put_literals(b, &lc, lit, run, four);
-            lit += run;
-            continue;
-        }
-        bits_put(b, match_code[x], match_len[x]);
-    }
+    struct item_codes ic;
+    unsigned per = item_codes_of(&ic, bk, stride) <= 56 ? 3 : 2;
+    put_items_per(b, &ic, it, count, per);
     bits_put(b, bk->lit_code[256], bk->lit_len[256]);
 }
 
-/* What the block takes, in bits, exactly as put_header and put_tokens write it: to fall back
+/* What the block takes, in bits, exactly as put_header and put_items write it: to fall back
  * to stored blocks when it would not pay. */
 static uint64_t block_bits(const struct block *bk, const struct freqs *f)
 {
@@ -702,11 +677,10 @@ void deflate_dyn_block(struct deflate_dyn_stream *z, const uint8_t *in, size_t f
     if (stride > MAX_DIST || !stride)
         stride = 0, live = NULL;
     size_t n = to - from;
-    uint16_t *tokens = scratch;
+    uint16_t *items = scratch;
     struct freqs f;
     memset(&f, 0, sizeof f);
-    f.lit_bytes = (uint8_t *)scratch + lit_bytes_at(n);
-    size_t count = tokenize(in, from, to, stride, live, tokens, &f, dist_code(4),
+    size_t count = tokenize(in, from, to, stride, live, items, &f, dist_code(4),
                             stride ? dist_code(stride) : 0);
     struct block bk;
     plan_block(&bk, &f);
@@ -717,7 +691,7 @@ void deflate_dyn_block(struct deflate_dyn_stream *z, const uint8_t *in, size_t f
         put_stored(&b, in + from, n, last);
     } else {
         put_header(&b, &bk, last);
-        put_tokens(&b, &bk, tokens, count, f.lit_bytes, stride);
+        put_items(&b, &bk, items, count, stride);
     }
     z->bits = b;
 }

@@ -12,7 +12,7 @@
  * more (the last may be smaller). */
 size_t deflate_dyn_bound(size_t n);
 
-/* The bytes of scratch a block of n input bytes needs (about 3n); 0 if that overflows. */
+/* The bytes of scratch a block of n input bytes needs (about 2n); 0 if that overflows. */
 size_t deflate_dyn_scratch_size(size_t n);
 
 /* A zlib stream written a block at a time (begin, the blocks in order, end), so that a large

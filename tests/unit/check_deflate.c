@@ -229,25 +229,24 @@ START_TEST(block_bits_is_exact)
             in[i] = (uint8_t)(in[i] * 43u % alphabet[k / 4]);
         for (uint32_t y = 0; y < h; y++)
             in[y * stride] = 0;
-        uint16_t *tok = malloc(deflate_dyn_scratch_size_portable(n));
+        uint16_t *items = malloc(deflate_dyn_scratch_size_portable(n));
         uint8_t *out = malloc(deflate_dyn_bound(n) + 8);
-        ck_assert(tok && out);
+        ck_assert(items && out);
         struct freqs f;
         memset(&f, 0, sizeof f);
-        f.lit_bytes = (uint8_t *)tok + lit_bytes_at(n);
-        size_t count = tokenize(in, 0, n, stride, spans ? live : NULL, tok, &f, dist_code(4),
+        size_t count = tokenize(in, 0, n, stride, spans ? live : NULL, items, &f, dist_code(4),
                                 dist_code(stride));
         struct block bk;
         plan_block(&bk, &f);
         struct bits b = {out, 0, 0};
         put_header(&b, &bk, true);
-        put_tokens(&b, &bk, tok, count, f.lit_bytes, stride);
+        put_items(&b, &bk, items, count, stride);
         uint64_t written = (uint64_t)(b.out - out) * 8 + b.n;
         ck_assert_msg(written == block_bits(&bk, &f),
                       "alphabet %u, spans %d: %llu bits written, block_bits says %llu",
                       alphabet[k / 4], spans, (unsigned long long)written,
                       (unsigned long long)block_bits(&bk, &f));
-        free(tok);
+        free(items);
         free(out);
         free(in);
     }
@@ -263,37 +262,46 @@ static uint32_t read_bits(const uint8_t *in, size_t *at, unsigned len)
     return v;
 }
 
-/* Runs of every length from 1 to 45 go out as their codes in order, whether four codes of at
- * most 14 bits go to a put or three of at most 15, and the last one to three of a run in a
- * put of their own: the bits read back are the codes, run after run. */
-START_TEST(literal_runs_of_every_length_go_out_in_order)
+/* Items of every kind (literals, lengths, both distances) go out as their codes in order,
+ * three to a put or two: random items with codes as long as each kind's can be, where three
+ * to a put is used (a length 20 bits, a distance of one bit and its 13 extra) and where it is
+ * not (a distance of 28), read back code by code. */
+START_TEST(items_go_out_in_order)
 {
-    struct lit_codes lc;
-    uint8_t bytes[45 * 46 / 2 + 2];
-    uint8_t *out = calloc(sizeof bytes * 2 + 16, 1);
+    enum { ITEMS = 3000 };
+    uint16_t it[ITEMS + 2];
+    uint8_t *out = calloc(ITEMS * 4 + 16, 1);
     ck_assert_ptr_nonnull(out);
     rng_state = 99u;
-    for (size_t i = 0; i < sizeof bytes; i++)
-        bytes[i] = (uint8_t)rng();
-    for (int four = 0; four < 2; four++) {
-        unsigned most = four ? 14 : 15;
-        for (unsigned s = 0; s < 256; s++) {
-            lc.len[s] = (uint8_t)(s % 4 == 0 ? most : 1 + rng() % most);
-            lc.code[s] = rng() & ((1u << lc.len[s]) - 1);
+    size_t count = 0;
+    while (count < ITEMS - 1) { /* a length is always followed by its distance */
+        if (rng() % 3) {
+            it[count++] = (uint16_t)(rng() % 256);
+        } else {
+            it[count++] = (uint16_t)(LENGTH + rng() % 256);
+            it[count++] = (uint16_t)(rng() % 2 ? DIST_4 : DIST_UP);
         }
+    }
+    it[count] = it[count + 1] = NOTHING;
+    for (unsigned per = 2; per <= 3; per++) {
+        struct item_codes ic;
+        for (unsigned x = 0; x < ITEM_SYMS; x++) {
+            unsigned most = x < LENGTH ? 15 : x < DIST_4 ? 20 : per == 3 ? 14 : 28;
+            ic.len[x] = (uint8_t)(x == NOTHING ? 0 : x % 4 == 0 ? most : 1 + rng() % most);
+            ic.code[x] = (uint32_t)(rng() & ((1ull << ic.len[x]) - 1));
+        }
+        memset(out, 0, ITEMS * 4 + 16);
         struct bits b = {out, 0, 0};
-        for (size_t run = 1, from = 0; run <= 45; from += run, run++)
-            put_literals(&b, &lc, bytes + from, run, four);
+        put_items_per(&b, &ic, it, count, per);
         bits_end(&b);
         size_t at = 0;
-        for (size_t i = 0; i < sizeof bytes - 2; i++) {
-            unsigned len = lc.len[bytes[i]];
-            uint32_t got = read_bits(out, &at, len);
-            ck_assert_msg(got == lc.code[bytes[i]], "four %d: literal %zu reads %x, not %x", four,
-                          i, got, (unsigned)lc.code[bytes[i]]);
+        for (size_t i = 0; i < count; i++) {
+            uint32_t got = read_bits(out, &at, ic.len[it[i]]);
+            ck_assert_msg(got == ic.code[it[i]], "%u to a put: item %zu (%u) reads %x, not %x", per,
+                          i, (unsigned)it[i], got, (unsigned)ic.code[it[i]]);
         }
-        ck_assert_msg(b.out == out + (at + 7) / 8, "four %d: %zu bytes written for %zu bits", four,
-                      (size_t)(b.out - out), at);
+        ck_assert_msg(b.out == out + (at + 7) / 8, "%u to a put: %zu bytes written for %zu bits",
+                      per, (size_t)(b.out - out), at);
     }
     free(out);
 }
@@ -307,7 +315,7 @@ static Suite *deflate_suite(void)
     tcase_add_test(tc, each_repeat_length_at_each_offset);
     tcase_add_test(tc, blocks_agree_and_inflate);
     tcase_add_test(tc, block_bits_is_exact);
-    tcase_add_test(tc, literal_runs_of_every_length_go_out_in_order);
+    tcase_add_test(tc, items_go_out_in_order);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     return s;
