@@ -9,7 +9,7 @@
 set -eu
 rev=${1:?usage: bench-rev.sh REV [PAIRS] [FILE.skf...]}
 pairs=${2:-10}
-[ $# -ge 2 ] && shift 2 || shift 1
+if [ $# -ge 2 ]; then shift 2; else shift 1; fi
 [ $# -gt 0 ] || set -- samples/robot.skf ../shared/conformance/skellington.skf
 here=$(cd "$(dirname "$0")/../.." && pwd)
 . "$here/contrib/bench/common.sh"
