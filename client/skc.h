@@ -206,8 +206,10 @@ SKC_API int skc_fd(const skc_client *c);
 SKC_API int skc_set_nonblocking(skc_client *c, int on);
 
 /* Writes queued request bytes: 0 once none are left; in non-blocking mode SKC_EAGAIN while
- * some are (wait for POLLOUT on skc_fd); in blocking mode it waits (io_timeout_ms). An error
- * closes the connection as any failed write does. */
+ * some are (wait for POLLOUT on skc_fd); in blocking mode it waits up to io_timeout_ms, and
+ * SKC_ETIMEOUT leaves the bytes not yet written queued, the connection open and the requests
+ * pending (a later skc_flush or call goes on sending them; skc_reconnect drops them). A
+ * failed write closes the connection as it does in every call. */
 SKC_API int skc_flush(skc_client *c);
 
 /* What the last failing call on c went wrong with. Owned by c, valid until the next call on

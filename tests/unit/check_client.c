@@ -1213,30 +1213,29 @@ static void script_gated_batch(struct fake *f, int fd)
     script_batch_body(f, fd);
 }
 
-START_TEST(nonblocking_queue_and_flush)
+enum { PIPE_MAX = 20000 };
+
+/* Pings of SKC_MAX_PING bytes (the first byte their index) sent in non-blocking mode until the
+ * socket is full and skc_flush returns SKC_EAGAIN, the server reading nothing; their ids in
+ * ids. Returns how many. */
+static int send_until_full(skc_client *c, uint32_t *ids)
 {
-    struct fake f;
-    gate_make();
-    fake_start(&f, script_gated_batch);
-    skc_client *c = connect_to(&f, NULL);
-    ck_assert_int_eq(skc_set_nonblocking(c, 1), 0);
-    enum { MAX = 20000 };
-    static uint32_t ids[MAX];
     uint8_t payload[SKC_MAX_PING];
     int n = 0, flushed;
-    /* The server reads nothing: sends pile up in the socket, then in the handle's queue. */
     do {
         memset(payload, n & 0xff, sizeof payload);
         ck_assert_msg(skc_send_ping(c, payload, sizeof payload, &ids[n]) == 0, "%d: %s", n,
                       skc_errmsg(c));
         n++;
-    } while ((flushed = skc_flush(c)) == 0 && n < MAX);
+    } while ((flushed = skc_flush(c)) == 0 && n < PIPE_MAX);
     ck_assert_msg(flushed == SKC_EAGAIN, "the socket took %d requests without filling up", n);
-    /* A few more only queue. */
-    for (int i = 0; i < 8; i++, n++)
-        ck_assert_int_eq(skc_send_ping(c, "queued", 6, &ids[n]), 0);
-    ck_assert_uint_eq(skc_pending(c), (size_t)n);
-    gate_open();
+    return n;
+}
+
+/* The echoes of n pings, in non-blocking mode: send_until_full's first, then those after
+ * full (6 bytes, "queued"). */
+static void recv_echoes(skc_client *c, const uint32_t *ids, int n, int full)
+{
     for (int i = 0; i < n; i++) {
         skc_reply *rep = NULL;
         int rc;
@@ -1245,14 +1244,58 @@ START_TEST(nonblocking_queue_and_flush)
         ck_assert_msg(rc == 0, "%d: %s", i, skc_errmsg(c));
         size_t len;
         const uint8_t *p = skc_reply_payload(rep, &len);
-        if (i < n - 8)
-            ck_assert(len == sizeof payload && p[0] == (i & 0xff));
+        if (i < full)
+            ck_assert(len == SKC_MAX_PING && p[0] == (i & 0xff));
         else
             ck_assert(len == 6 && memcmp(p, "queued", 6) == 0);
         skc_reply_free(rep);
     }
     ck_assert_uint_eq(skc_pending(c), 0);
     ck_assert_int_eq(skc_flush(c), 0);
+}
+
+START_TEST(nonblocking_queue_and_flush)
+{
+    struct fake f;
+    gate_make();
+    fake_start(&f, script_gated_batch);
+    skc_client *c = connect_to(&f, NULL);
+    ck_assert_int_eq(skc_set_nonblocking(c, 1), 0);
+    static uint32_t ids[PIPE_MAX + 8];
+    /* The server reads nothing: sends pile up in the socket, then in the handle's queue. */
+    int full = send_until_full(c, ids), n = full;
+    /* A few more only queue. */
+    for (int i = 0; i < 8; i++, n++)
+        ck_assert_int_eq(skc_send_ping(c, "queued", 6, &ids[n]), 0);
+    ck_assert_uint_eq(skc_pending(c), (size_t)n);
+    gate_open();
+    recv_echoes(c, ids, n, full);
+    skc_free(c);
+    fake_stop(&f);
+    gate_close();
+}
+END_TEST
+
+/* A blocking skc_flush that runs out of io_timeout_ms keeps what it could not write: the
+ * connection stays open, the requests pending, and they go out once the server reads. */
+START_TEST(blocking_flush_timeout_keeps_the_queue)
+{
+    struct fake f;
+    gate_make();
+    fake_start(&f, script_gated_batch);
+    skc_options o = {f.uri, NULL, 2000, 200, 0};
+    skc_client *c = NULL;
+    ck_assert_msg(skc_connect(&c, &o) == 0, "connect: %s", skc_errmsg(c));
+    ck_assert_int_eq(skc_set_nonblocking(c, 1), 0);
+    static uint32_t ids[PIPE_MAX];
+    int n = send_until_full(c, ids);
+    ck_assert_int_eq(skc_set_nonblocking(c, 0), 0);
+    ck_assert_int_eq(skc_flush(c), SKC_ETIMEOUT); /* the server reads nothing yet */
+    ck_assert_uint_eq(skc_pending(c), (size_t)n);
+    ck_assert_int_ge(skc_fd(c), 0);
+    gate_open();
+    ck_assert_int_eq(skc_set_nonblocking(c, 1), 0); /* no timeout on a loaded machine */
+    recv_echoes(c, ids, n, n);
     skc_free(c);
     fake_stop(&f);
     gate_close();
@@ -1868,6 +1911,7 @@ static Suite *client_suite(void)
     tc = tcase_create("nonblocking");
     tcase_add_test(tc, nonblocking_recv_again);
     tcase_add_test(tc, nonblocking_queue_and_flush);
+    tcase_add_test(tc, blocking_flush_timeout_keeps_the_queue);
     tcase_add_test(tc, reconnect_after_failed_connect);
     tcase_set_timeout(tc, 60);
     suite_add_tcase(s, tc);
