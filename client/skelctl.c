@@ -4,7 +4,7 @@
  *   URI: unix:/path or tcp://host:port (default $SKELD_URI, else tcp://127.0.0.1:7878)
  *
  * Commands: ping, stats, load FILE, info ARM, pose ARM [flags], mesh ARM [flags],
- * render ARM [flags] -o OUT.png. ARM is an armature id (64 hex digits), a local .skf file
+ * render ARM [flags] -o OUT.png. ARM is an armature id (64 lowercase hex digits), a local .skf file
  * (uploaded) or a path under the daemon's --root. The flags are proto/skp_cli's, those of
  * `skeld eval` and `skeld render`; `skelctl pose` prints what `skeld eval` prints and
  * `skelctl info` what `skeld info` prints, byte for byte (the INFO reply carries its JSON).
@@ -98,6 +98,14 @@ static bool parse_id(const char *s, unsigned char id[SKC_ID_SIZE])
     return skp_unhex(id, SKC_ID_SIZE, s, strlen(s)) == 0;
 }
 
+/* 64 hex digits, some of them upper case: meant as an id (which the daemon would otherwise be
+ * asked for as a path under its root, and say it has no such file). */
+static bool upper_case_id(const char *s)
+{
+    size_t n = strspn(s, "0123456789abcdefABCDEF");
+    return n == 2 * SKC_ID_SIZE && !s[n] && strpbrk(s, "ABCDEF");
+}
+
 static unsigned char *read_local(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -135,7 +143,12 @@ static int resolve_arm(skc_client *c, const char *arm, unsigned char id[SKC_ID_S
     if (parse_id(arm, id))
         return 0;
     struct stat st;
-    if (stat(arm, &st) != 0 || !S_ISREG(st.st_mode))
+    bool local = stat(arm, &st) == 0 && S_ISREG(st.st_mode);
+    if (!local && upper_case_id(arm)) {
+        fprintf(stderr, "skelctl: %s: an armature id is 64 lowercase hex digits\n", arm);
+        return SKP_EXIT_USAGE;
+    }
+    if (!local)
         return skc_load_path(c, arm, id, NULL) ? fail_arm(c, arm) : SKP_EXIT_OK;
     size_t len;
     unsigned char *bytes = read_local(arm, &len);
@@ -589,7 +602,8 @@ static const char globals[] =
     "  --uri URI     unix:/path or tcp://host:port (default $SKELD_URI, else\n"
     "                tcp://127.0.0.1:7878)\n"
     "  --token T     the daemon's --auth-token, sent in HELLO\n"
-    "ARM: an armature id (64 hex digits), a local .skf file (sent only if the daemon lacks\n"
+    "ARM: an armature id (64 lowercase hex digits), a local .skf file (sent only if the daemon "
+    "lacks\n"
     "it), or a path under the daemon's --root\n";
 
 static void print_flags(uint32_t flags, bool camera)

@@ -325,6 +325,11 @@ check "it lists the valid styles" said c-style "unknown style \"Foo\" (valid: $S
 run c-size "$CTL" "${R[@]}" pose robot.skf --size 64x64
 status c-size 2 "skelctl pose --size is a usage error"
 check "it names --size" said c-size "--size does not apply to this command"
+UPPER=$(printf 'AB%.0s' $(seq 32))
+run c-upper "$CTL" "${R[@]}" pose "$UPPER"
+status c-upper 2 "skelctl pose with an id in upper case is a usage error"
+check "it says ids are lowercase (not that the daemon has no such file)" \
+    said c-upper "an armature id is 64 lowercase hex digits"
 run c-help "$CTL" "${R[@]}" pose --help
 check "skelctl pose --help prints help, sends nothing" eval '[ $RC = 0 ] && grep -q "^usage: skelctl" "$TMP/c-help.out"'
 run c-missing "$CTL" "${R[@]}" info nosuch.skf
