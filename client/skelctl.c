@@ -602,9 +602,8 @@ static const char globals[] =
     "  --uri URI     unix:/path or tcp://host:port (default $SKELD_URI, else\n"
     "                tcp://127.0.0.1:7878)\n"
     "  --token T     the daemon's --auth-token, sent in HELLO\n"
-    "ARM: an armature id (64 lowercase hex digits), a local .skf file (sent only if the daemon "
-    "lacks\n"
-    "it), or a path under the daemon's --root\n";
+    "ARM: an armature id (64 lowercase hex digits), a local .skf file (sent only if\n"
+    "the daemon lacks it), or a path under the daemon's --root\n";
 
 static void print_flags(uint32_t flags, bool camera)
 {
