@@ -406,14 +406,15 @@ static int write_sheet(const char *output, const skc_reply *r)
         return 1;
     }
     size_t named_len = skp_sheet_json_named(NULL, 0, json, len, output);
-    char *named = malloc(named_len + 1), path[4096];
+    char *named = malloc(named_len + 1), path[SKP_CLI_PATH_MAX];
     if (!named)
         return fail(NULL, "render");
     skp_sheet_json_named(named, named_len + 1, json, len, output);
-    int rc =
-        skp_cli_sheet_json_path(path, sizeof path, output)
-            ? bad("-o: the file name is too long", NULL)
-            : write_bytes(output, img[0].data, img[0].size) || write_bytes(path, named, named_len);
+    int rc = skp_cli_sheet_json_path(path, sizeof path, output)
+                 ? bad("-o: the file name is too long", NULL)
+                 : write_bytes(output, img[0].data, img[0].size);
+    if (!rc && (rc = write_bytes(path, named, named_len)))
+        unlink(output); /* the picture and its JSON, or neither */
     free(named);
     return rc;
 }
@@ -424,7 +425,7 @@ static int write_images(const char *output, bool pattern, const skc_reply *r)
     uint32_t n;
     const skc_image *img = skc_reply_images(r, &n);
     for (uint32_t i = 0; i < n; i++) {
-        char path[4096];
+        char path[SKP_CLI_PATH_MAX];
         if (skp_cli_out_path(path, sizeof path, output, pattern, img[i].frame, ""))
             return bad("-o: the file name is too long", NULL);
         if (write_bytes(path, img[i].data, img[i].size))

@@ -138,7 +138,7 @@ static int emit(void *ctx, const struct pose *p, uint32_t frame, uint32_t index)
     }
     if (!j->pr.range || !skp_cli_frame_pattern(j->output)) /* a one-frame range may name a file */
         return encode_and_write(j, j->output, &j->img);
-    char path[4096];
+    char path[SKP_CLI_PATH_MAX];
     if (skp_cli_out_path(path, sizeof path, j->output, true, frame, ""))
         return bad("-o: the file name is too long");
     return encode_and_write(j, path, &j->img);
@@ -156,7 +156,7 @@ static int write_sheet_json(struct render_run *j, const struct bounds *b)
     int rc = 1;
     if (json && named.data) {
         named.len = skp_sheet_json_named((char *)named.data, named.cap, json, len, j->output);
-        char path[4096];
+        char path[SKP_CLI_PATH_MAX];
         rc = skp_cli_sheet_json_path(path, sizeof path, j->output)
                  ? bad("-o: the file name is too long")
                  : write_file(path, &named);
@@ -213,7 +213,9 @@ static int run(const struct skp_cli_render *r, const struct skp_cli_eval *f, str
     struct image whole = sheet_image(&j->sheet);
     if ((rc = encode_and_write(j, j->output, &whole)))
         return rc;
-    return write_sheet_json(j, &b);
+    if ((rc = write_sheet_json(j, &b)))
+        unlink(j->output); /* the picture and its JSON, or neither */
+    return rc;
 }
 
 int cli_render(int argc, char **argv)

@@ -424,6 +424,33 @@ static const char *json_escape(unsigned char ch, char tmp[8])
     return tmp;
 }
 
+/* The length of the UTF-8 sequence at s (1 to 4 bytes), or 0 where none starts: a stray
+ * continuation byte, a sequence cut short, an overlong form, a surrogate, past U+10FFFF. */
+static size_t utf8_seq(const unsigned char *s)
+{
+    if (s[0] < 0x80)
+        return 1;
+    size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc0 ? 2 : 0;
+    if (!n || s[0] > 0xf4)
+        return 0;
+    uint32_t cp = s[0] & (0x7fu >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3fu);
+    }
+    static const uint32_t least[5] = {0, 0, 0x80, 0x800, 0x10000};
+    return cp < least[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0 : n;
+}
+
+bool skp_utf8_valid(const char *s)
+{
+    for (size_t n; *s; s += n)
+        if (!(n = utf8_seq((const unsigned char *)s)))
+            return false;
+    return true;
+}
+
 size_t skp_json_quote(char *buf, size_t cap, const char *s)
 {
     size_t len = 0;
@@ -431,10 +458,20 @@ size_t skp_json_quote(char *buf, size_t cap, const char *s)
     if (cap > 1)
         buf[0] = '"';
     len++;
-    for (; *s; s++)
-        for (const char *p = json_escape((unsigned char)*s, tmp); *p; p++, len++)
+    for (size_t n; *s; s += n) {
+        n = utf8_seq((const unsigned char *)s);
+        const char *p = json_escape((unsigned char)*s, tmp);
+        if (n > 1) { /* copied as it is */
+            memcpy(tmp, s, n);
+            tmp[n] = 0;
+        } else if (!n) { /* JSON is UTF-8: a byte that is not becomes U+FFFD */
+            p = "\\ufffd";
+            n = 1;
+        }
+        for (; *p; p++, len++)
             if (len + 1 < cap)
                 buf[len] = *p;
+    }
     if (len + 1 < cap)
         buf[len] = '"';
     len++;
@@ -562,6 +599,15 @@ int skp_cli_render_output(const struct skp_cli_render *r, char *msg, size_t cap)
         return FAIL("-o OUT.png is required");
     if ((r->cols || r->rows) && !strcmp(r->output, "-"))
         return FAIL("--sheet writes OUT.png and OUT.json: -o needs a file name");
+    if (r->cols || r->rows) { /* refused before anything is drawn or written */
+        char path[SKP_CLI_PATH_MAX];
+        const char *base = strrchr(r->output, '/');
+        if (skp_cli_sheet_json_path(path, sizeof path, r->output))
+            return FAIL("-o: the file name is too long");
+        if (!skp_utf8_valid(base ? base + 1 : r->output))
+            return FAIL("--sheet: OUT.json names the picture, and JSON is UTF-8: -o's file name "
+                        "is not");
+    }
     if (!r->cols && !r->rows && r->range && r->last > r->first && !skp_cli_frame_pattern(r->output))
         return FAIL("-o: a frame range needs a pattern with one %%d, such as out_%%04d.png");
     return 0;

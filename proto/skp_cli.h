@@ -99,6 +99,9 @@ void skp_cli_as_query(char *msg);
  * contract as snprintf. */
 size_t skp_cli_help(char *buf, size_t cap, uint32_t allowed, bool camera);
 
+/* The room the programs give an output path (OUT, OUT.json, a frame pattern filled in). */
+#define SKP_CLI_PATH_MAX 4096
+
 /* The sheet's JSON file beside OUT (as `--sheet ... -o OUT` writes it): OUT with a final
  * ".png" (any case) replaced by ".json", or ".json" appended when OUT does not end so
  * ("hop.png" -> "hop.json", "hop" -> "hop.json"). 0, or -1 if that does not fit in cap. */
@@ -201,8 +204,12 @@ int skp_cli_out_path(char *buf, size_t cap, const char *output, bool pattern, lo
  * done == total. Same buffer contract as snprintf. */
 size_t skp_cli_progress(char *buf, size_t cap, long done, long total);
 
+/* Whether s is well-formed UTF-8 (RFC 3629). */
+bool skp_utf8_valid(const char *s);
+
 /* s as a JSON string literal (quotes included) into buf, truncated at cap (terminated when
- * cap > 0). Returns the length it needs, excluding the terminator. */
+ * cap > 0): each byte that is not part of well-formed UTF-8 written as \ufffd, so the JSON
+ * is valid whatever s holds. Returns the length it needs, excluding the terminator. */
 size_t skp_json_quote(char *buf, size_t cap, const char *s);
 
 /* s as a JSON string literal, in small when it fits in cap bytes, else malloc'd; NULL when

@@ -116,9 +116,9 @@ has_flags() { # NAME FLAG...
     for f in "$@"; do grep -qE -- "^  (-o, )?--$f( |$)" "$TMP/$n.help" || return 1; done
 }
 check "skeld eval and skelctl pose list the evaluation flags, the engine options and --matrix" \
-    eval 'for n in skeld-eval skelctl-pose; do has_flags $n anim frame smooth from warmup loop reverse position scale velocity y-down matrix help version || exit 1; done'
+    eval '(for n in skeld-eval skelctl-pose; do has_flags $n anim frame smooth from warmup loop reverse position scale velocity y-down matrix help version || exit 1; done)'
 check "skeld render and skelctl render list every render flag, --sheet and -o included" \
-    eval 'for n in skeld-render skelctl-render; do has_flags $n frames size fit style background samples png-level sheet output || exit 1; done'
+    eval '(for n in skeld-render skelctl-render; do has_flags $n frames size fit style background samples png-level sheet output || exit 1; done)'
 check "skelctl stats lists --prometheus" has_flags skelctl-stats prometheus
 # table_lines NAME: NAME's help lines of the shared table's flags (not skelctl's --uri, --token).
 table_lines() { grep -E -- "^  (-o, )?--" "$TMP/$1.help" | grep -vE -- "^  --(uri|token) "; }
@@ -141,7 +141,7 @@ for prog in "$BIN" "$CTL"; do
     status "$p-cmd" 2 "$p no-such-command is a usage error"
 done
 check "skelctl --help lists --sheet, --matrix, --prometheus, --uri and --token" \
-    eval 'for f in sheet matrix prometheus uri token; do grep -qE -- "--$f( |$)" "$TMP/skelctl-help.out" || exit 1; done'
+    eval '(for f in sheet matrix prometheus uri token; do grep -qE -- "--$f( |$)" "$TMP/skelctl-help.out" || exit 1; done)'
 run ctl-none "$CTL"
 status ctl-none 2 "skelctl without a command is a usage error"
 run ctl-uri "$CTL" --uri foo://x ping
@@ -432,6 +432,27 @@ mkdir -p "$TMP/sheet-o/sub"
 "$BIN" render "$S/critter.skf" "${sheet[@]}" -o "$TMP/sheet-o/sub/hop.png"
 check "-o DIR/hop.png: DIR/hop.json beside it names hop.png alone, so the two move together" \
     "$PY" -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["image"] != "hop.png")' "$TMP/sheet-o/sub/hop.json"
+
+# -- a sheet is its picture and its JSON, or nothing: a name JSON cannot hold (not UTF-8) is
+#    refused before drawing, and a JSON that cannot be written takes its picture with it
+mkdir -p "$TMP/sheet-u-d" "$TMP/sheet-u-c" "$TMP/sheet-j-d" "$TMP/sheet-j-c"
+mkdir "$TMP/sheet-j-d/hop.json" "$TMP/sheet-j-c/hop.json" # so the JSON cannot be written
+BADNAME=$(printf 'hop\377.png')
+# in_dir DIR CMD...: CMD run in DIR
+in_dir() { (cd "$1" && shift && exec "$@"); }
+declare -A SHEET_RC
+for case in u j; do
+    name=hop.png
+    [ $case = u ] && name=$BADNAME
+    run sheet-$case-d in_dir "$TMP/sheet-$case-d" "$BIN" render "$S/critter.skf" "${sheet[@]}" -o "$name"
+    SHEET_RC[$case-d]=$RC
+    run sheet-$case-c in_dir "$TMP/sheet-$case-c" "$CTL" "${R[@]}" render critter.skf "${sheet[@]}" -o "$name"
+    SHEET_RC[$case-c]=$RC
+done
+check "--sheet -o with a name that is not UTF-8: exit 2 in both programs, saying why, nothing written" \
+    eval '(for p in d c; do [ "${SHEET_RC[u-$p]}" = 2 ] && said sheet-u-$p "JSON is UTF-8" && [ -z "$(ls "$TMP/sheet-u-$p")" ] || exit 1; done)'
+check "--sheet when OUT.json cannot be written: exit 1 in both programs, and no OUT.png left" \
+    eval '(for p in d c; do [ "${SHEET_RC[j-$p]}" = 1 ] && [ ! -e "$TMP/sheet-j-$p/hop.png" ] || exit 1; done)'
 
 # -- info: one JSON
 cat >"$TMP/j.py" <<'EOF'

@@ -2148,6 +2148,37 @@ START_TEST(json_quoted_small_or_allocated)
 }
 END_TEST
 
+/* JSON is UTF-8: well-formed sequences pass as they are, every other byte becomes \ufffd
+ * (a stray continuation byte, a cut sequence, an overlong form, a surrogate, past U+10FFFF). */
+START_TEST(json_quote_keeps_utf8_and_replaces_the_rest)
+{
+    static const struct {
+        const char *in, *want;
+        bool valid;
+    } cases[] = {
+        {"h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", "\"h\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\"",
+         true},
+        {"a\xff"
+         "b",
+         "\"a\\ufffdb\"", false},
+        {"\x80", "\"\\ufffd\"", false},
+        {"\xc3", "\"\\ufffd\"", false},
+        {"\xc0\x80", "\"\\ufffd\\ufffd\"", false},
+        {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\"", false},
+        {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\"", false},
+        {"\xe2\x82", "\"\\ufffd\\ufffd\"", false},
+        {"\xf4\x8f\xbf\xbf", "\"\xf4\x8f\xbf\xbf\"", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char buf[64];
+        size_t n = skp_json_quote(buf, sizeof buf, cases[i].in);
+        ck_assert_msg(n == strlen(cases[i].want) && !strcmp(buf, cases[i].want),
+                      "case %zu: got %s, want %s", i, buf, cases[i].want);
+        ck_assert_msg(skp_utf8_valid(cases[i].in) == cases[i].valid, "case %zu: valid?", i);
+    }
+}
+END_TEST
+
 START_TEST(out_path_expands_and_refuses_truncation)
 {
     char buf[16];
@@ -3032,6 +3063,7 @@ static Suite *proto_suite(void)
     tcase_add_test(tc, sheet_json_gets_the_image_name_first);
     tcase_add_test(tc, out_path_expands_and_refuses_truncation);
     tcase_add_test(tc, json_quoted_small_or_allocated);
+    tcase_add_test(tc, json_quote_keeps_utf8_and_replaces_the_rest);
     tcase_add_test(tc, progress_line);
     tcase_add_test(tc, pose_json_with_matrix_and_tint);
     tcase_add_test(tc, info_json_file_and_wire_views);
