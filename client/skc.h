@@ -426,7 +426,8 @@ SKC_API int skc_load_bytes(skc_client *c, const void *skf, size_t len,
  * are sent only if the daemon answers INFO with NOT_FOUND. For a client that keeps files
  * locally and talks to daemons that may restart or evict (or to a cluster, where the node
  * serving an id may change): call it before using id after any NOT_FOUND for the armature,
- * and the bytes travel only when needed. id receives the armature id. */
+ * and the bytes travel only when needed. id receives the armature id. The INFO and the
+ * LOAD_BYTES each wait up to io_timeout_ms, so an upload may take twice that in all. */
 SKC_API int skc_ensure(skc_client *c, const void *skf, size_t len, unsigned char id[SKC_ID_SIZE]);
 
 SKC_API int skc_unload(skc_client *c, const unsigned char id[SKC_ID_SIZE]);
@@ -435,7 +436,8 @@ SKC_API int skc_unload(skc_client *c, const unsigned char id[SKC_ID_SIZE]);
 SKC_API int skc_info(skc_client *c, const unsigned char id[SKC_ID_SIZE], skc_reply **out);
 
 /* `skeld info`'s JSON of the armature, byte for byte (INFO_JSON): skc_reply_payload gives the
- * text (not NUL-terminated) and its length. */
+ * text (not NUL-terminated) and its length. out is required (SKC_EINVAL without it): the
+ * text is the point of the call. */
 SKC_API int skc_info_json(skc_client *c, const unsigned char id[SKC_ID_SIZE], skc_reply **out);
 
 /* A stateful instance of an armature, valid on this connection; *instance receives its id. */
