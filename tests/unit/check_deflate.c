@@ -211,8 +211,44 @@ START_TEST(blocks_agree_and_inflate)
 }
 END_TEST
 
-/* The bits one Huffman block of in[0..n) takes as written, against block_bits, which picks
- * stored blocks where they are smaller: they must be equal, header (code-length runs with
+/* A block of noise with a few repeats, whose Huffman codes from sampled counts come out
+ * about as large as stored blocks, sometimes just larger: whichever way the estimate goes, the
+ * block is never larger than stored (its header and LEN/NLEN, 5 bytes, plus the zlib header
+ * and checksum, 6), and it inflates. */
+START_TEST(never_larger_than_stored)
+{
+    enum { N = 6000 };
+    uint8_t in[N], back[N];
+    uint8_t *out = malloc(deflate_dyn_bound(N) + 8);
+    void *scratch = malloc(deflate_dyn_scratch_size(N));
+    ck_assert(out && scratch);
+    int stored = 0, huffman = 0;
+    for (uint32_t seed = 1; seed <= 300; seed++) {
+        rng_state = seed;
+        for (size_t i = 0; i < N; i++) /* noise, a skewed alphabet, runs of 6 now and then */
+            in[i] = i >= 6 && rng() % 40 == 0 ? in[i - 4] : (uint8_t)(rng() % (200 + seed % 57));
+        uint32_t adler = (uint32_t)adler32(adler32(0, NULL, 0), in, N);
+        struct deflate_dyn_stream z; /* one block, no rows (stride 0) */
+        deflate_dyn_begin(&z, out);
+        deflate_dyn_block(&z, in, 0, N, 0, NULL, true, scratch);
+        size_t len = deflate_dyn_end(&z, adler);
+        ck_assert_msg(len <= N + 5 + 6, "seed %u: %zu bytes for %d", seed, len, N);
+        uLongf got = N;
+        ck_assert_msg(uncompress(back, &got, out, (uLong)len) == Z_OK && got == N &&
+                          !memcmp(back, in, N),
+                      "seed %u: the stream does not inflate to its input", seed);
+        (out[2] >> 1 & 3) == 0 ? stored++ : huffman++;
+    }
+    ck_assert_msg(stored && huffman, "%d stored, %d Huffman: the seeds should make both", stored,
+                  huffman);
+    free(out);
+    free(scratch);
+}
+END_TEST
+
+/* The bits one Huffman block of in[0..n) takes as written, against block_bits, which (from
+ * sampled counts, an estimate) says whether Huffman codes are worth trying: for exact counts
+ * they must be equal, header (code-length runs with
  * their extra bits) and body. Pictures of two to all 256 byte values, so that the code lengths
  * hold long runs of zeros (symbol 18, 7 extra bits), short ones (17) and repeats (16). */
 START_TEST(block_bits_is_exact)
@@ -235,7 +271,7 @@ START_TEST(block_bits_is_exact)
         struct freqs f;
         memset(&f, 0, sizeof f);
         size_t count = tokenize(in, 0, n, stride, spans ? live : NULL, items, &f, dist_code(4),
-                                dist_code(stride));
+                                dist_code(stride), false);
         struct block bk;
         plan_block(&bk, &f);
         struct bits b = {out, 0, 0};
@@ -315,6 +351,7 @@ static Suite *deflate_suite(void)
     tcase_add_test(tc, each_repeat_length_at_each_offset);
     tcase_add_test(tc, blocks_agree_and_inflate);
     tcase_add_test(tc, block_bits_is_exact);
+    tcase_add_test(tc, never_larger_than_stored);
     tcase_add_test(tc, items_go_out_in_order);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
