@@ -601,6 +601,31 @@ START_TEST(send_after_the_server_hung_up_says_reconnect)
 }
 END_TEST
 
+/* HELLO, one request read, then the server hangs up without answering it. */
+static void script_read_then_close(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX];
+    if (!srv_hello(f, fd))
+        srv_read(fd, &h, body);
+}
+
+/* A reply cut off by the daemon's hanging up (end of file while waiting) says what reopens
+ * the connection too. */
+START_TEST(eof_while_waiting_says_reconnect)
+{
+    struct fake f;
+    fake_start(&f, script_read_then_close);
+    skc_client *c = connect_to(&f, NULL);
+    ck_assert_int_eq(skc_ping(c, "x", 1), SKC_EIO);
+    ck_assert_msg(strstr(skc_errmsg(c), "closed the connection") &&
+                      strstr(skc_errmsg(c), "skc_reconnect"),
+                  "%s", skc_errmsg(c));
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
 /* A framing error reply (request id 0), then the server hangs up. */
 static void script_framing_error(struct fake *f, int fd)
 {
@@ -1892,6 +1917,7 @@ static Suite *client_suite(void)
     tcase_add_test(tc, malformed_reply);
     tcase_add_test(tc, close_mid_reply);
     tcase_add_test(tc, send_after_the_server_hung_up_says_reconnect);
+    tcase_add_test(tc, eof_while_waiting_says_reconnect);
     tcase_add_test(tc, connection_level_error);
     tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
