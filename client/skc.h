@@ -574,7 +574,8 @@ SKC_API void *skc_async_data(const skc_async *ac);
 
 /* Attaches an event loop: copies *ev and at once asks for the events the handle waits for.
  * add_read, del_read, add_write, del_write and cleanup are required. 0, or SKC_EINVAL
- * (missing hooks, or already attached). */
+ * (no connection, as after a failed skc_async_connect; missing hooks; already attached),
+ * with the reason in skc_async_errmsg. */
 SKC_API int skc_async_attach(skc_async *ac, const skc_async_events *ev);
 
 /* The socket to watch, or -1 once the connection is gone. It belongs to the handle. */

@@ -116,8 +116,10 @@ static inline void skc_uv__cleanup(void *data)
  * left as it was, without a loop (what the adapter allocated goes on the loop's next run). */
 static inline int skc_uv_attach(skc_async *ac, uv_loop_t *loop)
 {
-    if (!ac || !loop || skc_async_fd(ac) < 0)
+    if (!ac || !loop)
         return SKC_EINVAL;
+    if (skc_async_fd(ac) < 0)
+        return skc_async_attach(ac, NULL); /* refused, saying why in skc_async_errmsg */
     skc_uv *u = (skc_uv *)calloc(1, sizeof *u);
     if (!u)
         return SKC_ENOMEM;

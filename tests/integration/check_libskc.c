@@ -626,6 +626,24 @@ START_TEST(uv_connect_timeout)
 }
 END_TEST
 
+/* skc_uv_attach on a handle whose connect failed (no socket) is refused, saying why. */
+START_TEST(uv_attach_without_a_socket)
+{
+    char uri[200];
+    snprintf(uri, sizeof uri, "unix:%s/nobody-listens.sock", g_dir);
+    skc_options o = {uri, NULL, 1000, 1000, 0};
+    skc_async *ac = NULL;
+    ck_assert_int_eq(skc_async_connect(&ac, &o), SKC_EIO);
+    uv_loop_t loop;
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    ck_assert_int_eq(skc_uv_attach(ac, &loop), SKC_EINVAL);
+    ck_assert_msg(strstr(skc_async_errmsg(ac), "no connection to attach"), "%s",
+                  skc_async_errmsg(ac));
+    skc_async_free(ac);
+    loop_finish(&loop);
+}
+END_TEST
+
 /* ---- reconnecting ------------------------------------------------------------------------- */
 
 START_TEST(reconnect_after_restart)
@@ -681,6 +699,7 @@ static Suite *libskc_suite(void)
     tcase_add_test(tc, uv_ensure_survives_disconnect);
     tcase_add_test(tc, uv_daemon_gone);
     tcase_add_test(tc, uv_connect_timeout);
+    tcase_add_test(tc, uv_attach_without_a_socket);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     tc = tcase_create("reconnect");

@@ -1784,6 +1784,16 @@ START_TEST(async_refused)
     ck_assert_int_eq(skc_async_ping(ac, "x", 1, on_reply, (void *)&g_index[0]), SKC_EIO);
     ck_assert_int_eq(skc_async_fd(ac), -1);
     ck_assert_int_eq(skc_async_disconnect(ac), SKC_EINVAL);
+    /* No socket to attach a loop to: refused, saying why (skc_uv_attach passes this on). */
+    struct loop none;
+    memset(&none, 0, sizeof none);
+    skc_async_events ev = {&none,        lp_add_read, lp_del_read, lp_add_write,
+                           lp_del_write, NULL,        lp_cleanup};
+    ck_assert_int_eq(skc_async_attach(ac, &ev), SKC_EINVAL);
+    ck_assert_msg(strstr(skc_async_errmsg(ac), "no connection to attach"), "%s",
+                  skc_async_errmsg(ac));
+    ck_assert_int_eq(skc_async_attach(ac, NULL), SKC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(skc_async_errmsg(ac), "no connection to attach"));
     skc_async_free(ac);
     ck_assert_int_eq(g_seen.connect_calls, 0); /* a failed start calls nothing */
     ck_assert_int_eq(skc_async_connect(&ac, NULL), SKC_EINVAL);
