@@ -142,9 +142,16 @@ static void free_handle(skc_async *ac)
     free(ac);
 }
 
-/* Every callback still owed: the connect callback if it has not run, each request's, the
- * disconnect callback; then the handle goes. busy stays raised, so nothing they call ends it
- * again. */
+/* Newest first, so that the oldest is taken from the end first. */
+static int newest_first(const void *a, const void *b)
+{
+    uint64_t x = ((const struct skc__pending *)a)->seq, y = ((const struct skc__pending *)b)->seq;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Every callback still owed: the connect callback if it has not run, each request's in the
+ * order they were sent, the disconnect callback; then the handle goes. busy stays raised, so
+ * nothing they call ends it again. */
 static void finish(skc_async *ac)
 {
     skc_client *c = ac->c;
@@ -155,6 +162,8 @@ static void finish(skc_async *ac)
         if (ac->on_connect)
             ac->on_connect(ac, ac->end_err ? ac->end_err : SKC_EIO);
     }
+    if (c->npend > 1)
+        qsort(c->pend, c->npend, sizeof *c->pend, newest_first);
     while (c->npend) {
         struct skc__pending p = c->pend[--c->npend];
         free(p.f.body);

@@ -21,7 +21,8 @@ struct skc__frame {
 struct skc__pending {
     uint32_t id;
     uint8_t op;
-    int done; /* 1: f holds the reply; < 0: the reply arrived but an SKC_E* error hit it */
+    uint64_t seq; /* the order requests were queued in (replies swap them around in pend) */
+    int done;     /* 1: f holds the reply; < 0: the reply arrived but an SKC_E* error hit it */
     struct skc__frame f;
     /* skc_async only: who gets the reply, and until when (monotonic ms, -1 for ever) */
     skc_async_cb cb;
@@ -40,8 +41,9 @@ struct skc_client {
     char server_name[SKP_MAX_NAME + 1];
     char *uri, *token; /* the options' strings, kept for skc_reconnect (token NULL for none) */
     uint32_t next_id;
-    int ids_wrapped; /* next_id went round: new ids must skip pending ones */
-    uint8_t *in;     /* received bytes not yet parsed */
+    uint64_t next_seq; /* struct skc__pending's seq */
+    int ids_wrapped;   /* next_id went round: new ids must skip pending ones */
+    uint8_t *in;       /* received bytes not yet parsed */
     size_t in_len, in_cap;
     uint8_t *out; /* encoded requests; out[out_off, out_len) is not written yet */
     size_t out_off, out_len, out_cap;

@@ -340,7 +340,8 @@ static int add_pending(skc_client *c, uint32_t id, uint8_t op)
         c->pend = p;
         c->pend_cap = n;
     }
-    c->pend[c->npend++] = (struct skc__pending){.id = id, .op = op, .deadline = -1};
+    c->pend[c->npend++] =
+        (struct skc__pending){.id = id, .op = op, .seq = c->next_seq++, .deadline = -1};
     return 0;
 }
 

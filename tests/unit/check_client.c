@@ -1654,6 +1654,49 @@ static void script_mute(struct fake *f, int fd)
         script_silent(f, fd);
 }
 
+/* HELLO, five requests read, only the second answered, then nothing more. */
+static void script_answer_second(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX];
+    if (srv_hello(f, fd))
+        return;
+    for (int i = 0; i < 5; i++) {
+        if (srv_read(fd, &h, body))
+            return fake_failf(f, "client hung up after %d requests", i);
+        if (i == 1)
+            srv_reply(fd, SKP_OP_PING, 0, h.id, body, h.body_len);
+    }
+    script_silent(f, fd);
+}
+
+/* Requests still pending when the handle is freed get their SKC_EIO in the order they were
+ * sent, a reply in between (which takes its request out of the middle) notwithstanding. */
+START_TEST(async_free_fails_pending_in_order)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    fake_start(&f, script_answer_second);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(skc_async_ping(ac, "p", 1, on_reply, (void *)&g_index[i]), 0);
+    g_seen.free_at = 1;
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.n, 5);
+    static const int want[5] = {1, 0, 2, 3, 4};
+    for (int k = 0; k < 5; k++)
+        ck_assert_msg(g_seen.order[k] == want[k], "callback %d was request %d's, not %d's", k,
+                      g_seen.order[k], want[k]);
+    ck_assert_int_eq(g_seen.err[1], 0);
+    for (int i = 0; i < 5; i++)
+        if (i != 1)
+            ck_assert_int_eq(g_seen.err[i], SKC_EIO);
+    fake_stop(&f);
+}
+END_TEST
+
 START_TEST(async_timeouts)
 {
     struct fake f;
@@ -1957,6 +2000,7 @@ static Suite *client_suite(void)
     tcase_add_test(tc, async_tcp_and_errors);
     tcase_add_test(tc, async_connection_error_fails_pending);
     tcase_add_test(tc, async_free_inside_callback);
+    tcase_add_test(tc, async_free_fails_pending_in_order);
     tcase_add_test(tc, async_timeouts);
     tcase_add_test(tc, async_ensure_outcomes);
     tcase_add_test(tc, async_refused);
