@@ -598,8 +598,8 @@ SKC_API int skc_async_disconnect(skc_async *ac);
 
 /* Closes the connection now: the connect callback (if it has not run), then every pending
  * request's with SKC_EIO in the order they were sent, then the disconnect callback; then the
- * handle is freed. Inside a
- * callback it takes effect when the callback returns. NULL is a no-op. */
+ * handle is freed. Inside a callback it takes effect when the callback returns. NULL is a
+ * no-op. */
 SKC_API void skc_async_free(skc_async *ac);
 
 /* As skc_errmsg and skc_status, for the handle's last error (see the callbacks). */
