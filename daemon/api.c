@@ -22,8 +22,9 @@
  * caches holding the old ones (ETag, result cache, CDNs) stop matching. */
 /* 2: info's JSON begins with the armature's "id"; 3: PNGs from the fitted-Huffman encoder by
  * default; 4: texture positions stepped in fixed point, integer tints (pixels may differ by 1
- * in 255), POSE matrices from construct's cos/sin (last bits) */
-#define OUTPUT_VERSION 4
+ * in 255), POSE matrices from construct's cos/sin (last bits); 5: the PNG encoder's codes from
+ * sampled counts, and sheets' repeats one cell to the left (the same pixels, other bytes) */
+#define OUTPUT_VERSION 5
 
 enum route { R_OTHER, R_LIST, R_UPLOAD, R_INFO, R_POSE, R_MESH, R_RENDER, R_SHEET, R_OPS };
 static const char *const route_names[API_ROUTES] = {"other", "list",   "upload", "info", "pose",

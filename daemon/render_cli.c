@@ -110,6 +110,7 @@ static int encode_and_write(struct render_run *j, const char *path, const struct
     j->buf.len = 0;
     j->png.live = img->live; /* a rendered frame's empty space; NULL for a sheet */
     j->png.scanlines = image_png_rows(img);
+    j->png.cell_width = img->cell_width;
     if (png_encode(img->rgba, img->width, img->height, &j->png, &j->buf, &j->scratch)) {
         fprintf(stderr, "skeld render: PNG encoding failed\n");
         return 1;

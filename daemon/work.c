@@ -494,6 +494,7 @@ static int put_picture(struct work *r, struct worker *w, const struct image *img
     png_opts_for_level(&po, r->picture.png_level);
     po.live = img->live;
     po.scanlines = image_png_rows(img);
+    po.cell_width = img->cell_width;
     if (png_encode(img->rgba, img->width, img->height, &po, out, &w->png_scratch))
         return -1;
     skp_put_u32(out->data + at, (uint32_t)(out->len - at - 4));

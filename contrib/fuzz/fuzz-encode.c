@@ -3,12 +3,14 @@
  * arbitrary bytes, decoded again by the atlas reader (libdeflate's inflate, which checks the
  * Adler-32) and compared pixel for pixel. The first bytes choose the size (1-64 x 1-64), the
  * encoder, whether pixels come from a 4-colour palette (long matches, both distances) or straight
- * from the input (literals), and spans of drawn pixels per row as the renderer reports them
- * (png_opts.live), honest or past the edge; with honest spans the default encoder must write the
- * very bytes it writes without them. Each picture is encoded again from its scanlines
- * (png_opts.scanlines, a buffer of exactly their size, so that a read past them is caught), and
- * must give the same bytes. One scratch buffer serves every input, as a worker's does. Any
- * difference aborts. Build and run: contrib/fuzz/run.sh encode */
+ * from the input (literals), spans of drawn pixels per row as the renderer reports them
+ * (png_opts.live), honest or past the edge, and whether the picture is a sheet of cells
+ * (png_opts.cell_width, 2 to 9 pixels, many pixels a copy of the one a cell to the left); with
+ * honest spans the default encoder must write the very bytes it writes without them. Each
+ * picture is encoded again from its scanlines (png_opts.scanlines, a buffer of exactly their
+ * size, so that a read past them is caught), and must give the same bytes. One scratch buffer
+ * serves every input, as a worker's does. Any difference aborts. Build and run:
+ * contrib/fuzz/run.sh encode */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -19,12 +21,12 @@
 #include "engine/png.h"
 #include "engine/png_read.h"
 
-enum { FAST = 1, SPANS = 2, BAD_SPAN = 4, PALETTE = 8 };
+enum { FAST = 1, SPANS = 2, BAD_SPAN = 4, PALETTE = 8, CELLS = 16 };
 
 static struct byte_buf scratch; /* kept across inputs: reachable at exit, not a leak */
 
 struct picture {
-    uint32_t w, h;
+    uint32_t w, h, cell_w;
     unsigned mode;
     uint8_t *rgba;
     int32_t *live;
@@ -60,6 +62,12 @@ static bool make_picture(const uint8_t *data, size_t len, struct picture *p)
                 p->rgba[4 * i + k] = at(data, len, 4 * i + k);
         }
     }
+    /* A sheet: cells of 2 to 9 pixels (the mode's top bits), pixels whose first byte is odd
+     * copied from a cell to the left, as a frame repeats what the one before drew. */
+    p->cell_w = p->mode & CELLS ? 2 + (p->mode >> 5) : 0;
+    for (size_t i = 0; p->cell_w && i < n; i++)
+        if (i % p->w >= p->cell_w && p->rgba[4 * i] % 2)
+            memcpy(p->rgba + 4 * i, p->rgba + 4 * (i - p->cell_w), 4);
     /* Spans from the input's end, and the pixels outside them cleared so they are honest. */
     for (uint32_t y = 0; y < p->h; y++) {
         uint32_t lo = at(data, len, len - 1 - (2 * y) % (len ? len : 1)) % (p->w + 1);
@@ -131,7 +139,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
     struct picture p = {0};
     struct byte_buf png = {0}, plain = {0};
     if (make_picture(data, len, &p)) {
-        struct png_opts o = {.level = p.mode & FAST ? PNG_LEVEL_FAST : PNG_LEVEL_DEFAULT};
+        struct png_opts o = {.level = p.mode & FAST ? PNG_LEVEL_FAST : PNG_LEVEL_DEFAULT,
+                             .cell_width = p.cell_w};
         if (p.mode & SPANS)
             o.live = p.live;
         encode_or_die(&p, &o, &png);

@@ -30,14 +30,15 @@
 #define DIST_SYMS 30
 #define CL_SYMS 19
 /* Pass 1 writes items, 16 bits each: a literal is its byte, a match two items, its length
- * (LENGTH + length - 3) and then its distance (DIST_4 or DIST_UP). Pass 2 is then one loop
- * over items with no test of their kind: each is a table's code and length. NOTHING pads the
- * items to a whole number of puts. */
+ * (LENGTH + length - 3) and then its distance (DIST_4, DIST_UP or DIST_CELL). Pass 2 is then
+ * one loop over items with no test of their kind: each is a table's code and length. NOTHING
+ * pads the items to a whole number of puts. */
 #define LENGTH 256u
 #define DIST_4 512u
 #define DIST_UP 513u
-#define NOTHING 514u
-#define ITEM_SYMS 515u
+#define DIST_CELL 514u
+#define NOTHING 515u
+#define ITEM_SYMS 516u
 /* Items pass 1 may write past those it keeps: a window's literals are copied 32 at a time. */
 #define ITEMS_SPARE 64u
 
@@ -185,6 +186,14 @@ struct freqs {
     uint32_t dist[DIST_SYMS];
 };
 
+/* The distances a repeat may have besides 4 (the pixel before): a row up (stride) and, in a
+ * sheet, a cell to the left (cell), where the frame before drew the same; 0 for none (cell is
+ * then less than stride). With their distance codes. */
+struct dists {
+    size_t stride, cell;
+    unsigned d4, dup, dcell;
+};
+
 /* A match's two items. */
 static inline size_t put_match(uint16_t *it, size_t t, size_t l, unsigned dist)
 {
@@ -205,26 +214,43 @@ static size_t long_repeat(uint16_t *it, size_t t, size_t l)
     return t;
 }
 
-/* The greedy choice at i, once the repeats at distance 4 (l4) and one row up (lu) are known
- * (0: under MIN_REPEAT): the longer, distance 4 on a tie, else a literal. A repeat of the
- * previous pixel longer than one match can say is followed as far as it goes. Returns the new
- * item count; *i moves past what was taken. */
-static inline __attribute__((always_inline)) size_t take(const uint8_t *in, size_t *i, size_t l4,
-                                                         size_t lu, uint16_t *it, size_t t)
+/* The greedy choice at i, once the repeats at distance 4 (l4), one row up (lu) and one cell
+ * left (lc) are known (0: under MIN_REPEAT): the longest, in that order of preference on a
+ * tie, else a literal. A repeat of the previous pixel longer than one match can say is
+ * followed as far as it goes. Returns the new item count; *i moves past what was taken. */
+static inline __attribute__((always_inline)) size_t
+take(const uint8_t *in, size_t *i, size_t l4, size_t lu, size_t lc, uint16_t *it, size_t t)
 {
     if (l4 > MAX_MATCH) {
         *i += l4;
         return long_repeat(it, t, l4);
     }
-    if (l4 == 0 && lu == 0) {
+    if (l4 == 0 && lu == 0 && lc == 0) {
         it[t] = in[*i];
         *i += 1;
         return t + 1;
     }
     bool up = lu > l4;
     size_t l = up ? lu : l4;
+    unsigned dist = up ? DIST_UP : DIST_4;
+    if (lc > l) {
+        l = lc;
+        dist = DIST_CELL;
+    }
     *i += l;
-    return put_match(it, t, l, up ? DIST_UP : DIST_4);
+    return put_match(it, t, l, dist);
+}
+
+/* The repeats one row up and one cell left at i (0: under MIN_REPEAT, or none), measured to
+ * max bytes at most. */
+static void other_repeats(const uint8_t *in, size_t i, size_t max, const struct dists *ds,
+                          size_t *lu, size_t *lc)
+{
+    *lu = *lc = 0;
+    if (ds->stride && i >= ds->stride && in[i] == in[i - ds->stride])
+        *lu = repeat_len(in, i, max, ds->stride);
+    if (ds->cell && i >= ds->cell && in[i] == in[i - ds->cell])
+        *lc = repeat_len(in, i, max, ds->cell);
 }
 
 #ifdef __SSE2__
@@ -276,11 +302,12 @@ static uint32_t same_as(const uint8_t *p, size_t d)
  * are literals; where a repeat starts, the same masks say how long each one is when it ends
  * within them, so only a longer one is measured again. The items are those the byte-by-byte
  * checks would choose. Needs i >= stride >= WINDOW and i + WINDOW <= n. */
-static size_t tokenize_window(const uint8_t *in, size_t *i, size_t n, size_t stride,
+static size_t tokenize_window(const uint8_t *in, size_t *i, size_t n, const struct dists *ds,
                               const int32_t *live, uint16_t *it, size_t t)
 {
-    uint32_t m4 = same_as(in + *i, 4), mu = same_as(in + *i, stride);
-    uint32_t starts = repeat_starts(m4) | repeat_starts(mu);
+    uint32_t m4 = same_as(in + *i, 4), mu = same_as(in + *i, ds->stride),
+             mc = ds->cell ? same_as(in + *i, ds->cell) : 0;
+    uint32_t starts = repeat_starts(m4) | repeat_starts(mu) | repeat_starts(mc);
     unsigned lits = starts ? (unsigned)__builtin_ctz(starts) : WINDOW_STARTS;
     copy_window(it + t, in + *i);
     t += lits;
@@ -288,14 +315,16 @@ static size_t tokenize_window(const uint8_t *in, size_t *i, size_t n, size_t str
     if (lits == WINDOW_STARTS)
         return t;
     unsigned known = WINDOW - lits, r4 = ones_from_0(m4 >> lits, known),
-             ru = ones_from_0(mu >> lits, known);
-    size_t l4 = r4 < known ? (r4 >= MIN_REPEAT ? r4 : 0) : repeat4_len(in, *i, n, live, stride),
-           lu = 0;
+             ru = ones_from_0(mu >> lits, known), rc = ones_from_0(mc >> lits, known);
+    size_t l4 = r4 < known ? (r4 >= MIN_REPEAT ? r4 : 0) : repeat4_len(in, *i, n, live, ds->stride),
+           lu = 0, lc = 0;
     if (l4 < MAX_MATCH) {
         size_t max = n - *i < MAX_MATCH ? n - *i : MAX_MATCH;
-        lu = ru < known ? (ru >= MIN_REPEAT ? ru : 0) : repeat_len(in, *i, max, stride);
+        lu = ru < known ? (ru >= MIN_REPEAT ? ru : 0) : repeat_len(in, *i, max, ds->stride);
+        if (ds->cell)
+            lc = rc < known ? (rc >= MIN_REPEAT ? rc : 0) : repeat_len(in, *i, max, ds->cell);
     }
-    return take(in, i, l4, lu, it, t);
+    return take(in, i, l4, lu, lc, it, t);
 }
 #endif
 
@@ -304,7 +333,7 @@ static size_t tokenize_window(const uint8_t *in, size_t *i, size_t n, size_t str
  * pixel, and the counts doubled: an estimate (every_symbol_coded makes it safe to build codes
  * from; deflate_dyn_block checks what it wrote). The counts go to four tables, so that an item
  * that recurs (an opaque alpha) does not wait on its own previous count. */
-static void count_items(const uint16_t *it, size_t n, struct freqs *f, unsigned d4, unsigned dup,
+static void count_items(const uint16_t *it, size_t n, struct freqs *f, const struct dists *ds,
                         bool sample)
 {
     uint32_t c[4][ITEM_SYMS];
@@ -336,42 +365,47 @@ static void count_items(const uint16_t *it, size_t n, struct freqs *f, unsigned 
     f->lit[256] = 1; /* end of block */
     for (unsigned l = 3; l <= MAX_MATCH; l++)
         f->lit[257 + len_code[l]] += c[0][LENGTH + l - 3];
-    f->dist[d4] += c[0][DIST_4];
-    f->dist[dup] += c[0][DIST_UP];
+    f->dist[ds->d4] += c[0][DIST_4];
+    f->dist[ds->dup] += c[0][DIST_UP];
+    f->dist[ds->dcell] += c[0][DIST_CELL];
 }
 
 /* Sampled counts made safe to build codes from: every literal and length symbol, and both
  * distances, counted once at least, so each has a code whatever the items not counted held.
  * The codes come out within a few hundredths of a percent of those of exact counts. */
-static void every_symbol_coded(struct freqs *f, unsigned d4, unsigned dup)
+static void every_symbol_coded(struct freqs *f, const struct dists *ds)
 {
     for (unsigned s = 0; s < LITLEN_SYMS; s++)
         f->lit[s] += !f->lit[s];
-    f->dist[d4] += !f->dist[d4];
-    f->dist[dup] += !f->dist[dup];
+    f->dist[ds->d4] += !f->dist[ds->d4];
+    f->dist[ds->dup] += !f->dist[ds->dup];
+    if (ds->cell)
+        f->dist[ds->dcell] += !f->dist[ds->dcell];
 }
 
-/* Greedy: at each byte from from on the longer of the two repeats, else a literal (take). No
+/* Greedy: at each byte from from on the longest of the repeats, else a literal (take). No
  * repeat reaches past n, so a block's items end where the block does. Returns the item count. */
-static size_t tokenize(const uint8_t *in, size_t from, size_t n, size_t stride, const int32_t *live,
-                       uint16_t *it, struct freqs *f, unsigned d4, unsigned dup, bool sample)
+static size_t tokenize(const uint8_t *in, size_t from, size_t n, const struct dists *ds,
+                       const int32_t *live, uint16_t *it, struct freqs *f, bool sample)
 {
+    size_t stride = ds->stride;
     size_t t = 0;
     for (size_t i = from; i < n;) {
 #ifdef __SSE2__
         /* Detailed areas are mostly literals and short repeats: thirty-two bytes at a time. */
         if (stride >= WINDOW && i >= stride && i + WINDOW <= n) {
-            t = tokenize_window(in, &i, n, stride, live, it, t);
+            t = tokenize_window(in, &i, n, ds, live, it, t);
             continue;
         }
 #endif
-        size_t l4 = i >= 4 && in[i] == in[i - 4] ? repeat4_len(in, i, n, live, stride) : 0, lu = 0;
+        size_t l4 = i >= 4 && in[i] == in[i - 4] ? repeat4_len(in, i, n, live, stride) : 0, lu = 0,
+               lc = 0;
         size_t max = n - i < MAX_MATCH ? n - i : MAX_MATCH;
-        if (l4 < MAX_MATCH && stride && i >= stride && in[i] == in[i - stride])
-            lu = repeat_len(in, i, max, stride);
-        t = take(in, &i, l4, lu, it, t);
+        if (l4 < MAX_MATCH)
+            other_repeats(in, i, max, ds, &lu, &lc);
+        t = take(in, &i, l4, lu, lc, it, t);
     }
-    count_items(it, t, f, d4, dup, sample);
+    count_items(it, t, f, ds, sample);
     it[t] = it[t + 1] = NOTHING; /* to a whole number of puts: put_items */
     return t;
 }
@@ -592,7 +626,7 @@ struct item_codes {
 };
 
 /* The items' codes; returns the most bits three items in a row can take. */
-static unsigned item_codes_of(struct item_codes *ic, const struct block *bk, size_t stride)
+static unsigned item_codes_of(struct item_codes *ic, const struct block *bk, const struct dists *ds)
 {
     unsigned lit_most = 0, len_most = 0;
     for (unsigned s = 0; s < 256; s++) {
@@ -607,14 +641,18 @@ static unsigned item_codes_of(struct item_codes *ic, const struct block *bk, siz
         ic->len[LENGTH + l - 3] = (uint8_t)(bk->lit_len[sym] + len_extra[k]);
         len_most = ic->len[LENGTH + l - 3] > len_most ? ic->len[LENGTH + l - 3] : len_most;
     }
-    struct dist_bits d4 = dist_bits_of(bk, 4), dup = stride ? dist_bits_of(bk, stride) : d4;
+    struct dist_bits d4 = dist_bits_of(bk, 4), dup = ds->stride ? dist_bits_of(bk, ds->stride) : d4,
+                     dcell = ds->cell ? dist_bits_of(bk, ds->cell) : d4;
     ic->code[DIST_4] = d4.bits;
     ic->len[DIST_4] = (uint8_t)d4.len;
     ic->code[DIST_UP] = dup.bits;
     ic->len[DIST_UP] = (uint8_t)dup.len;
+    ic->code[DIST_CELL] = dcell.bits;
+    ic->len[DIST_CELL] = (uint8_t)dcell.len;
     ic->code[NOTHING] = 0;
     ic->len[NOTHING] = 0;
     unsigned dist_most = d4.len > dup.len ? d4.len : dup.len;
+    dist_most = dcell.len > dist_most ? dcell.len : dist_most;
     /* A distance follows each length, so three items hold one distance at most. */
     unsigned one = lit_most > len_most ? lit_most : len_most;
     return 2 * one + (dist_most > one ? dist_most : one);
@@ -651,10 +689,10 @@ static void put_items_per(struct bits *out, const struct item_codes *ic, const u
  * distance codes are of one bit, since a block uses two distances at most), else two (a
  * length with its extra bits is 20 bits at most, a distance 28). */
 static void put_items(struct bits *b, const struct block *bk, const uint16_t *it, size_t count,
-                      size_t stride)
+                      const struct dists *ds)
 {
     struct item_codes ic;
-    unsigned per = item_codes_of(&ic, bk, stride) <= 56 ? 3 : 2;
+    unsigned per = item_codes_of(&ic, bk, ds) <= 56 ? 3 : 2;
     put_items_per(b, &ic, it, count, per);
     bits_put(b, bk->lit_code[256], bk->lit_len[256]);
 }
@@ -701,19 +739,32 @@ void deflate_dyn_begin(struct deflate_dyn_stream *z, uint8_t *out)
     z->bits = (struct bits){out + 2, 0, 0};
 }
 
-void deflate_dyn_block(struct deflate_dyn_stream *z, const uint8_t *in, size_t from, size_t to,
-                       size_t stride, const int32_t *live, bool last, void *scratch)
+/* The distances of a block: cell only below stride, and neither past the window. */
+static struct dists dists_of(size_t stride, size_t cell)
 {
+    struct dists ds = {stride, cell, dist_code(4), 0, 0};
     if (stride > MAX_DIST || !stride)
-        stride = 0, live = NULL;
+        ds.stride = 0;
+    if (!ds.stride || cell >= ds.stride || cell <= 4)
+        ds.cell = 0;
+    ds.dup = ds.stride ? dist_code(ds.stride) : 0;
+    ds.dcell = ds.cell ? dist_code(ds.cell) : 0;
+    return ds;
+}
+
+void deflate_dyn_block(struct deflate_dyn_stream *z, const uint8_t *in, size_t from, size_t to,
+                       size_t stride, size_t cell, const int32_t *live, bool last, void *scratch)
+{
+    struct dists ds = dists_of(stride, cell);
+    if (!ds.stride)
+        live = NULL;
     size_t n = to - from;
     uint16_t *items = scratch;
     struct freqs f;
     memset(&f, 0, sizeof f);
-    unsigned d4 = dist_code(4), dup = stride ? dist_code(stride) : 0;
-    size_t count = tokenize(in, from, to, stride, live, items, &f, d4, dup, true);
+    size_t count = tokenize(in, from, to, &ds, live, items, &f, true);
     struct freqs coded = f;
-    every_symbol_coded(&coded, d4, dup);
+    every_symbol_coded(&coded, &ds);
     struct block bk;
     plan_block(&bk, &coded);
     /* A local writer: through z, every store of output bytes might change the writer's own
@@ -723,7 +774,7 @@ void deflate_dyn_block(struct deflate_dyn_stream *z, const uint8_t *in, size_t f
     bool huffman = block_bits(&bk, &f) <= stored; /* an estimate: the counts were sampled */
     if (huffman) {
         put_header(&b, &bk, last);
-        put_items(&b, &bk, items, count, stride);
+        put_items(&b, &bk, items, count, &ds);
         huffman = (uint64_t)(b.out - start.out) * 8 + b.n - start.n <= stored;
     }
     if (!huffman) { /* or larger than stored blocks after all: written again, stored */

@@ -20,6 +20,7 @@ void png_opts_default(struct png_opts *o)
     o->filter = PNG_FILTER_CHOICE_NONE;
     o->live = NULL;
     o->scanlines = false;
+    o->cell_width = 0;
 }
 
 void png_opts_for_level(struct png_opts *o, int level)
@@ -211,7 +212,7 @@ static size_t dyn_scratch_size(size_t line, uint32_t h, bool in_place)
  * they are scanlines already (in_place), copied to scratch with the row before them, then
  * deflated while still in cache. */
 static size_t deflate_rows(const uint8_t *rgba, uint32_t w, uint32_t h, bool in_place,
-                           const int32_t *live, uint8_t *scratch, uint8_t *z)
+                           const int32_t *live, size_t cell, uint8_t *scratch, uint8_t *z)
 {
     size_t row = (size_t)w * 4, line = row + 1;
     uint32_t rows = block_rows(line, h);
@@ -239,8 +240,8 @@ static size_t deflate_rows(const uint8_t *rgba, uint32_t w, uint32_t h, bool in_
             else
                 put_scanline(scratch + at, rgba + y * row, row, live, y, &sum);
         }
-        deflate_dyn_block(&d, in, from, from + (size_t)(y1 - y0) * line, line, in_live, y1 == h,
-                          tokens);
+        deflate_dyn_block(&d, in, from, from + (size_t)(y1 - y0) * line, line, cell, in_live,
+                          y1 == h, tokens);
     }
     return deflate_dyn_end(&d, adler_zeros(sum.adler, sum.zeros));
 }
@@ -248,7 +249,8 @@ static size_t deflate_rows(const uint8_t *rgba, uint32_t w, uint32_t h, bool in_
 /* skeld's own encoder: unfiltered scanlines (the matches at distance 4 and one row up do what
  * the Sub and Up filters would) through deflate_dyn. */
 static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool in_place,
-                      const int32_t *live, struct byte_buf *out, struct byte_buf *scratch)
+                      const int32_t *live, uint32_t cell_width, struct byte_buf *out,
+                      struct byte_buf *scratch)
 {
     static const uint8_t sig[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
     size_t row = (size_t)w * 4, raw = (row + 1) * h;
@@ -269,7 +271,8 @@ static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool in_place
     close_chunk(out, at, "IHDR", 13);
     at = out->len;
     uint8_t *z = out->data + at + 8;
-    size_t zlen = deflate_rows(rgba, w, h, in_place, live, scratch->data, z);
+    size_t cell = cell_width && cell_width < w ? (size_t)cell_width * 4 : 0;
+    size_t zlen = deflate_rows(rgba, w, h, in_place, live, cell, scratch->data, z);
     close_chunk(out, at, "IDAT", zlen);
     close_chunk(out, out->len, "IEND", 0);
     return 0;
@@ -287,7 +290,8 @@ int png_encode(const uint8_t *rgba, uint32_t w, uint32_t h, const struct png_opt
         return ENG_EINVAL;
     if (o.level < 0) {
         struct byte_buf own = {0};
-        int rc = encode_own(rgba, w, h, o.scanlines, o.live, out, scratch ? scratch : &own);
+        int rc = encode_own(rgba, w, h, o.scanlines, o.live, o.cell_width, out,
+                            scratch ? scratch : &own);
         free(own.data);
         return rc;
     }

@@ -37,6 +37,10 @@ struct png_opts {
      * bytes outside the spans must really be zero (the renderer's are), since they are
      * neither read nor, as a copy would, zeroed. */
     bool scanlines;
+    /* A sheet's cells' width in pixels (image.cell_width), 0 for none: the default encoder
+     * then also finds repeats of the pixel one cell to the left, which the frame before drew
+     * (a sheet of the critter's Hop is 0.7x the bytes). */
+    uint32_t cell_width;
 };
 
 /* A growable byte buffer; free with free(buf->data). */

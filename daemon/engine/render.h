@@ -77,6 +77,9 @@ struct image {
     /* After render(), even one that failed with ENG_ELIMIT: the picture's fill
      * (render_opts.max_fill), or the first count past the limit. */
     uint64_t fill;
+    /* A sheet's (sheet_image) cells' width in pixels when it has more than one column, else 0:
+     * for png_opts.cell_width. */
+    uint32_t cell_width;
     size_t sample_cap, rgba_cap, span_cap;
     uint32_t *order;    /* bone draw order */
     uint64_t *keys;     /* sort keys for it */

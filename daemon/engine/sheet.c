@@ -45,8 +45,11 @@ void sheet_close(struct sheet *s)
 
 struct image sheet_image(const struct sheet *s)
 {
-    return (struct image){
-        .width = s->width, .height = s->height, .rgba = s->rgba, .pitch = s->pitch};
+    return (struct image){.width = s->width,
+                          .height = s->height,
+                          .rgba = s->rgba,
+                          .pitch = s->pitch,
+                          .cell_width = s->cols > 1 ? s->cell_w : 0};
 }
 
 void sheet_put(struct sheet *s, const struct image *cell, uint32_t index)

@@ -29,10 +29,13 @@ size_t deflate_dyn_bound(size_t n);
 size_t deflate_dyn_scratch_size(size_t n);
 void deflate_dyn_begin(struct deflate_dyn_stream *z, uint8_t *out);
 void deflate_dyn_block(struct deflate_dyn_stream *z, const uint8_t *in, size_t from, size_t to,
-                       size_t stride, const int32_t *live, bool last, void *scratch);
+                       size_t stride, size_t cell, const int32_t *live, bool last, void *scratch);
 size_t deflate_dyn_end(struct deflate_dyn_stream *z, uint32_t adler);
 
 static uint32_t rng_state;
+/* The distance of a sheet's cell to the left that picture() repeats and the streams use (0:
+ * none, as for a frame). */
+static size_t g_cell;
 
 static uint32_t rng(void)
 {
@@ -65,7 +68,10 @@ static uint8_t *picture(uint32_t w, uint32_t h, unsigned literal_pct, int32_t *l
                 line[i++] = (uint8_t)(rng() % 6);
                 continue;
             }
-            size_t d = rng() % 2 ? 4 : stride, run = 1 + rng() % 24;
+            unsigned pick = rng() % (g_cell ? 3 : 2);
+            size_t d = pick == 0 ? 4 : pick == 1 ? stride : g_cell, run = 1 + rng() % 24;
+            if (at < d)
+                d = 4;
             for (; run > 0 && i < (size_t)hi * 4; run--, i++, at++)
                 in[at] = in[at - d];
         }
@@ -85,7 +91,7 @@ static size_t in_blocks(bool portable, const uint8_t *in, size_t stride, uint32_
     for (uint32_t y = 0; y < h; y += rows_per) {
         uint32_t end = h - y > rows_per ? y + rows_per : h;
         (portable ? deflate_dyn_block_portable : deflate_dyn_block)(
-            &z, in, y * stride, end * stride, stride, live, end == h, scratch);
+            &z, in, y * stride, end * stride, stride, g_cell, live, end == h, scratch);
     }
     free(scratch);
     return (portable ? deflate_dyn_end_portable : deflate_dyn_end)(&z, adler);
@@ -128,13 +134,15 @@ START_TEST(sse2_and_byte_by_byte_agree)
                     uint32_t w = widths[wi], h = 40;
                     int32_t live[2 * 40];
                     rng_state = seed * 7919u + (uint32_t)wi;
+                    g_cell = seed % 2 ? 4 * (size_t)(w / 2) : 0; /* a sheet of two cells */
                     uint8_t *in = picture(w, h, literal_pcts[pi], spans ? live : NULL);
-                    snprintf(what, sizeof what, "w %u, %u%% literals, spans %d, seed %u", w,
-                             literal_pcts[pi], spans, seed);
+                    snprintf(what, sizeof what, "w %u, %u%% literals, spans %d, seed %u, cell %zu",
+                             w, literal_pcts[pi], spans, seed, g_cell);
                     both_agree(in, ((size_t)w * 4 + 1) * h, (size_t)w * 4 + 1, spans ? live : NULL,
                                what);
                     free(in);
                 }
+    g_cell = 0;
 }
 END_TEST
 
@@ -149,12 +157,13 @@ START_TEST(each_repeat_length_at_each_offset)
     char what[64];
     for (size_t len = 1; len <= 40; len++)
         for (size_t off = 0; off < 32; off++)
-            for (int up = 0; up < 2; up++) {
+            for (int kind = 0; kind < 3; kind++) { /* the pixel before, above, a cell left */
                 uint8_t *in = calloc(n, 1);
                 ck_assert_ptr_nonnull(in);
                 for (size_t i = 1; i < 2 * stride; i++)
                     in[i] = i % stride ? (uint8_t)(i * 37 % 251 + 1) : 0;
-                size_t d = up ? stride : 4, at = stride + 32 + off;
+                g_cell = kind == 2 ? 4 * (w / 2) : 0;
+                size_t d = kind == 1 ? stride : kind == 2 ? g_cell : 4, at = stride + 32 + off;
                 for (size_t k = 0; k < len; k++)
                     in[at + k] = in[at + k - d];
                 snprintf(what, sizeof what, "length %zu at offset %zu, distance %zu", len, off, d);
@@ -162,6 +171,7 @@ START_TEST(each_repeat_length_at_each_offset)
                               what);
                 free(in);
             }
+    g_cell = 0;
 }
 END_TEST
 
@@ -230,7 +240,7 @@ START_TEST(never_larger_than_stored)
         uint32_t adler = (uint32_t)adler32(adler32(0, NULL, 0), in, N);
         struct deflate_dyn_stream z; /* one block, no rows (stride 0) */
         deflate_dyn_begin(&z, out);
-        deflate_dyn_block(&z, in, 0, N, 0, NULL, true, scratch);
+        deflate_dyn_block(&z, in, 0, N, 0, 0, NULL, true, scratch);
         size_t len = deflate_dyn_end(&z, adler);
         ck_assert_msg(len <= N + 5 + 6, "seed %u: %zu bytes for %d", seed, len, N);
         uLongf got = N;
@@ -260,6 +270,7 @@ START_TEST(block_bits_is_exact)
         int32_t live[2 * 40];
         rng_state = 777u + (uint32_t)k;
         bool spans = k % 2;
+        g_cell = k % 4 == 3 ? 4 * (size_t)(w / 2) : 0; /* a sheet of two cells */
         uint8_t *in = picture(w, h, k % 4 < 2 ? 30 : 90, spans ? live : NULL);
         for (size_t i = 0; i < n; i++) /* the alphabet's values, repeats kept */
             in[i] = (uint8_t)(in[i] * 43u % alphabet[k / 4]);
@@ -270,13 +281,13 @@ START_TEST(block_bits_is_exact)
         ck_assert(items && out);
         struct freqs f;
         memset(&f, 0, sizeof f);
-        size_t count = tokenize(in, 0, n, stride, spans ? live : NULL, items, &f, dist_code(4),
-                                dist_code(stride), false);
+        struct dists ds = dists_of(stride, g_cell);
+        size_t count = tokenize(in, 0, n, &ds, spans ? live : NULL, items, &f, false);
         struct block bk;
         plan_block(&bk, &f);
         struct bits b = {out, 0, 0};
         put_header(&b, &bk, true);
-        put_items(&b, &bk, items, count, stride);
+        put_items(&b, &bk, items, count, &ds);
         uint64_t written = (uint64_t)(b.out - out) * 8 + b.n;
         ck_assert_msg(written == block_bits(&bk, &f),
                       "alphabet %u, spans %d: %llu bits written, block_bits says %llu",
@@ -286,6 +297,7 @@ START_TEST(block_bits_is_exact)
         free(out);
         free(in);
     }
+    g_cell = 0;
 }
 END_TEST
 
