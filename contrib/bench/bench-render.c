@@ -23,6 +23,7 @@
 #include <libdeflate.h>
 
 #include "bench.h"
+#include "bench_pose.h"
 #include "engine/eval.h"
 #include "engine/load.h"
 #include "engine/png.h"
@@ -32,24 +33,6 @@
 #define ENCODES 400        /* per encoder, in batches of BATCH */
 #define BAND_BATCHES 16    /* per way of drawing, alternating */
 #define PNG_CHUNK_BYTES 57 /* signature, IHDR, one IDAT's frame, IEND */
-
-static void pose_like_player(const struct armature *arm, struct pose *p, struct render_opts *opts)
-{
-    struct eval_request r;
-    eval_request_init(&r);
-    r.warmup = 30;
-    if (arm->anim_count) {
-        r.count = 1;
-        r.frames[0] = arm->anims[0].last_frame < 10 ? arm->anims[0].last_frame : 10;
-        r.from = 0;
-        r.has_from = true;
-    }
-    struct bounds b = {0, 0, 0, 0, true};
-    render_anim_bounds(arm, p, &r, opts, &b);
-    render_fit(&b, 0.9, opts);
-    pose_reset(p);
-    eval_run(p, &r, NULL);
-}
 
 /* libdeflate level 1 over the picture's scanlines, unfiltered or Up-filtered: the PNG that
  * encoder would make, in bytes (the IDAT stream plus the chunks around it). */
@@ -184,7 +167,7 @@ static int bench_file(const char *path, int renders, uint32_t w, uint32_t h, boo
     opts.height = h;
     opts.straight_alpha = true;
     opts.png_rows = true; /* as the daemon draws a frame it sends as a PNG */
-    pose_like_player(arm, p, &opts);
+    bench_pose_like_player(arm, p, &opts);
     struct image img;
     image_init(&img);
     struct byte_buf png = {0}, scratch = {0};
