@@ -280,9 +280,21 @@ static void write_owned(struct http_conn *c, uint8_t *data, size_t len)
     write_owned_v(c, &data, &len, 1);
 }
 
+/* A health probe answered 200: a balancer asks every second or two, and so does a liveness
+ * probe, which would drown the traffic in the log. Those are logged at debug level only; a
+ * probe answered otherwise (503 while preloading or draining) is news, and logged. */
+static bool quiet_probe(const struct http_req *r)
+{
+    if (r->status != 200 || !r->url)
+        return false;
+    const char *q = memchr(r->url, '?', r->url_len);
+    size_t n = q ? (size_t)(q - r->url) : r->url_len;
+    return (n == 8 && !memcmp(r->url, "/healthz", 8)) || (n == 7 && !memcmp(r->url, "/readyz", 7));
+}
+
 static void access_log(const struct http_req *r, uint64_t now_us)
 {
-    if (!log_enabled(LOG_INFO))
+    if (!log_enabled(quiet_probe(r) ? LOG_DEBUG : LOG_INFO))
         return;
     char url[260], path[600];
     snprintf(url, sizeof url, "%.*s", (int)(r->url_len > 256 ? 256 : r->url_len),

@@ -967,13 +967,13 @@ check "/metrics names the node (--node-name) and the version" \
     grep -qx "skeld_node_info{node=\"node-a.1\",version=\"$(sed -n 's/^skeld \([^ ]*\).*/\1/p' "$TMP/version")\"} 1" "$TMP/m.body"
 check "every answer names the node in X-Skeld-Node" \
     eval 'is "$(hdr m X-Skeld-Node)" node-a.1 && is "$(hdr ops X-Skeld-Node)" node-a.1'
-get fwd "$A/healthz" -H "X-Forwarded-For: 198.51.100.7"
+get fwd "$A/v1/armatures" -H "X-Forwarded-For: 198.51.100.7"
 check "/metrics counts the answers of the connection layer (413, 414, 431, 408)" \
     eval 'grep -q "status=\"413\"" "$TMP/m.body" && grep -q "status=\"408\"" "$TMP/m.body"'
 check "the access log (logfmt): peer, method, path, status, bytes, microseconds" \
     grep -qE "^ts=[0-9T:.-]+Z level=info event=access proto=http peer=127\.0\.0\.1:[0-9]+ method=GET path=/v1/files/robot\.skf status=200 bytes=$(wc -c <"$TMP/info-robot.json") us=[0-9]+$" "$TMP/A.err"
 check "behind a balancer the access log has the client X-Forwarded-For names (fwd=)" \
-    grep -qE "event=access proto=http peer=127\.0\.0\.1:[0-9]+ fwd=198\.51\.100\.7 method=GET path=/healthz status=200 " "$TMP/A.err"
+    grep -qE "event=access proto=http peer=127\.0\.0\.1:[0-9]+ fwd=198\.51\.100\.7 method=GET path=/v1/armatures status=200 " "$TMP/A.err"
 stop A
 
 # =============================================================================================

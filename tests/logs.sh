@@ -62,10 +62,14 @@ kill -HUP "$pid"
 wait_for grep -q 'configuration reloaded' "$LOG"
 check "SIGHUP reopens --log-file at its path after a rotation" grep -q 'configuration reloaded' "$LOG"
 curl -s -o /dev/null "$web/healthz"
-wait_for grep -q 'path=/healthz' "$LOG"
-check "requests after the reload are logged to the new file" grep -q 'path=/healthz' "$LOG"
+curl -s -o /dev/null "$web/readyz"
+curl -s -o /dev/null "$web/v1/armatures"
+wait_for grep -q 'path=/v1/armatures' "$LOG"
+check "requests after the reload are logged to the new file" grep -q 'path=/v1/armatures' "$LOG"
 check "the rotated file keeps what came before, and nothing after" \
-    eval 'grep -q "op=POSE" "$LOG.1" && ! grep -q "path=/healthz" "$LOG.1"'
+    eval 'grep -q "op=POSE" "$LOG.1" && ! grep -q "path=/v1/armatures" "$LOG.1"'
+check "health probes answered 200 are not logged at info level (a balancer's would drown the log)" \
+    eval '! grep -qE "path=/(healthz|readyz)" "$LOG" "$LOG.1"'
 
 # A local file: skelctl computes its id and uploads it only when the daemon does not have it
 # (the access log shows each LOAD_BYTES), so a daemon that lost it is given it again.
