@@ -622,7 +622,10 @@ static void render_frames(struct work *r, struct worker *w)
     }
     sheet_close(&out.sheet);
     skp_put_u32(out.buf.data, out.count);
-    r->body = out.buf.data;
+    /* The encoder kept room for its worst case (twice the picture): give back what the reply
+     * does not use while it waits in the queue to be written. */
+    uint8_t *fit = realloc(out.buf.data, out.buf.len);
+    r->body = fit ? fit : out.buf.data;
     r->body_len = out.buf.len;
 }
 
