@@ -41,13 +41,17 @@ static inline uint8_t *bits_end(struct bits *b)
     return b->out;
 }
 
-/* Huffman codes go out most significant bit first: reversed for the LSB-first writer. */
+/* Huffman codes go out most significant bit first: reversed for the LSB-first writer. The
+ * code's len (1 to 16) bits reversed as 16 bits are, by swapping halves of ever smaller
+ * size, then shifted down: a bit at a time took half of a block's plan. */
 static inline uint32_t bits_reverse(uint32_t code, unsigned len)
 {
-    uint32_t r = 0;
-    for (unsigned i = 0; i < len; i++)
-        r |= ((code >> i) & 1u) << (len - 1 - i);
-    return r;
+    uint32_t r = code;
+    r = (r & 0x5555u) << 1 | (r >> 1 & 0x5555u);
+    r = (r & 0x3333u) << 2 | (r >> 2 & 0x3333u);
+    r = (r & 0x0f0fu) << 4 | (r >> 4 & 0x0f0fu);
+    r = (r & 0x00ffu) << 8 | (r >> 8 & 0x00ffu);
+    return r >> (16 - len);
 }
 
 #endif
