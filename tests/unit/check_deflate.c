@@ -355,6 +355,20 @@ START_TEST(items_go_out_in_order)
 }
 END_TEST
 
+/* bits_reverse against a bit at a time, for every code of 1 to 16 bits. */
+START_TEST(bits_reverse_reverses)
+{
+    for (unsigned len = 1; len <= 16; len++)
+        for (uint32_t code = 0; code < 1u << len; code++) {
+            uint32_t want = 0;
+            for (unsigned i = 0; i < len; i++)
+                want |= (code >> i & 1u) << (len - 1 - i);
+            ck_assert_msg(bits_reverse(code, len) == want, "%u bits, %#x: %#x, not %#x", len, code,
+                          bits_reverse(code, len), want);
+        }
+}
+END_TEST
+
 static Suite *deflate_suite(void)
 {
     Suite *s = suite_create("deflate");
@@ -364,6 +378,7 @@ static Suite *deflate_suite(void)
     tcase_add_test(tc, blocks_agree_and_inflate);
     tcase_add_test(tc, block_bits_is_exact);
     tcase_add_test(tc, never_larger_than_stored);
+    tcase_add_test(tc, bits_reverse_reverses);
     tcase_add_test(tc, items_go_out_in_order);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
