@@ -429,10 +429,14 @@ int skc_async_attach(skc_async *ac, const skc_async_events *ev)
     if (!ac)
         return SKC_EINVAL;
     skc_client *c = ac->c;
-    skc__begin(c);
-    if (c->fd < 0)
+    if (c->fd < 0) { /* why there is none: what the last call said, kept in the message */
+        char why[SKC__ERRMSG];
+        snprintf(why, sizeof why, "%s", c->gone[0] ? c->gone : skc_errmsg(c));
+        skc__begin(c);
         return skc__fail(c, SKC_EINVAL, "no connection to attach: %s",
-                         c->gone[0] ? c->gone : "skc_async_connect failed, see its error");
+                         why[0] ? why : "skc_async_connect failed");
+    }
+    skc__begin(c);
     if (!ev || !ev->add_read || !ev->del_read || !ev->add_write || !ev->del_write || !ev->cleanup)
         return skc__fail(c, SKC_EINVAL,
                          "events need add_read, del_read, add_write, del_write "

@@ -36,15 +36,20 @@ static int gone(skc_client *c)
     return skc__fail(c, SKC_EIO, "connection closed: %s", c->gone[0] ? c->gone : "never opened");
 }
 
-/* What to do when the daemon hung up first (its --idle-timeout, a restart). */
-#define RECONNECT_HINT " (the daemon closed the connection: skc_reconnect opens it again)"
+/* What to do when the daemon hung up first (its --idle-timeout, a restart): a blocking
+ * client reconnects; an asynchronous handle ends, and a new one connects again. */
+static const char *reconnect_hint(const skc_client *c)
+{
+    return c->async ? " (the daemon closed the connection: connect a new handle)"
+                    : " (the daemon closed the connection: skc_reconnect opens it again)";
+}
 
 static int broken(skc_client *c, int code, const char *what)
 {
     char buf[128];
     int e = errno;
     skc__errno_str(e, buf, sizeof buf);
-    const char *hint = e == EPIPE || e == ECONNRESET ? RECONNECT_HINT : "";
+    const char *hint = e == EPIPE || e == ECONNRESET ? reconnect_hint(c) : "";
     skc__close(c, "%s: %s%s", what, buf, hint);
     return skc__fail(c, code, "%s: %s%s", what, buf, hint);
 }
@@ -186,7 +191,7 @@ static int read_some(skc_client *c, int *got)
         if (c->in_len)
             skc__close(c, "the server closed the connection in the middle of a reply");
         else
-            skc__close(c, "the server closed the connection" RECONNECT_HINT);
+            skc__close(c, "the server closed the connection%s", reconnect_hint(c));
         return gone(c);
     }
     c->in_len += (size_t)n;

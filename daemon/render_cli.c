@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -212,10 +213,12 @@ static int run(const struct skp_cli_render *r, const struct skp_cli_eval *f, str
     if ((rc = request_play(p, &j->req, NULL, &j->pr, emit, j)) || !j->pr.cols)
         return rc;
     struct image whole = sheet_image(&j->sheet);
+    struct stat st;
+    bool made = lstat(j->output, &st) != 0; /* else it is not ours to remove */
     if ((rc = encode_and_write(j, j->output, &whole)))
         return rc;
-    if ((rc = write_sheet_json(j, &b)))
-        unlink(j->output); /* the picture and its JSON, or neither */
+    if ((rc = write_sheet_json(j, &b)) && made)
+        unlink(j->output); /* a new picture without its JSON: neither */
     return rc;
 }
 

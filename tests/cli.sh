@@ -453,6 +453,12 @@ check "--sheet -o with a name that is not UTF-8: exit 2 in both programs, saying
     eval '(for p in d c; do [ "${SHEET_RC[u-$p]}" = 2 ] && said sheet-u-$p "JSON is UTF-8" && [ -z "$(ls "$TMP/sheet-u-$p")" ] || exit 1; done)'
 check "--sheet when OUT.json cannot be written: exit 1 in both programs, and no OUT.png left" \
     eval '(for p in d c; do [ "${SHEET_RC[j-$p]}" = 1 ] && [ ! -e "$TMP/sheet-j-$p/hop.png" ] || exit 1; done)'
+mkdir -p "$TMP/sheet-l" "$TMP/sheet-l/hop.json"
+echo old >"$TMP/sheet-l/target.png"
+ln -s target.png "$TMP/sheet-l/hop.png"
+run sheet-l in_dir "$TMP/sheet-l" "$BIN" render "$S/critter.skf" "${sheet[@]}" -o hop.png
+check "... but an OUT.png this run did not make (a symbolic link) is left where it was (exit 1)" \
+    eval '[ $RC = 1 ] && [ -L "$TMP/sheet-l/hop.png" ]'
 
 # -- info: one JSON
 cat >"$TMP/j.py" <<'EOF'

@@ -370,9 +370,10 @@ static void count_items(const uint16_t *it, size_t n, struct freqs *f, const str
     f->dist[ds->dcell] += c[0][DIST_CELL];
 }
 
-/* Sampled counts made safe to build codes from: every literal and length symbol, and both
- * distances, counted once at least, so each has a code whatever the items not counted held.
- * The codes come out within a few hundredths of a percent of those of exact counts. */
+/* Sampled counts made safe to build codes from: every literal and length symbol, and each
+ * distance the block may use, counted once at least, so each has a code whatever the items not
+ * counted held. The codes come out within a few hundredths of a percent of those of exact counts.
+ */
 static void every_symbol_coded(struct freqs *f, const struct dists *ds)
 {
     for (unsigned s = 0; s < LITLEN_SYMS; s++)
@@ -603,7 +604,7 @@ static void put_header(struct bits *b, const struct block *bk, bool last)
     }
 }
 
-/* A distance's code and extra bits, for the two distances a match can have. */
+/* A distance's code and extra bits, for the distances a match can have. */
 struct dist_bits {
     uint32_t bits;
     unsigned len;
@@ -686,8 +687,8 @@ static void put_items_per(struct bits *out, const struct item_codes *ic, const u
 }
 
 /* The block's items and its end: three to a put where three fit in one (at most 56 bits: the
- * distance codes are of one bit, since a block uses two distances at most), else two (a
- * length with its extra bits is 20 bits at most, a distance 28). */
+ * distance codes are of one or two bits, since a block uses three distances at most), else two
+ * (a length with its extra bits is 20 bits at most, a distance 28). */
 static void put_items(struct bits *b, const struct block *bk, const uint16_t *it, size_t count,
                       const struct dists *ds)
 {

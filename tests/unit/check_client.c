@@ -1654,6 +1654,27 @@ static void script_mute(struct fake *f, int fd)
         script_silent(f, fd);
 }
 
+/* An asynchronous handle whose daemon hangs up is told to connect a new handle: skc_reconnect
+ * is the blocking client's, and the handle ends. */
+START_TEST(async_hang_up_says_connect_a_new_handle)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    fake_start(&f, script_read_then_close);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
+    skc_async_set_disconnect_cb(ac, on_disconnect);
+    ck_assert_int_eq(skc_async_ping(ac, "p", 1, on_reply, (void *)&g_index[0]), 0);
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    ck_assert_int_eq(g_seen.err[0], SKC_EIO);
+    ck_assert_msg(strstr(g_seen.disconnect_msg, "connect a new handle") &&
+                      !strstr(g_seen.disconnect_msg, "skc_reconnect"),
+                  "%s", g_seen.disconnect_msg);
+    fake_stop(&f);
+}
+END_TEST
+
 /* HELLO, five requests read, only the second answered, then nothing more. */
 static void script_answer_second(struct fake *f, int fd)
 {
@@ -2001,6 +2022,7 @@ static Suite *client_suite(void)
     tcase_add_test(tc, async_connection_error_fails_pending);
     tcase_add_test(tc, async_free_inside_callback);
     tcase_add_test(tc, async_free_fails_pending_in_order);
+    tcase_add_test(tc, async_hang_up_says_connect_a_new_handle);
     tcase_add_test(tc, async_timeouts);
     tcase_add_test(tc, async_ensure_outcomes);
     tcase_add_test(tc, async_refused);
