@@ -108,6 +108,20 @@ int outfile_write(const char *prog, const char *path, const void *data, size_t l
     return failed != 0;
 }
 
+int outfile_write_pair(const char *prog, const char *path, const void *data, size_t len,
+                       const char *path2, const void *data2, size_t len2)
+{
+    struct stat st;
+    bool made = lstat(path, &st) != 0;
+    if (outfile_write(prog, path, data, len))
+        return 1;
+    if (!outfile_write(prog, path2, data2, len2))
+        return 0;
+    if (made)
+        unlink(path);
+    return 1;
+}
+
 int outfile_flush_stdout(const char *prog, int rc)
 {
     errno = 0;

@@ -15,6 +15,13 @@
  * picture). */
 int outfile_write(const char *prog, const char *path, const void *data, size_t len);
 
+/* A picture and the file that describes it (a sheet's OUT.png and OUT.json), each written as
+ * outfile_write writes it: both, or neither. The picture goes first; when the second file
+ * cannot be written, a picture this call made is removed again (one that was at path before,
+ * or a link or pipe written through, is not ours to remove). Returns 0, or 1 having said why. */
+int outfile_write_pair(const char *prog, const char *path, const void *data, size_t len,
+                       const char *path2, const void *data2, size_t len2);
+
 /* A command's exit status rc, or 1 having said so after prog if what it wrote to standard
  * output did not all get out (a full disk, a closed pipe): stdio holds the last of it until
  * exit, where nobody checks. A command that failed already (rc != 0) said why. */

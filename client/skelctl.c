@@ -410,13 +410,10 @@ static int write_sheet(const char *output, const skc_reply *r)
     if (!named)
         return fail(NULL, "render");
     skp_sheet_json_named(named, named_len + 1, json, len, output);
-    struct stat st;
-    bool made = lstat(output, &st) != 0; /* else it is not ours to remove */
     int rc = skp_cli_sheet_json_path(path, sizeof path, output)
                  ? bad("-o: the file name is too long", NULL)
-                 : write_bytes(output, img[0].data, img[0].size);
-    if (!rc && (rc = write_bytes(path, named, named_len)) && made)
-        unlink(output); /* a new picture without its JSON: neither */
+                 : outfile_write_pair("skelctl", output, img[0].data, img[0].size, path, named,
+                                      named_len);
     free(named);
     return rc;
 }

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -106,7 +105,8 @@ static void progress(bool tty, long done, long total)
     fputs(line, stderr);
 }
 
-static int encode_and_write(struct render_run *j, const char *path, const struct image *img)
+/* img as a PNG in j->buf. */
+static int encode(struct render_run *j, const struct image *img)
 {
     j->buf.len = 0;
     j->png.live = img->live; /* a rendered frame's empty space; NULL for a sheet */
@@ -116,7 +116,12 @@ static int encode_and_write(struct render_run *j, const char *path, const struct
         fprintf(stderr, "skeld render: PNG encoding failed\n");
         return 1;
     }
-    return write_file(path, &j->buf);
+    return 0;
+}
+
+static int encode_and_write(struct render_run *j, const char *path, const struct image *img)
+{
+    return encode(j, img) || write_file(path, &j->buf);
 }
 
 /* request_play's callback: one finished frame, written alone or copied into its cell. */
@@ -146,8 +151,9 @@ static int emit(void *ctx, const struct pose *p, uint32_t frame, uint32_t index)
     return encode_and_write(j, path, &j->img);
 }
 
-/* OUT.json beside the sheet OUT.png: the JSON a RENDER reply carries, naming the picture. */
-static int write_sheet_json(struct render_run *j, const struct bounds *b)
+/* The sheet, encoded in j->buf, as OUT.png and OUT.json beside it (the JSON a RENDER reply
+ * carries, naming the picture): both or neither. */
+static int write_sheet(struct render_run *j, const struct bounds *b)
 {
     size_t len = sheet_json(NULL, 0, &j->sheet, &j->pr.opts, b);
     char *json = malloc(len + 1);
@@ -161,7 +167,8 @@ static int write_sheet_json(struct render_run *j, const struct bounds *b)
         char path[SKP_CLI_PATH_MAX];
         rc = skp_cli_sheet_json_path(path, sizeof path, j->output)
                  ? bad("-o: the file name is too long")
-                 : write_file(path, &named);
+                 : outfile_write_pair("skeld render", j->output, j->buf.data, j->buf.len, path,
+                                      named.data, named.len);
     } else {
         fprintf(stderr, "skeld render: out of memory\n");
     }
@@ -213,13 +220,7 @@ static int run(const struct skp_cli_render *r, const struct skp_cli_eval *f, str
     if ((rc = request_play(p, &j->req, NULL, &j->pr, emit, j)) || !j->pr.cols)
         return rc;
     struct image whole = sheet_image(&j->sheet);
-    struct stat st;
-    bool made = lstat(j->output, &st) != 0; /* else it is not ours to remove */
-    if ((rc = encode_and_write(j, j->output, &whole)))
-        return rc;
-    if ((rc = write_sheet_json(j, &b)) && made)
-        unlink(j->output); /* a new picture without its JSON: neither */
-    return rc;
+    return encode(j, &whole) || write_sheet(j, &b);
 }
 
 int cli_render(int argc, char **argv)
