@@ -271,8 +271,9 @@ static int encode_own(const uint8_t *rgba, uint32_t w, uint32_t h, bool in_place
     close_chunk(out, at, "IHDR", 13);
     at = out->len;
     uint8_t *z = out->data + at + 8;
-    size_t cell = cell_width && cell_width < w ? (size_t)cell_width * 4 : 0;
-    size_t zlen = deflate_rows(rgba, w, h, in_place, live, cell, scratch->data, z);
+    /* in bytes; deflate_dyn_block judges whether it is a distance it can use */
+    size_t zlen =
+        deflate_rows(rgba, w, h, in_place, live, (size_t)cell_width * 4, scratch->data, z);
     close_chunk(out, at, "IDAT", zlen);
     close_chunk(out, out->len, "IEND", 0);
     return 0;
