@@ -317,6 +317,12 @@ int skp_cli_eval_parse(struct skp_cli_args *a, bool engine_opts, struct skp_cli_
         snprintf(msg, cap, "--warmup: expected a whole number");
         return -1;
     }
+    /* the wire's u32 cannot say these; the request model judges the rest (its own limit) */
+    if (v[SKP_CLI_WARMUP] && (e->warmup < 0 || e->warmup > UINT32_MAX)) {
+        snprintf(msg, cap, "--warmup: %s is out of range (a number of steps, 0 or more)",
+                 v[SKP_CLI_WARMUP]);
+        return -1;
+    }
     e->loop = v[SKP_CLI_LOOP] != NULL;
     e->reverse = v[SKP_CLI_REVERSE] != NULL;
     e->y_down = v[SKP_CLI_Y_DOWN] != NULL;
@@ -581,6 +587,9 @@ static int render_output(struct skp_cli_args *a, struct skp_cli_render *r, char 
     r->range = v[SKP_CLI_FRAMES] != NULL;
     if (v[SKP_CLI_SHEET] && u32_pair(v[SKP_CLI_SHEET], 'x', &r->cols, &r->rows))
         return FAIL("--sheet: expected COLSxROWS, got \"%s\"", v[SKP_CLI_SHEET]);
+    /* 0x0 is the wire's "no sheet": given, it would be dropped without a word */
+    if (v[SKP_CLI_SHEET] && (!r->cols || !r->rows || r->cols > 65535 || r->rows > 65535))
+        return FAIL("--sheet: columns and rows are 1 to 65535 each, got \"%s\"", v[SKP_CLI_SHEET]);
     const char *level = v[SKP_CLI_PNG_LEVEL];
     /* "fast" names the default encoder now (it was a faster, larger one): parsed as
      * "default", so the two make one request, one ETag and one cached answer. */
@@ -736,8 +745,13 @@ uint8_t skp_cli_png_wire(int level)
 int skp_cli_render_req(const struct skp_cli_render *r, struct skp_render_req *m, char *msg,
                        size_t cap)
 {
-    if (r->samples > 255 || r->cols > 65535 || r->rows > 65535 || r->png_level > 9)
-        return FAIL("samples, png-level or sheet out of range");
+    /* what render_parse refuses already, for callers that fill r themselves */
+    if (r->samples > 255)
+        return FAIL("--samples: %u is out of range", r->samples);
+    if (r->cols > 65535 || r->rows > 65535)
+        return FAIL("--sheet: %ux%u is out of range (1 to 65535 each)", r->cols, r->rows);
+    if (r->png_level > 9)
+        return FAIL("--png-level: %d is out of range (0..9)", r->png_level);
     skp_render_req_init(m);
     m->width = r->width;
     m->height = r->height;
