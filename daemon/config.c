@@ -271,6 +271,20 @@ static int default_node_name(struct config *c, FILE *err)
     return set(c, find("node-name", 9), valid_node_name(host) ? host : "skeld", "--", err);
 }
 
+/* An origin goes verbatim into every HTTP answer's headers: visible ASCII (no CR or LF to
+ * split them), and short enough that the headers it joins always fit (api.c). A scheme,
+ * a host name of 253 and a port fit. */
+#define CORS_ORIGIN_MAX 270
+
+static bool valid_origin(const char *s)
+{
+    size_t len = strlen(s);
+    for (size_t i = 0; i < len; i++)
+        if (s[i] <= ' ' || s[i] > '~')
+            return false;
+    return len > 0 && len <= CORS_ORIGIN_MAX;
+}
+
 int config_check(struct config *c, FILE *err)
 {
     if (!c->node_name && default_node_name(c, err))
@@ -278,6 +292,13 @@ int config_check(struct config *c, FILE *err)
     if (!valid_node_name(c->node_name)) {
         fprintf(err, "skeld: --node-name \"%s\": expected 1 to 64 of A-Z a-z 0-9 . _ -\n",
                 c->node_name);
+        return -1;
+    }
+    if (c->cors_origin && !valid_origin(c->cors_origin)) {
+        fprintf(err,
+                "skeld: --cors-origin: expected an origin (https://host[:port]) or *: 1 to %d "
+                "visible ASCII characters\n",
+                CORS_ORIGIN_MAX);
         return -1;
     }
     if (c->out_low_water >= c->out_high_water) {
