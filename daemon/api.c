@@ -140,15 +140,25 @@ static const char *cache_headers(const struct exchange *ex, char *buf, size_t ca
     return buf;
 }
 
+static bool any_will_do(const struct exchange *ex);
+
 static void reply_content(struct exchange *ex, const char *type, const void *body, size_t len)
 {
     char h[256];
-    reply(ex, 200, type, cache_headers(ex, h, sizeof h), body, len);
+    if (any_will_do(ex))
+        reply(ex, 304, NULL, cache_headers(ex, h, sizeof h), NULL, 0);
+    else
+        reply(ex, 200, type, cache_headers(ex, h, sizeof h), body, len);
 }
 
 /* reply_content of a body handed over (malloc'd), written without a copy. */
 static void reply_content_owned(struct exchange *ex, const char *type, uint8_t *body, size_t len)
 {
+    if (any_will_do(ex)) {
+        reply_content(ex, type, NULL, 0);
+        free(body);
+        return;
+    }
     char h[256], headers[512];
     count(ex->api, ex->route, 200);
     with_cors(ex, cache_headers(ex, h, sizeof h), headers, sizeof headers);
@@ -157,39 +167,69 @@ static void reply_content_owned(struct exchange *ex, const char *type, uint8_t *
 
 /* ---- keys and tags --------------------------------------------------------------------------- */
 
-/* The tag of an answer: a hash of the content id, the route, the canonical request (its wire
- * encoding) and the output version. */
+/* The bytes an answer depends on: the armature, the output version, the resource and the
+ * request in its canonical encoding (so the query's spelling does not matter). */
+static void write_key(struct skp_writer *w, const struct exchange *ex, const uint8_t id[32],
+                      const struct skp_eval_req *m, const struct skp_render_req *rm, bool matrix)
+{
+    skp_write_raw(w, id, 32);
+    skp_write_u32(w, OUTPUT_VERSION);
+    skp_write_u8(w, (uint8_t)ex->route);
+    if (matrix) /* only then: the tags of every other answer stay what they were */
+        skp_write_u8(w, 1);
+    if (m)
+        skp_encode_eval_req(w, m);
+    if (rm)
+        skp_encode_render_req(w, rm);
+}
+
+/* The answer's ETag and result-cache key: the SHA-256 of all of write_key's bytes. Most
+ * requests fit the stack; a longer one (animation and style names of up to 1 KiB each) is
+ * written again into as large a buffer as it needs, since a key of part of it would give two
+ * requests one answer. */
 static int make_etag(struct exchange *ex, const uint8_t id[32], const struct skp_eval_req *m,
                      const struct skp_render_req *rm, bool matrix)
 {
-    uint8_t buf[8192], digest[32];
+    uint8_t stack[8192], digest[32], *heap = NULL;
     struct skp_writer w;
-    skp_writer_init(&w, buf, sizeof buf);
-    skp_write_raw(&w, id, 32);
-    skp_write_u32(&w, OUTPUT_VERSION);
-    skp_write_u8(&w, (uint8_t)ex->route);
-    if (matrix) /* only then: the tags of every other answer stay what they were */
-        skp_write_u8(&w, 1);
-    if (m)
-        skp_encode_eval_req(&w, m);
-    if (rm)
-        skp_encode_render_req(&w, rm);
-    if (sha256(buf, w.len, digest)) {
+    skp_writer_init(&w, stack, sizeof stack);
+    write_key(&w, ex, id, m, rm, matrix);
+    for (size_t cap = 2 * sizeof stack; w.err && cap <= SKP_MAX_FRAME; cap *= 2) {
+        uint8_t *bigger = realloc(heap, cap);
+        if (!bigger)
+            break;
+        heap = bigger;
+        skp_writer_init(&w, heap, cap);
+        write_key(&w, ex, id, m, rm, matrix);
+    }
+    int rc = w.err ? -1 : sha256(w.buf, w.len, digest);
+    free(heap);
+    if (rc) {
         fail(ex, 500, NULL, "out of memory");
         return -1;
     }
     memcpy(ex->key, digest, 32);
     char h[33];
     skp_hex(h, digest, 16);
-    snprintf(ex->etag, sizeof ex->etag, "\"v%d-%s%s\"", OUTPUT_VERSION, h, w.err ? "-x" : "");
+    snprintf(ex->etag, sizeof ex->etag, "\"v%d-%s\"", OUTPUT_VERSION, h);
     return 0;
 }
 
-/* If-None-Match names our tag (or "*"): the client has this answer already. */
+/* If-None-Match names our tag: the client has this answer already. ("*" is not enough here:
+ * it matches only an answer that exists, which is known once it has been made; see
+ * any_will_do.) */
 static bool not_modified(const struct exchange *ex)
 {
     const char *inm = ex->hr->if_none_match;
-    return inm && (strstr(inm, ex->etag) || !strcmp(inm, "*"));
+    return inm && strstr(inm, ex->etag);
+}
+
+/* If-None-Match: * (RFC 9110 13.1.2), true of any answer that exists: the request is
+ * answered as usual, and a success is then a 304. */
+static bool any_will_do(const struct exchange *ex)
+{
+    const char *inm = ex->hr->if_none_match;
+    return inm && !strcmp(inm, "*");
 }
 
 /* ---- evaluation ------------------------------------------------------------------------------ */
@@ -414,11 +454,7 @@ static void on_uploaded(void *ctx, struct dispatch_result *res)
         return;
     }
     char id[65], loc[128];
-    skp_hex(id, res->id, 32);
-    if (ex->check_put && memcmp(ex->want, res->id, 32) != 0) {
-        fail(ex, 400, NULL, "the body's SHA-256 is %s, not the id in the URL", id);
-        return;
-    }
+    skp_hex(id, res->id, 32); /* a PUT's bytes were checked against its URL's id before loading */
     struct cache *cache = ex->api->d->cache; /* reply ends ex */
     struct cache_entry *e = cache_get(cache, res->id);
     struct byte_buf b = {NULL, 0, 0};
@@ -454,7 +490,8 @@ static void upload(struct exchange *ex)
     }
     uint16_t st;
     char why[256];
-    ex->job = dispatch_load_bytes(ex->api->d, body, len, on_uploaded, ex, &st, why, sizeof why);
+    ex->job = dispatch_load_bytes(ex->api->d, body, len, ex->check_put ? ex->want : NULL,
+                                  on_uploaded, ex, &st, why, sizeof why);
     if (!ex->job)
         fail_status(ex, st, why);
 }
@@ -686,7 +723,7 @@ static bool authorized(const struct exchange *ex)
     char from_cookie[512];
     if (!cfg->auth_token || !*cfg->auth_token) /* no cookie to read */
         return true;
-    if (got && !strncmp(got, "Bearer ", 7))
+    if (got && !strncasecmp(got, "Bearer ", 7)) /* the scheme is case-insensitive (RFC 9110 11.1) */
         return config_token_ok(cfg, got + 7, strlen(got + 7));
     return cookie_token(ex->hr->cookie, from_cookie, sizeof from_cookie) &&
            config_token_ok(cfg, from_cookie, strlen(from_cookie));
@@ -704,12 +741,16 @@ static void on_request(void *owner, struct http_req *hr)
     ex->hr = hr;
     hr->ctx = ex;
     const char *full = hr->url ? hr->url : "/";
-    if (hr->url && !strncasecmp(hr->url, "http://", 7)) { /* absolute-form: RFC 9112 3.2.2 */
-        const char *p = hr->url + 7 + strcspn(hr->url + 7, "/");
-        full = *p ? p : "/";
-    }
+    /* absolute-form (RFC 9112 3.2.2): the authority ends at the path, the query or the end */
+    size_t scheme = !hr->url                               ? 0
+                    : !strncasecmp(hr->url, "http://", 7)  ? 7
+                    : !strncasecmp(hr->url, "https://", 8) ? 8
+                                                           : 0;
+    if (scheme)
+        full = hr->url + scheme + strcspn(hr->url + scheme, "/?#");
     const char *q = strchr(full, '?');
-    ex->path = q ? strndup(full, (size_t)(q - full)) : strdup(full);
+    size_t path_len = q ? (size_t)(q - full) : strlen(full);
+    ex->path = path_len ? strndup(full, path_len) : strdup("/");
     ex->query = strdup(q ? q + 1 : "");
     if (!ex->path || !ex->query) {
         fail(ex, 500, NULL, "out of memory");

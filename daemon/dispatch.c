@@ -57,6 +57,8 @@ struct request {
     bool big;       /* a LOAD whose parse counts as the one big parse (WORK_BIG_PARSE_BYTES) */
     bool cacheable; /* a stateless evaluation: its answer goes to the result cache */
     uint8_t result_key[32];
+    bool has_want; /* a LOAD of bytes that must hash to want (HTTP's PUT to an id) */
+    uint8_t want[32];
     struct request *out_prev, *out_next; /* on the session's outstanding list */
     bool outstanding;
     /* another front's request (conn NULL): its completion, until forgotten */
@@ -776,6 +778,14 @@ static void on_load_hashed(struct job *job)
     struct request *r = (struct request *)job;
     if (!r->work.status && r->work.path && r->work.root_fd >= 0 && memo_settle(r))
         return;
+    if (!r->work.status && r->has_want && memcmp(r->want, r->work.digest, 32)) {
+        /* refused before it is parsed or cached, or the refusal would load it all the same */
+        char id[65];
+        skp_hex(id, r->work.digest, 32);
+        r->work.status = SKP_S_BAD_REQUEST;
+        snprintf(r->work.msg, sizeof r->work.msg, "the body's SHA-256 is %s, not the id in the URL",
+                 id);
+    }
     struct cache_entry *e = r->work.status ? NULL : cache_get(r->d->cache, r->work.digest);
     if (r->work.status || e) {
         if (e)
@@ -1363,14 +1373,18 @@ static void no_memory(uint16_t *status, char *why, size_t whylen)
 }
 
 struct request *dispatch_load_bytes(struct dispatch *d, uint8_t *bytes, size_t len,
-                                    dispatch_done_fn done, void *ctx, uint16_t *status, char *why,
-                                    size_t whylen)
+                                    const uint8_t *want, dispatch_done_fn done, void *ctx,
+                                    uint16_t *status, char *why, size_t whylen)
 {
     struct request *r = front_request(d, SKP_OP_LOAD_BYTES, done, ctx);
     if (!r) {
         free(bytes);
         no_memory(status, why, whylen);
         return NULL;
+    }
+    if (want) {
+        r->has_want = true;
+        memcpy(r->want, want, 32);
     }
     r->work.input = bytes;
     r->work.input_len = len;

@@ -106,10 +106,12 @@ typedef void (*dispatch_done_fn)(void *ctx, struct dispatch_result *res);
 /* A LOAD of bytes (taken) or of a path under --root, through the same pipeline as the binary
  * protocol's (hash, cache, one parse per content). done is called once, later, never from
  * within the call. NULL with *status and why when it could not start (no memory, a path out
- * of --root, the queue full): done is then never called. */
+ * of --root, the queue full): done is then never called. want (may be NULL) is the id the
+ * bytes must have: others are refused (SKP_S_BAD_REQUEST, naming their id) before they are
+ * parsed or cached. */
 struct request *dispatch_load_bytes(struct dispatch *d, uint8_t *bytes, size_t len,
-                                    dispatch_done_fn done, void *ctx, uint16_t *status, char *why,
-                                    size_t whylen);
+                                    const uint8_t *want, dispatch_done_fn done, void *ctx,
+                                    uint16_t *status, char *why, size_t whylen);
 struct request *dispatch_load_path(struct dispatch *d, const char *rel, size_t len,
                                    dispatch_done_fn done, void *ctx, uint16_t *status, char *why,
                                    size_t whylen);

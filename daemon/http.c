@@ -36,10 +36,13 @@ struct http_conn {
     unsigned pending;
     char field[32]; /* the header name being read, lowercased (longer ones are cut) */
     size_t field_len;
-    bool in_value;  /* the last callback was a header value */
-    unsigned hosts; /* Host headers in the request being read */
-    char **value;   /* where the current header's value goes, or NULL to skip it */
-    char *expect;   /* the Expect header of the current request */
+    bool in_value;     /* the last callback was a header value */
+    unsigned hosts;    /* Host headers in the request being read */
+    char **value;      /* where the current header's value goes, or NULL to skip it */
+    char *expect;      /* the Expect header of the current request */
+    char *coding;      /* and its Transfer-Encoding */
+    bool headers_done; /* the current request's header block has ended: fields now are trailers */
+    bool continue_due; /* its 100 Continue waits for the answers before it (flush_answers) */
     size_t header_bytes, header_count;
     size_t body_cap;
     int fail_status;      /* a limit a callback hit: answered, then the connection ends */
@@ -133,6 +136,8 @@ static void drop_requests(struct http_conn *c)
     uncharge_body(c);
     free(c->expect);
     c->expect = NULL;
+    free(c->coding);
+    c->coding = NULL;
 }
 
 static void on_closed(uv_handle_t *h)
@@ -313,6 +318,18 @@ static void access_log(const struct http_req *r, uint64_t now_us)
                (unsigned long long)(now_us - r->started_us));
 }
 
+/* Sends the 100 Continue the current request waits for. */
+static void send_continue(struct http_conn *c)
+{
+    static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+    uint8_t *b = malloc(sizeof cont - 1);
+    if (b) {
+        memcpy(b, cont, sizeof cont - 1);
+        write_owned(c, b, sizeof cont - 1);
+    }
+    c->continue_due = false;
+}
+
 /* Writes the answers at the head of the queue, in order, that are ready: in one write, so
  * pipelined answers finished in one loop iteration cost one system call. */
 static void flush_answers(struct http_conn *c)
@@ -341,6 +358,8 @@ static void flush_answers(struct http_conn *c)
         }
         write_owned_v(c, data, len, n);
     }
+    if (c->continue_due && !c->head && !c->closing)
+        send_continue(c); /* the answers before it are out: the request being read may go on */
     update_reading(c);
     finish_if_done(c);
 }
@@ -548,13 +567,18 @@ static int on_message_begin(http_parser *p)
     c->field_len = 0;
     c->value = NULL;
     c->hosts = 0;
+    c->headers_done = c->continue_due = false;
     uncharge_body(c);
     return 0;
 }
 
+static enum http_verb verb_of(unsigned m);
+
 static int on_url(http_parser *p, const char *at, size_t n)
 {
     struct http_conn *c = conn_of(p);
+    /* the method is known from here: a HEAD refused before its headers end gets no body */
+    c->cur->verb = verb_of(p->method);
     return append(&c->cur->url, &c->cur->url_len, at, n, MAX_URL) ? fail(c, 414) : 0;
 }
 
@@ -563,6 +587,9 @@ static int on_header_field(http_parser *p, const char *at, size_t n)
     struct http_conn *c = conn_of(p);
     if ((c->header_bytes += n) > MAX_HEADER_BYTES)
         return fail(c, 431);
+    /* a chunked body's trailer: never merged into the headers (RFC 9110 6.5.1) */
+    if (c->headers_done)
+        return 0;
     if (c->in_value || !c->header_count) { /* a new field */
         if (++c->header_count > MAX_HEADERS)
             return fail(c, 431);
@@ -581,17 +608,20 @@ static int on_header_value(http_parser *p, const char *at, size_t n)
     struct http_conn *c = conn_of(p);
     if ((c->header_bytes += n) > MAX_HEADER_BYTES)
         return fail(c, 431);
+    if (c->headers_done)
+        return 0;
     if (!c->in_value) {
         c->in_value = true;
         c->hosts += !strcmp(c->field, "host");
         struct http_req *r = c->cur;
-        c->value = !strcmp(c->field, "if-none-match")     ? &r->if_none_match
-                   : !strcmp(c->field, "authorization")   ? &r->authorization
-                   : !strcmp(c->field, "cookie")          ? &r->cookie
-                   : !strcmp(c->field, "origin")          ? &r->origin
-                   : !strcmp(c->field, "x-forwarded-for") ? &r->forwarded_for
-                   : !strcmp(c->field, "expect")          ? &c->expect
-                                                          : NULL;
+        c->value = !strcmp(c->field, "if-none-match")       ? &r->if_none_match
+                   : !strcmp(c->field, "authorization")     ? &r->authorization
+                   : !strcmp(c->field, "cookie")            ? &r->cookie
+                   : !strcmp(c->field, "origin")            ? &r->origin
+                   : !strcmp(c->field, "x-forwarded-for")   ? &r->forwarded_for
+                   : !strcmp(c->field, "expect")            ? &c->expect
+                   : !strcmp(c->field, "transfer-encoding") ? &c->coding
+                                                            : NULL;
         if (c->value && *c->value) { /* a repeated header: the last one counts */
             free(*c->value);
             *c->value = NULL;
@@ -621,10 +651,28 @@ static uint64_t max_body(const struct http_conn *c)
     return (uint64_t)c->set->cfg->max_skf_mb << 20;
 }
 
+/* A field value without the spaces and tabs around it (RFC 9110 5.5), which the parser keeps
+ * at its end. */
+static void trim_value(char *v)
+{
+    if (!v)
+        return;
+    size_t len = strlen(v), lead = strspn(v, " \t");
+    while (len > lead && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+        len--;
+    memmove(v, v + lead, len - lead);
+    v[len - lead] = 0;
+}
+
 static int on_headers_complete(http_parser *p)
 {
     struct http_conn *c = conn_of(p);
     struct http_req *r = c->cur;
+    c->headers_done = true;
+    char *values[] = {r->if_none_match, r->authorization, r->cookie, r->origin,
+                      r->forwarded_for, c->expect,        c->coding};
+    for (size_t i = 0; i < sizeof values / sizeof *values; i++)
+        trim_value(values[i]);
     r->verb = verb_of(p->method);
     snprintf(r->method, sizeof r->method, "%s", http_method_str((enum http_method)p->method));
     /* RFC 9112 3.2: a server answers 400 to an HTTP/1.1 request without exactly one Host. */
@@ -632,18 +680,20 @@ static int on_headers_complete(http_parser *p)
         return fail_why(c, 400,
                         c->hosts ? "more than one Host header"
                                  : "an HTTP/1.1 request needs a Host header (RFC 9112 3.2)");
+    /* RFC 9112 6.1: a coding the server does not know is a 501; chunked is the one it does */
+    if (c->coding && strcasecmp(c->coding, "chunked"))
+        return fail_why(c, 501, "only Transfer-Encoding: chunked is supported");
     if ((p->flags & F_CONTENTLENGTH) && p->content_length > max_body(c))
         return fail(c, 413);
     bool body = (p->flags & F_CHUNKED) || p->content_length > 0;
-    /* The client waits for this before sending the body; only when no earlier answer is still
-     * due, since an interim answer may not overtake them. */
-    if (body && c->expect && !strcasecmp(c->expect, "100-continue") && !c->head) {
-        static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
-        uint8_t *b = malloc(sizeof cont - 1);
-        if (b) {
-            memcpy(b, cont, sizeof cont - 1);
-            write_owned(c, b, sizeof cont - 1);
-        }
+    /* The client waits for this before sending the body (an HTTP/1.0 client never asks: RFC
+     * 9110 10.1.1). An interim answer may not overtake the answers still due before it, so
+     * it then waits for them (flush_answers). */
+    bool http11 = p->http_major > 1 || (p->http_major == 1 && p->http_minor >= 1);
+    if (body && http11 && c->expect && !strcasecmp(c->expect, "100-continue")) {
+        c->continue_due = true;
+        if (!c->head)
+            send_continue(c);
     }
     return 0;
 }
@@ -678,6 +728,7 @@ static int on_body(http_parser *p, const char *at, size_t n)
 static int on_message_complete(http_parser *p)
 {
     struct http_conn *c = conn_of(p);
+    c->continue_due = false; /* the body came without it */
     c->cur->http10 = p->http_major == 1 && p->http_minor == 0;
     if (!http_should_keep_alive(p))
         c->close_after = c->cur->close = true;
@@ -703,6 +754,8 @@ static void deliver(struct http_conn *c)
     uncharge_body(c);
     free(c->expect);
     c->expect = NULL;
+    free(c->coding);
+    c->coding = NULL;
     c->req_since = 0;
     if (c->tail)
         c->tail->next = r;

@@ -343,6 +343,55 @@ elif cmd == "growskf":
         z.writestr("armature.json", json.dumps(arm))
         z.writestr("atlas0.png", png)
 
+elif cmd == "renameanim":
+    # renameanim IN OUT NAME: IN (a .skf) with its second animation called NAME
+    import zipfile
+    with zipfile.ZipFile(args[0]) as zin, zipfile.ZipFile(args[1], "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "armature.json":
+                arm = json.loads(data)
+                arm["animations"][1]["name"] = args[2]
+                data = json.dumps(arm).encode()
+            zout.writestr(item, data)
+
+elif cmd == "headlong":
+    # headlong PORT: a HEAD whose URL is over the limit; prints its status and whether the
+    # answer carried a body (bytes after the head before the end of the connection)
+    s = connect(int(args[0]))
+    s.sendall(b"HEAD /healthz?" + b"a" * 9000 + b" HTTP/1.1\r\nHost: a\r\n\r\n")
+    buf = bytearray()
+    a = read_answer(s, buf, head=True)
+    print(a[0] if a else "none", "nobody" if at_end(s, buf) else "body")
+
+elif cmd == "expectpipe":
+    # expectpipe PORT FILE: on one connection, a pose and then an upload of FILE that waits
+    # for 100 Continue, both sent before either is answered; prints the statuses in order
+    s = connect(int(args[0]))
+    body = open(args[1], "rb").read()
+    s.sendall(b"GET /v1/files/robot.skf/pose?anim=Walk&warmup=77 HTTP/1.1\r\nHost: a\r\n\r\n" +
+              ("POST /v1/armatures HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n"
+               "Content-Length: %d\r\n\r\n" % len(body)).encode())
+    buf, seen = bytearray(), []
+    for _ in range(3):
+        a = read_answer(s, buf)
+        if a is None:
+            break
+        seen.append(str(a[0]))
+        if a[0] == 100:
+            s.sendall(body)
+        if a[0] not in (100, 200):
+            break
+    print(" ".join(seen))
+
+elif cmd == "raw":
+    # raw PORT BYTES: BYTES (with \r\n written as \\r\\n) sent at once; prints the first
+    # answer's status
+    s = connect(int(args[0]))
+    s.sendall(args[1].replace("\\r\\n", "\r\n").encode())
+    a = read_answer(s, bytearray())
+    print(a[0] if a else "none")
+
 elif cmd == "err":
     # err FILE REASON SUBSTR...: {"error":REASON,"message":M} and nothing else, M naming
     # every SUBSTR.
@@ -581,6 +630,14 @@ check "PUT with the right id: 201 with Location" \
 check "PUT: skeld info's JSON, its \"id\" the SHA-256" py summary "$TMP/put.body" "$LAMP" "$TMP/info-lamp-0.7.json"
 get put "$A/v1/armatures/$CRITTER" -X PUT --data-binary "@$S/lamp-0.7.skf"
 check "PUT with a wrong id: 400 naming the body's SHA-256" errjson put 400 "$LAMP"
+# ... and loads nothing: with the lamp unloaded, its bytes PUT to another id leave it so
+get del "$A/v1/armatures/$LAMP" -X DELETE
+get put "$A/v1/armatures/$CRITTER" -X PUT --data-binary "@$S/lamp-0.7.skf"
+check "a PUT refused for its id: 400" errjson put 400 "$LAMP"
+get info "$A/v1/armatures/$LAMP"
+check "a refused PUT loads nothing: the armature of its bytes is not cached (404)" is "$ST" 404
+get put "$A/v1/armatures/$LAMP" -X PUT --data-binary "@$S/lamp-0.7.skf"
+check "the same bytes PUT to their own id then load: 201" is "$ST" 201
 get up "$A/v1/armatures" -X POST -H 'Transfer-Encoding: chunked' --data-binary "@$S/robot.skf"
 check "chunked POST: 201 with the id" is "$ST $(hdr up Location)" "201 /v1/armatures/$ROBOT"
 get up "$A/v1/armatures" -X POST -H 'Expect: 100-continue' --expect100-timeout 20 \
@@ -594,7 +651,7 @@ check "chunked Expect: 100-continue POST: 201" is "$ST $(hdr up Location)" "201 
 head -c 5000 /dev/zero >"$TMP/junk.skf"
 get up "$A/v1/armatures" -X POST --data-binary "@$TMP/junk.skf"
 check "POST bytes that are no .skf: 400 JSON error" errjson up 400 ".skf"
-uploads_201=5 uploads_400=2
+uploads_201=6 uploads_400=3
 
 # ---- pose: skeld eval's JSON for the same flags ---------------------------------------------
 pose_sets=(
@@ -937,6 +994,48 @@ check "GET /: the preview page" is "$ST" 200
 get ops "$A/" --request-target "$A/healthz"
 check "a request target in absolute form (http://host/healthz) is served" is "$ST" 200
 check "HTTP/1.0 with Connection: keep-alive: the answer says keep-alive and the connection stays" is "$(py http10 "${PORT[A]}")" "keep-alive open"
+# ---- HTTP details: conditional, long keys, codings, HEAD, interim answers ------------------
+get inm "$A/v1/armatures/$ROBOT/render.png?anim=Nope" -H 'If-None-Match: *'
+check "If-None-Match: * on a request that fails: its error (404), not a 304" errjson inm 404 Nope
+get inm "$A/v1/armatures/$ROBOT/pose?anim=Walk&frame=3" -H 'If-None-Match: *'
+check "If-None-Match: * on a request that succeeds: 304, no body" \
+    eval 'is "$ST" 304 && empty "$TMP/inm.body"'
+# Names long enough that the canonical request is over 8 KiB: every byte counts in the key
+long=$(printf 'W%.0s' $(seq 490))
+py renameanim "$S/robot.skf" "$TMP/long.skf" "$long"
+get up "$A/v1/armatures" -X POST --data-binary "@$TMP/long.skf"
+LONG=$(sed -n 's|^/v1/armatures/||p' <<<"$(hdr up Location)")
+uploads_201=$((uploads_201 + 1))
+anims=$long
+for i in $(seq 15); do anims="$anims,$long"; done
+get l1 "$A/v1/armatures/$LONG/render.png?anim=$anims&size=64x64"
+get l2 "$A/v1/armatures/$LONG/render.png?anim=$anims&size=96x64"
+check "requests over 8 KiB that differ past it: two ETags and two pictures" \
+    eval 'is "$ST" 200 && ! is "$(hdr l1 ETag)" "$(hdr l2 ETag)" && ! same "$TMP/l1.body" "$TMP/l2.body"'
+check "... the second one 96x64, as asked (its IHDR)" \
+    is "$(od -An -tu1 -j16 -N8 "$TMP/l2.body" | tr -s ' ')" " 0 0 0 96 0 0 0 64"
+get del "$A/v1/armatures/$LONG" -X DELETE
+check "a Transfer-Encoding other than chunked: 501" \
+    is "$(py raw "${PORT[A]}" 'POST /v1/armatures HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n')" 501
+check "a HEAD refused for its URL's length: 414 with no body" is "$(py headlong "${PORT[A]}")" "414 nobody"
+check "Expect: 100-continue behind a request still being answered: 200, then 100, then 201" \
+    is "$(py expectpipe "${PORT[A]}" "$S/lamp-0.7.skf")" "200 100 201"
+uploads_201=$((uploads_201 + 1))
+get e "$A/v1/armatures" --request-target "http://x/v1/armatures?a=/healthz"
+check "absolute form: the query after the path, even with a / in it (400 naming a)" errjson e 400 "a: this resource"
+get e "$A/v1/armatures/$ROBOT/pose?anim=Walk&warmup=-1"
+check "400: warmup=-1 names -1, not the wire's clamp" errjson e 400 warmup -1
+get e "$A/v1/armatures/$ROBOT/render.png?anim=Walk&frames=0-3&sheet=0x0"
+check "400: sheet=0x0 refused, not dropped" errjson e 400 sheet 0x0
+get e "$A/v1/armatures/$ROBOT/render.png?anim=Walk&frames=0-3&sheet=70000x1"
+check "400: sheet=70000x1 names sheet" errjson e 400 sheet 70000x1
+# (timeout only ends a daemon that wrongly started)
+timeout 120 "$BIN" serve --listen http://127.0.0.1:0 \
+    --cors-origin "$(printf 'https://a.example\r\nX-Evil: 1')" >/dev/null 2>"$TMP/cors.err"
+cors_rc=$?
+check "--cors-origin with a CR LF: refused at start (exit $cors_rc), named" \
+    eval '[ $cors_rc -eq 2 ] && grep -q -- --cors-origin "$TMP/cors.err"'
+
 get m "$A/metrics"
 check "GET /metrics: 200 text/plain; version=0.0.4" is "$ST $(hdr m Content-Type)" "200 text/plain; version=0.0.4"
 check "/metrics is the Prometheus text format" py prom "$TMP/m.body"
