@@ -1115,6 +1115,15 @@ for f in / /app.js /style.css; do
     check "the preview page's $f is open without the token" is "$ST" 200
     tally ops 200
 done
+get au "$B/v1/armatures" -H 'Authorization: bearer s3cret'
+check "the scheme in lower case (bearer): 200, as RFC 9110 11.1 says" is "$ST" 200
+tally list 200
+get au "$B/v1/armatures" -H 'Authorization:   Bearer s3cret  '
+check "spaces around the Authorization value are not part of it: 200" is "$ST" 200
+tally list 200
+check "a token in a chunked body's trailer is no Authorization header: 401" \
+    is "$(py raw "${PORT[B]}" 'POST /v1/armatures HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nAuthorization: Bearer s3cret\r\n\r\n')" 401
+tally other 401
 get au "$B/v1/armatures" -H 'Cookie: theme=dark; skeld_token=s3%63ret'
 check "with the cookie skeld_token (percent-encoded) among others: 200" is "$ST" 200
 tally list 200
