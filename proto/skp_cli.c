@@ -383,15 +383,42 @@ bool skp_cli_frame_pattern(const char *s)
     return conversions == 1;
 }
 
+/* output (a pattern: skp_cli_frame_pattern) with its one %d made a %ld, so that a frame past
+ * INT_MAX (frames are 32-bit unsigned) keeps its number; malloc'd, NULL if out of memory. */
+static char *long_pattern(const char *output)
+{
+    char *f = malloc(strlen(output) + 2), *o = f;
+    for (const char *s = output; f && *s; s++) {
+        *o++ = *s;
+        if (*s != '%')
+            continue;
+        if (s[1] == '%') {
+            *o++ = *++s;
+            continue;
+        }
+        while (s[1] && strchr("0123456789-+ ", s[1]))
+            *o++ = *++s;
+        if (s[1] == 'd')
+            *o++ = 'l';
+    }
+    if (f)
+        *o = 0;
+    return f;
+}
+
 int skp_cli_out_path(char *buf, size_t cap, const char *output, bool pattern, long frame,
                      const char *suffix)
 {
     int n;
-    /* A pattern holds exactly one integer conversion (skp_cli_frame_pattern). */
+    char *format = pattern ? long_pattern(output) : NULL;
+    if (pattern && !format)
+        return -1;
+        /* A pattern holds exactly one integer conversion (skp_cli_frame_pattern), now a %ld. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
-    n = pattern ? snprintf(buf, cap, output, (int)frame) : snprintf(buf, cap, "%s", output);
+    n = pattern ? snprintf(buf, cap, format, frame) : snprintf(buf, cap, "%s", output);
 #pragma GCC diagnostic pop
+    free(format);
     if (n < 0 || (size_t)n >= cap)
         return -1;
     int m = snprintf(buf + n, cap - (size_t)n, "%s", suffix);
@@ -565,6 +592,10 @@ static int render_canvas(struct skp_cli_args *a, struct skp_cli_render *r, char 
         r->samples = (uint32_t)n;
     if (v[SKP_CLI_BACKGROUND] && skp_cli_color(v[SKP_CLI_BACKGROUND], r->background))
         return FAIL("--background: expected RRGGBBAA in hex, got \"%s\"", v[SKP_CLI_BACKGROUND]);
+    const char *sv = v[SKP_CLI_STYLE];
+    /* strtok below would pass over an empty name; --anim refuses one, and so does this */
+    if (sv && (*sv == ',' || strstr(sv, ",,") || (*sv && sv[strlen(sv) - 1] == ',')))
+        return FAIL("--style: an empty style name in \"%s\"", sv);
     for (char *t = v[SKP_CLI_STYLE] ? strtok(v[SKP_CLI_STYLE], ",") : NULL; t;
          t = strtok(NULL, ",")) {
         if (r->style_count == SKP_MAX_STYLES)
