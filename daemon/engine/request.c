@@ -169,14 +169,14 @@ static int check_canvas(const struct armature *arm, const struct picture_request
 {
     const struct render_opts *o = &pr->opts;
     uint64_t px = (uint64_t)o->width * o->height;
-    if (!o->width || !o->height || o->width > RENDER_MAX_SIDE || o->height > RENDER_MAX_SIDE ||
-        (lim && lim->max_image_pixels && px > lim->max_image_pixels))
-        return eng_seterr(err, ENG_EINVAL,
-                          "size %ux%u is out of range (1..%d a side, at most %llu pixels)",
-                          o->width, o->height, RENDER_MAX_SIDE,
-                          (unsigned long long)(lim && lim->max_image_pixels
-                                                   ? lim->max_image_pixels
-                                                   : (uint64_t)RENDER_MAX_SIDE * RENDER_MAX_SIDE));
+    if (!o->width || !o->height || o->width > RENDER_MAX_SIDE || o->height > RENDER_MAX_SIDE)
+        return eng_seterr(err, ENG_EINVAL, "size %ux%u is out of range (1..%d a side)", o->width,
+                          o->height, RENDER_MAX_SIDE);
+    /* a well-formed size over what this server was configured to draw: its limit, not a
+     * malformed request (skeld render, with no such limit, draws it) */
+    if (lim && lim->max_image_pixels && px > lim->max_image_pixels)
+        return eng_seterr(err, ENG_ELIMIT, "size %ux%u is over the limit of %llu pixels a picture",
+                          o->width, o->height, (unsigned long long)lim->max_image_pixels);
     if (o->samples != 1 && o->samples != 4)
         return eng_seterr(err, ENG_EINVAL, "samples %u: must be 1 or 4", o->samples);
     if (o->style_count > RENDER_MAX_STYLES)

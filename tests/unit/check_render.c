@@ -3210,9 +3210,12 @@ START_TEST(request_picture_checks_and_range_rule)
     picture_request_init(&pr);
     pr.opts.width = pr.opts.height = 100;
     ck_assert_int_eq(request_check_picture(arm, &e, NULL, &pr, &lim, &err), 0);
-    pr.opts.width = 101;
+    pr.opts.width = 101; /* a server's configured limit, not a malformed size */
+    expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_ELIMIT, &err,
+               "size 101x100 is over the limit of 10000 pixels");
+    pr.opts.width = 0;
     expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err,
-               "size 101x100 is out of range");
+               "size 0x100 is out of range");
     pr.opts.width = 100;
     pr.opts.samples = 2;
     expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err,
