@@ -58,18 +58,27 @@ static int write_all(int fd, const unsigned char *data, size_t len)
     return 0;
 }
 
-/* outfile_write's work for a file: 0 or an errno, *opened saying whether it got that far. */
-static int write_path(const char *path, const void *data, size_t len, bool *opened)
+/* A file being written: into a hidden file beside its path (tmp), which commit renames over
+ * it, or through the path itself (a link, a pipe, a device: not beside). */
+struct pending {
+    char tmp[4096];
+    bool beside, exists;
+};
+
+/* The bytes written, but not yet under path: 0 or an errno (nothing then left behind but what
+ * was written through), *opened saying whether it got that far. */
+static int write_prepare(const char *path, const void *data, size_t len, struct pending *p,
+                         bool *opened)
 {
     struct stat st;
-    bool exists = lstat(path, &st) == 0;
-    char tmp[4096];
+    p->exists = lstat(path, &st) == 0;
     int fd = -1;
     *opened = false;
-    if (!exists || S_ISREG(st.st_mode))
-        fd = open_beside(path, tmp, sizeof tmp, exists ? st.st_mode & 07777 : new_file_mode());
-    bool beside = fd >= 0;
-    if (!beside) { /* a link, a pipe, a device, or a directory that is not ours: through */
+    if (!p->exists || S_ISREG(st.st_mode))
+        fd = open_beside(path, p->tmp, sizeof p->tmp,
+                         p->exists ? st.st_mode & 07777 : new_file_mode());
+    p->beside = fd >= 0;
+    if (!p->beside) { /* a link, a pipe, a device, or a directory that is not ours: through */
         fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
         if (fd < 0)
             return errno;
@@ -78,17 +87,35 @@ static int write_path(const char *path, const void *data, size_t len, bool *open
     int failed = write_all(fd, data, len);
     if (close(fd) && !failed)
         failed = errno;
-    /* The old file goes first, then the new one takes its name: renamed over a file, ext4
-     * writes the new one back at once (auto_da_alloc), and waiting for that made 100 frames
-     * re-rendered into one directory 1.23x slower. The price is an instant with no file at
-     * path, as unlinking and making it anew always had; never one with a part of a picture. */
-    if (beside && !failed && exists)
-        (void)unlink(path);
-    if (beside && !failed && rename(tmp, path))
-        failed = errno;
-    if (beside && failed)
-        unlink(tmp);
+    if (p->beside && failed)
+        unlink(p->tmp);
     return failed;
+}
+
+/* The prepared bytes take path's name: 0 or an errno (the hidden file then gone). The old
+ * file goes first, then the new one takes its name: renamed over a file, ext4 writes the new
+ * one back at once (auto_da_alloc), and waiting for that made 100 frames re-rendered into one
+ * directory 1.23x slower. The price is an instant with no file at path, as unlinking and
+ * making it anew always had; never one with a part of a picture. */
+static int write_commit(const char *path, struct pending *p)
+{
+    if (!p->beside)
+        return 0;
+    if (p->exists)
+        (void)unlink(path);
+    if (!rename(p->tmp, path))
+        return 0;
+    int e = errno;
+    unlink(p->tmp);
+    return e;
+}
+
+/* What went wrong with path, said on standard error after prog. */
+static int report(const char *prog, const char *path, int failed, bool opened)
+{
+    fprintf(stderr, opened ? "%s: %s: write failed: %s\n" : "%s: %s: %s\n", prog, path,
+            strerror(failed));
+    return 1;
 }
 
 int outfile_write(const char *prog, const char *path, const void *data, size_t len)
@@ -96,30 +123,44 @@ int outfile_write(const char *prog, const char *path, const void *data, size_t l
     bool opened = true;
     int failed = 0; /* an errno */
     if (strcmp(path, "-")) {
-        failed = write_path(path, data, len, &opened);
+        struct pending p;
+        failed = write_prepare(path, data, len, &p, &opened);
+        if (!failed)
+            failed = write_commit(path, &p);
     } else {
         errno = 0;
         if (fwrite(data, 1, len, stdout) != len || fflush(stdout))
             failed = errno ? errno : EIO;
     }
-    if (failed)
-        fprintf(stderr, opened ? "%s: %s: write failed: %s\n" : "%s: %s: %s\n", prog, path,
-                strerror(failed));
-    return failed != 0;
+    return failed ? report(prog, path, failed, opened) : 0;
 }
 
 int outfile_write_pair(const char *prog, const char *path, const void *data, size_t len,
                        const char *path2, const void *data2, size_t len2)
 {
-    struct stat st;
-    bool made = lstat(path, &st) != 0;
-    if (outfile_write(prog, path, data, len))
-        return 1;
-    if (!outfile_write(prog, path2, data2, len2))
-        return 0;
-    if (made)
-        unlink(path);
-    return 1;
+    if (!strcmp(path, "-") || !strcmp(path2, "-")) /* not a pair of files: one after the other */
+        return outfile_write(prog, path, data, len) || outfile_write(prog, path2, data2, len2);
+    struct pending a, b;
+    bool opened;
+    int failed = write_prepare(path, data, len, &a, &opened);
+    if (failed)
+        return report(prog, path, failed, opened);
+    if ((failed = write_prepare(path2, data2, len2, &b, &opened))) {
+        if (a.beside)
+            unlink(a.tmp); /* both written, or neither: the old picture stays */
+        return report(prog, path2, failed, opened);
+    }
+    if ((failed = write_commit(path, &a))) {
+        if (b.beside)
+            unlink(b.tmp);
+        return report(prog, path, failed, true);
+    }
+    if ((failed = write_commit(path2, &b))) { /* the picture is new: gone again if it was ours */
+        if (!a.exists)
+            unlink(path);
+        return report(prog, path2, failed, true);
+    }
+    return 0;
 }
 
 int outfile_flush_stdout(const char *prog, int rc)

@@ -15,10 +15,11 @@
  * picture). */
 int outfile_write(const char *prog, const char *path, const void *data, size_t len);
 
-/* A picture and the file that describes it (a sheet's OUT.png and OUT.json), each written as
- * outfile_write writes it: both, or neither. The picture goes first; when the second file
- * cannot be written, a picture this call made is removed again (one that was at path before,
- * or a link or pipe written through, is not ours to remove). Returns 0, or 1 having said why. */
+/* A picture and the file that describes it (a sheet's OUT.png and OUT.json): both, or
+ * neither. Both are written beside their paths first, and take their names only once both
+ * are whole, so a failure (a full disk) leaves the old pair as it was. What is written through
+ * (a link, a pipe) cannot be taken back; and should the second rename fail after the first,
+ * a picture this call made is removed again. Returns 0, or 1 having said why. */
 int outfile_write_pair(const char *prog, const char *path, const void *data, size_t len,
                        const char *path2, const void *data2, size_t len2);
 
