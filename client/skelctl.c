@@ -13,6 +13,7 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -106,6 +107,11 @@ static bool upper_case_id(const char *s)
     return n == 2 * SKC_ID_SIZE && !s[n] && strpbrk(s, "ABCDEF");
 }
 
+/* The largest local file read for upload: the protocol's 64 MiB frame holds less, and a
+ * larger file is no armature the daemon would take. */
+#define LOCAL_MAX ((size_t)256 << 20)
+
+/* path's bytes, or NULL with errno (EFBIG: over LOCAL_MAX). */
 static unsigned char *read_local(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -116,8 +122,9 @@ static unsigned char *read_local(const char *path, size_t *len)
     *len = 0;
     for (size_t got = 1; buf && got;) {
         if (*len == cap) {
-            unsigned char *n = cap < (256u << 20) ? realloc(buf, cap * 2) : NULL;
+            unsigned char *n = cap < LOCAL_MAX ? realloc(buf, cap * 2) : NULL;
             if (!n) {
+                errno = cap < LOCAL_MAX ? ENOMEM : EFBIG; /* the message says which */
                 free(buf);
                 buf = NULL;
                 break;
@@ -144,6 +151,10 @@ static int resolve_arm(skc_client *c, const char *arm, unsigned char id[SKC_ID_S
         return 0;
     struct stat st;
     bool local = stat(arm, &st) == 0 && S_ISREG(st.st_mode);
+    if (local && (uint64_t)st.st_size > LOCAL_MAX) { /* said before reading any of it */
+        fprintf(stderr, "skelctl: %s: larger than %zu bytes: no armature file\n", arm, LOCAL_MAX);
+        return SKP_EXIT_FAIL;
+    }
     if (!local && upper_case_id(arm)) {
         fprintf(stderr, "skelctl: %s: an armature id is 64 lowercase hex digits\n", arm);
         return SKP_EXIT_USAGE;
@@ -152,6 +163,10 @@ static int resolve_arm(skc_client *c, const char *arm, unsigned char id[SKC_ID_S
         return skc_load_path(c, arm, id, NULL) ? fail_arm(c, arm) : SKP_EXIT_OK;
     size_t len;
     unsigned char *bytes = read_local(arm, &len);
+    if (!bytes && errno == EFBIG) {
+        fprintf(stderr, "skelctl: %s: larger than %zu bytes: no armature file\n", arm, LOCAL_MAX);
+        return SKP_EXIT_FAIL;
+    }
     if (!bytes) {
         fprintf(stderr, "skelctl: %s: %s\n", arm, strerror(errno));
         return SKP_EXIT_FAIL;
@@ -433,12 +448,12 @@ static int write_images(const char *output, bool pattern, const skc_reply *r)
     return 0;
 }
 
-static void progress(uint32_t done, uint32_t total)
+static void progress(uint64_t done, uint64_t total)
 {
     if (total < 2 || !isatty(STDERR_FILENO))
         return;
     char line[128];
-    skp_cli_progress(line, sizeof line, done, total);
+    skp_cli_progress(line, sizeof line, (long)done, (long)total);
     fputs(line, stderr);
 }
 
@@ -453,15 +468,17 @@ struct chunked {
     skc_client *c;
     skc_eval ev;
     skc_render_opts ro;
-    uint32_t first, last, per_chunk, next, done;
+    uint32_t first, last, per_chunk;
+    uint64_t next, done; /* 64-bit: a range may end at the last 32-bit frame */
     uint32_t ids[WINDOW], starts[WINDOW];
     unsigned head, count; /* ring of requests in flight, oldest first */
 };
 
 static int send_chunk(struct chunked *k, uint32_t start)
 {
+    uint64_t end = (uint64_t)start + k->per_chunk - 1;
     k->ro.first = start;
-    k->ro.last = start + k->per_chunk - 1 < k->last ? start + k->per_chunk - 1 : k->last;
+    k->ro.last = end < k->last ? (uint32_t)end : k->last;
     for (unsigned i = 0; i < k->ev.anim_count; i++)
         k->ev.anims[i].frame = k->ro.last; /* a range ends every animation at its last frame */
     unsigned slot = (k->head + k->count) % WINDOW;
@@ -491,7 +508,7 @@ static int collect_chunk(struct chunked *k, const char *output, int *busy_retrie
     skc_reply_images(r, &n);
     rc = write_images(output, skp_cli_frame_pattern(output), r);
     skc_reply_free(r);
-    progress(k->done += n, k->last - k->first + 1);
+    progress(k->done += n, (uint64_t)k->last - k->first + 1);
     return rc;
 }
 
@@ -503,19 +520,17 @@ static int render_chunked(skc_client *c, const skc_eval *ev, const skc_render_op
     k.per_chunk = px >= CHUNK_PIXELS ? 1 : (uint32_t)(CHUNK_PIXELS / px);
     if (k.per_chunk > 16)
         k.per_chunk = 16;
+    /* A --from later than the range's first frame goes out as given: the daemon refuses the
+     * first chunk, as skeld render refuses the range, before any picture is written. */
     if (!k.ev.has_from) {
         k.ev.from = ro->first; /* where one request for the whole range would start */
         k.ev.has_from = 1;
-    } else if (k.ev.from > ro->first && k.ev.from <= ro->last) {
-        k.first = (uint32_t)ceil(k.ev.from); /* frames before --from are never reached */
-    } else if (k.ev.from > ro->last) {
-        k.per_chunk = ro->last - ro->first + 1; /* one request: the daemon says what is wrong */
     }
     int rc = 0, busy_retries = 0;
     for (k.next = k.first; !rc && (k.next <= k.last || k.count);) {
         if (k.next <= k.last && k.count < WINDOW) {
-            rc = send_chunk(&k, k.next);
-            k.next = k.last - k.next < k.per_chunk ? k.last + 1 : k.next + k.per_chunk;
+            rc = send_chunk(&k, (uint32_t)k.next);
+            k.next += k.per_chunk;
         } else {
             rc = collect_chunk(&k, output, &busy_retries);
         }
@@ -694,6 +709,56 @@ static int parse_command(const struct command *k, int argc, char **argv, struct 
     return SKP_EXIT_OK;
 }
 
+/* The command's flags judged before connecting, so that a malformed value is a usage error
+ * (2) whether or not a daemon answers, and without waiting for one. The parse runs on copies
+ * of the values, since it cuts lists where they stand (strtok); the command parses them again. */
+static int check_before_connect(const struct command *k, const struct skp_cli_args *a)
+{
+    struct skp_cli_args copy = *a;
+    char *own[SKP_CLI_NFLAGS] = {NULL};
+    int rc = SKP_EXIT_OK;
+    for (int f = 0; f < SKP_CLI_NFLAGS && !rc; f++)
+        if (a->value[f] && *a->value[f] && !(copy.value[f] = own[f] = strdup(a->value[f])))
+            rc = fail(NULL, k->name);
+    if (!rc && (k->flags & SKP_CLI_BIT(SKP_CLI_ANIM))) {
+        skc_eval ev;
+        skc_eval_init(&ev);
+        if (make_eval(&copy, &ev, !k->camera))
+            rc = SKP_EXIT_USAGE;
+        skc_render_opts ro;
+        const char *styles[SKC_MAX_STYLES], *output;
+        skc_render_opts_init(&ro);
+        if (!rc && k->camera)
+            rc = make_render(&copy, &ro, styles, &output);
+    }
+    struct stat st;
+    if (!rc && k->nargs >= 1 && upper_case_id(a->arg[0]) &&
+        !(stat(a->arg[0], &st) == 0 && S_ISREG(st.st_mode))) {
+        fprintf(stderr, "skelctl: %s: an armature id is 64 lowercase hex digits\n", a->arg[0]);
+        rc = SKP_EXIT_USAGE;
+    }
+    for (int f = 0; f < SKP_CLI_NFLAGS; f++)
+        free(own[f]);
+    return rc;
+}
+
+/* Standard input, output and error, if the caller closed any, opened on /dev/null: else the
+ * socket would be given one of them, and a picture meant for standard output would go to the
+ * daemon. Returns whether standard output was closed: a command that would print to it then
+ * fails, as a write to it would. */
+static bool keep_std_fds(void)
+{
+    bool out_closed = false;
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        out_closed |= fd == 1;
+        if (open("/dev/null", O_RDWR) < 0) /* the lowest free descriptor: fd itself */
+            break;
+    }
+    return out_closed;
+}
+
 /* The options before the command (--uri, --token): "--name value" or "--name=value". */
 static char *global_flag(const char *name, int argc, char **argv, int *i)
 {
@@ -709,6 +774,7 @@ static char *global_flag(const char *name, int argc, char **argv, int *i)
 
 int main(int argc, char **argv)
 {
+    bool stdout_closed = keep_std_fds();
     skc_options opt;
     memset(&opt, 0, sizeof opt);
     opt.uri = getenv("SKELD_URI");
@@ -718,11 +784,11 @@ int main(int argc, char **argv)
         char *v;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             print_help();
-            return SKP_EXIT_OK;
+            return outfile_flush_stdout("skelctl", SKP_EXIT_OK);
         }
         if (!strcmp(argv[i], "--version")) {
             puts(VERSION_LINE);
-            return SKP_EXIT_OK;
+            return outfile_flush_stdout("skelctl", SKP_EXIT_OK);
         }
         bool *seen = NULL;
         if ((v = global_flag("--uri", argc, argv, &i))) {
@@ -762,8 +828,17 @@ int main(int argc, char **argv)
     struct skp_cli_args a;
     bool done = false;
     int rc = parse_command(k, argc - i, argv + i, &a, &done);
-    if (rc || done)
+    if (done)
+        return outfile_flush_stdout("skelctl", rc);
+    if (rc || (rc = check_before_connect(k, &a)))
         return rc;
+    /* every command prints to standard output but unload, and render with -o - only */
+    const char *out = a.value[SKP_CLI_OUTPUT];
+    bool prints = k->camera ? out && !strcmp(out, "-") : strcmp(k->name, "unload") != 0;
+    if (stdout_closed && prints) {
+        fprintf(stderr, "skelctl %s: standard output is closed\n", k->name);
+        return SKP_EXIT_FAIL;
+    }
     if (!opt.uri)
         opt.uri = "tcp://127.0.0.1:7878";
     skc_client *c = NULL;
