@@ -414,6 +414,74 @@ run e-empty "$BIN" eval "$S/robot.skf" --anim Walk,,Wave
 status e-empty 2 "skeld eval --anim Walk,,Wave: an empty name is a usage error"
 run c-twice "$CTL" --uri "unix:$TMP/nobody.sock" "${R[@]}" ping
 status c-twice 2 "skelctl --uri given twice is a usage error"
+# -- the flags are judged before connecting: with no daemon, still a usage error
+run c-nod "$CTL" --uri "unix:$TMP/nobody.sock" pose robot.skf --frame abc
+status c-nod 2 "skelctl pose --frame abc with no daemon: a usage error"
+run c-nod2 "$CTL" --uri "unix:$TMP/nobody.sock" render robot.skf --size 5 -o "$TMP/x.png"
+status c-nod2 2 "skelctl render --size 5 with no daemon: a usage error"
+run c-nod3 "$CTL" --uri "unix:$TMP/nobody.sock" pose "$UPPER"
+status c-nod3 2 "skelctl pose with an id in upper case and no daemon: a usage error"
+# -- a --from inside a range is refused by both programs, and nothing written
+mkdir "$TMP/from-c" "$TMP/from-d"
+run c-from "$CTL" "${R[@]}" render robot.skf --anim Walk --frames 0-3 --from 2 --size 16x16 \
+    -o "$TMP/from-c/f_%d.png"
+status c-from 2 "skelctl render --frames 0-3 --from 2: refused"
+run d-from "$BIN" render "$S/robot.skf" --anim Walk --frames 0-3 --from 2 --size 16x16 \
+    -o "$TMP/from-d/f_%d.png"
+status d-from 2 "skeld render --frames 0-3 --from 2: refused"
+check "neither wrote a picture, and both say the range starts before --from" \
+    eval '[ -z "$(ls -A "$TMP/from-c")" ] && [ -z "$(ls -A "$TMP/from-d")" ] && said c-from "after the range" && said d-from "after the range"'
+# -- standard output closed: a picture for it is not sent down the socket in its place
+run c-closed eval '"$CTL" "${R[@]}" render robot.skf --size 16x16 -o - >&-'
+status c-closed 1 "skelctl render -o - with standard output closed fails"
+check "it says standard output is closed" said c-closed "standard output is closed"
+run c-closed2 eval '"$CTL" "${R[@]}" info robot.skf >&-'
+status c-closed2 1 "skelctl info with standard output closed fails"
+# -- frame numbers past INT_MAX, up to the last 32-bit one, name their files
+mkdir "$TMP/big-f" "$TMP/top-f"
+run d-bigf "$BIN" render "$S/robot.skf" --anim Walk --frames 2147483647-2147483648 --size 8x8 \
+    -o "$TMP/big-f/f_%d.png"
+status d-bigf 0 "skeld render --frames 2147483647-2147483648"
+check "its files are f_2147483647.png and f_2147483648.png" \
+    is "$(ls "$TMP/big-f" | tr '\n' ' ')" "f_2147483647.png f_2147483648.png "
+run c-top "$CTL" "${R[@]}" render robot.skf --anim Walk --frames 4294967294-4294967295 \
+    --size 8x8 -o "$TMP/top-f/f_%d.png"
+status c-top 0 "skelctl render of the last two 32-bit frames"
+check "both written, named by their numbers" \
+    is "$(ls "$TMP/top-f" | tr '\n' ' ')" "f_4294967294.png f_4294967295.png "
+# -- a local file past what an upload may be: said, not read
+truncate -s 300M "$TMP/huge.skf"
+run c-huge "$CTL" "${R[@]}" info "$TMP/huge.skf"
+status c-huge 1 "skelctl info of a 300 MiB file fails"
+check "it says the file is larger than an armature file may be" said c-huge "larger than 268435456 bytes"
+rm -f "$TMP/huge.skf"
+# -- --help and --version whose output cannot be written
+if [ -w /dev/full ]; then
+    run c-helpfull eval '"$CTL" --help >/dev/full'
+    status c-helpfull 1 "skelctl --help > /dev/full fails"
+    run c-verfull eval '"$CTL" pose --version >/dev/full'
+    status c-verfull 1 "skelctl pose --version > /dev/full fails"
+fi
+# -- an empty style name is a usage error, as an empty animation name is
+run d-estyle "$BIN" render "$S/robot.skf" --style Default, -o "$TMP/x.png"
+status d-estyle 2 "skeld render --style Default,: an empty style name is a usage error"
+# -- a sheet whose OUT.json cannot be written leaves the old OUT.png as it was
+printf 'old' >"$TMP/pair.png"
+mkdir "$TMP/pair.json"
+run c-pair "$CTL" "${R[@]}" render robot.skf --anim Walk --frames 0-3 --sheet 2x2 --size 16x16 \
+    -o "$TMP/pair.png"
+status c-pair 1 "skelctl render --sheet with OUT.json a directory fails"
+check "the old OUT.png is as it was: both files, or neither" is "$(cat "$TMP/pair.png")" old
+run d-pair "$BIN" render "$S/robot.skf" --anim Walk --frames 0-3 --sheet 2x2 --size 16x16 \
+    -o "$TMP/pair.png"
+status d-pair 1 "skeld render --sheet with OUT.json a directory fails"
+check "skeld render leaves the old OUT.png as it was too" is "$(cat "$TMP/pair.png")" old
+# -- a picture larger than the daemon is set to draw is its limit (1), not a malformed flag (2)
+start L --listen "unix:$TMP/l.sock" --max-image-pixels 1000 || exit 1
+run c-limit "$CTL" --uri "unix:$TMP/l.sock" render "$S/robot.skf" --size 100x100 -o "$TMP/x.png"
+status c-limit 1 "skelctl render --size 100x100 against --max-image-pixels 1000 fails"
+check "it names the daemon's limit" said c-limit "over the limit of 1000 pixels"
+stop L
 
 # -- the sheet's JSON file is OUT.json beside OUT.png, in both programs
 mkdir -p "$TMP/sheet-d" "$TMP/sheet-c"
