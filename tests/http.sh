@@ -1023,6 +1023,9 @@ check "Expect: 100-continue behind a request still being answered: 200, then 100
 uploads_201=$((uploads_201 + 1))
 get e "$A/v1/armatures" --request-target "http://x/v1/armatures?a=/healthz"
 check "absolute form: the query after the path, even with a / in it (400 naming a)" errjson e 400 "a: this resource"
+get e "$A/" --request-target "http://x?a=/v1/armatures/nosuch"
+check "absolute form with no path: \"/\" and the query, not a path found in the query" \
+    is "$ST $(hdr e Content-Type)" "200 text/html; charset=utf-8"
 get e "$A/v1/armatures/$ROBOT/pose?anim=Walk&warmup=-1"
 check "400: warmup=-1 names -1, not the wire's clamp" errjson e 400 warmup -1
 get e "$A/v1/armatures/$ROBOT/render.png?anim=Walk&frames=0-3&sheet=0x0"
