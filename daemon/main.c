@@ -39,7 +39,8 @@ static int serve(int argc, char **argv, int first)
         fprintf(stderr, "skeld: --log-level: expected error, warn, info or debug\n");
         rc = -1;
     }
-    int status = rc == 1 ? SKP_EXIT_OK : SKP_EXIT_USAGE; /* 1: --help or --version printed */
+    /* 1: --help or --version printed, which must have got out (a full disk is a 1) */
+    int status = rc == 1 ? outfile_flush_stdout("skeld", SKP_EXIT_OK) : SKP_EXIT_USAGE;
     if (rc == 0 && log_open(cfg.log_file)) {
         fprintf(stderr, "skeld: --log-file %s: %s\n", cfg.log_file, strerror(errno));
         rc = -1;
@@ -62,11 +63,11 @@ int main(int argc, char **argv)
         return serve(argc, argv, 1);
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fputs(usage, stdout);
-        return 0;
+        return outfile_flush_stdout("skeld", SKP_EXIT_OK);
     }
     if (!strcmp(argv[1], "--version")) {
         puts(PACKAGE_STRING);
-        return 0;
+        return outfile_flush_stdout("skeld", SKP_EXIT_OK);
     }
     if (!strcmp(argv[1], "info"))
         return outfile_flush_stdout("skeld", cli_info(argc - 1, argv + 1));

@@ -461,6 +461,10 @@ if [ -w /dev/full ]; then
     status c-helpfull 1 "skelctl --help > /dev/full fails"
     run c-verfull eval '"$CTL" pose --version >/dev/full'
     status c-verfull 1 "skelctl pose --version > /dev/full fails"
+    for c in --help --version "serve --help" "serve --version"; do
+        run d-helpfull eval "\"\$BIN\" $c >/dev/full"
+        status d-helpfull 1 "skeld $c > /dev/full fails"
+    done
 fi
 # -- an empty style name is a usage error, as an empty animation name is
 run d-estyle "$BIN" render "$S/robot.skf" --style Default, -o "$TMP/x.png"
