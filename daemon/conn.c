@@ -438,9 +438,16 @@ static bool over_limits(struct conn *c)
 
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf);
 
+static void parse_input(struct conn *c);
+
 static void update_reading(struct conn *c)
 {
     if (c->closing || c->lingering || c->close_after_write)
+        return;
+    /* Frames read before the limits were reached wait in the buffer: their turn first. */
+    if (!c->parsing && c->in_len && !over_limits(c))
+        parse_input(c);
+    if (c->closing || c->close_after_write)
         return;
     bool pause = over_limits(c);
     bool resume =
@@ -451,13 +458,22 @@ static void update_reading(struct conn *c)
         c->reading = false;
     } else if (!c->reading && resume) {
         c->reading = uv_read_start(&c->h.stream, on_alloc, on_read) == 0;
+        if (c->frame_since) /* the rest of it waited on us, not on the client */
+            c->frame_since = now_ms(c);
     }
 }
 
+/* Runs the whole frames in the input buffer, in order, while the connection is within its
+ * limits (--max-inflight, --out-high-water): the frames of one read past them wait in the
+ * buffer for update_reading, or a client that never reads its replies could have a whole
+ * buffer of renders run at once. */
 static void parse_input(struct conn *c)
 {
+    if (c->parsing) /* a reply given by a frame being run: the loop below goes on */
+        return;
+    c->parsing = true;
     size_t off = 0;
-    while (!c->closing && !c->close_after_write) {
+    while (!c->closing && !c->close_after_write && !over_limits(c)) {
         struct skp_frame f;
         size_t used;
         int rc = skp_parser_feed(c->in + off, c->in_len - off, c->max_frame, &f, &used);
@@ -480,6 +496,7 @@ static void parse_input(struct conn *c)
         c->note_started_us = 0; /* one given later is noted by the owner */
         c->note_has_id = false;
     }
+    c->parsing = false;
     memmove(c->in, c->in + off, c->in_len - off);
     c->in_len -= off;
     /* The deadline runs from the first byte of a frame until the frame is whole. */
@@ -654,7 +671,8 @@ void conn_set_sweep(struct conn_set *set, uint64_t now)
         struct conn *c = conn_of(k);
         if (c->closing)
             continue;
-        if (c->frame_since && !c->close_after_write && !c->lingering &&
+        /* only while reading: a frame the daemon stopped reading (its limits) is not late */
+        if (c->frame_since && c->reading && !c->close_after_write && !c->lingering &&
             now - c->frame_since > frame_ms) {
             log_msg(LOG_DEBUG, "ending a connection whose frame did not arrive in time");
             end_with(c, SKP_S_FRAMING, "a frame must arrive whole within --frame-timeout");

@@ -98,6 +98,7 @@ struct conn {
     int inflight;         /* jobs, queued writes and the half-close: the conn lives while > 0 */
     int jobs;             /* of which the owner's jobs */
     bool reading, closing, closed, close_after_write;
+    bool parsing;           /* in parse_input: a reply given meanwhile must not parse again */
     bool lingering;         /* half-closed, reading only to see the peer's end (conn_finish) */
     uv_shutdown_t shutdown; /* the half-close */
     uint64_t last_active, linger_until;

@@ -2180,6 +2180,95 @@ START_TEST(slow_sender_meets_frame_deadline)
 }
 END_TEST
 
+/* n POSE frames of robot.skf's Walk (frames 0.., warmup steps each), ids 1..n, into buf. */
+static size_t slow_poses(uint8_t *buf, size_t cap, const unsigned char id[SKC_ID_SIZE], uint32_t n,
+                         uint32_t warmup)
+{
+    size_t at = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        struct skp_eval_req m;
+        skp_eval_req_init(&m);
+        memcpy(m.armature, id, SKP_ID_SIZE);
+        m.anim_count = 1;
+        m.anims[0] = (struct skp_anim_ref){{"Walk", 4}, k, 0};
+        m.warmup = warmup;
+        struct skp_writer w;
+        ck_assert_uint_lt(at + SKP_HEADER_SIZE, cap);
+        skp_writer_init(&w, buf + at + SKP_HEADER_SIZE, cap - at - SKP_HEADER_SIZE);
+        skp_encode_eval_req(&w, &m);
+        ck_assert_int_eq(w.err, 0);
+        struct skp_header h = {SKP_VERSION, SKP_OP_POSE, 0, 0, k + 1, (uint32_t)w.len};
+        skp_encode_header(&h, buf + at);
+        at += SKP_HEADER_SIZE + w.len;
+    }
+    return at;
+}
+
+/* Each of ids 1..n answered OK once, in any order. */
+static void expect_poses_ok(struct raw *r, uint32_t n)
+{
+    bool seen[64] = {false};
+    ck_assert_uint_le(n, 64);
+    for (uint32_t k = 0; k < n; k++) {
+        struct skp_header h;
+        const uint8_t *body;
+        ck_assert_msg(raw_recv(r, &h, &body) == 1, "reply %u of %u missing", k + 1, n);
+        ck_assert_msg(h.opcode == SKP_OP_POSE && h.status == SKP_S_OK && h.id >= 1 && h.id <= n &&
+                          !seen[h.id - 1],
+                      "reply %u: op %u id %u status %u", k + 1, h.opcode, h.id, h.status);
+        seen[h.id - 1] = true;
+    }
+}
+
+/* Frames that come in one read run as --max-inflight lets them, the rest waiting in the
+ * connection's buffer: a client that never read its replies once had every frame of its
+ * reads run at once (290 renders of 2048x2048, 4.8 GB). With one worker, a queue of 3 and
+ * --max-inflight 2, twelve slow POSEs sent in one write never fill the queue: none is BUSY. */
+START_TEST(buffered_frames_wait_for_max_inflight)
+{
+    enum { N = 12 };
+    struct daemon *d =
+        daemon_up(g_samples, FLAGS("--threads", "1", "--max-inflight", "2", "--queue-depth", "3"));
+    skc_client *c = client_open(d->unix_uri, NULL);
+    unsigned char id[SKC_ID_SIZE];
+    load_path(c, "robot.skf", id);
+    static uint8_t frames[N * 256];
+    size_t n = slow_poses(frames, sizeof frames, id, N, 20000);
+    struct raw *r = raw_open(d->tcp_uri);
+    raw_send(r, frames, n);
+    expect_poses_ok(r, N);
+    raw_close(r);
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
+/* The frame deadline runs only while the daemon reads: a frame whose rest waits unread
+ * because the daemon paused (--max-inflight) is not late. Three slow POSEs and the first bytes
+ * of a fourth; once the first is answered (so all of that has been read), the rest of the
+ * fourth: all four are answered, where the paused frame once ran into --frame-timeout 1 while
+ * the two slow POSEs before it ran, and ended the connection with FRAMING. */
+START_TEST(paused_reading_stops_the_frame_deadline)
+{
+    struct daemon *d = daemon_up(
+        g_samples, FLAGS("--threads", "1", "--max-inflight", "1", "--frame-timeout", "1"));
+    skc_client *c = client_open(d->unix_uri, NULL);
+    unsigned char id[SKC_ID_SIZE];
+    load_path(c, "robot.skf", id);
+    static uint8_t frames[4 * 256];
+    size_t n = slow_poses(frames, sizeof frames, id, 4, 400000); /* a second or so each */
+    struct raw *r = raw_open(d->tcp_uri);
+    raw_send(r, frames, n - 10);
+    raw_expect(r, SKP_OP_POSE, 1, SKP_S_OK, NULL);
+    raw_send(r, frames + n - 10, 10);
+    for (uint32_t k = 2; k <= 4; k++) /* one worker, one at a time: in order */
+        raw_expect(r, SKP_OP_POSE, k, SKP_S_OK, NULL);
+    raw_close(r);
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 /* Before HELLO with the auth token, a frame bigger than a HELLO is refused by its header:
  * four unauthenticated clients once held 200 MB of LOAD bodies. */
 START_TEST(unauthenticated_frames_are_tiny)
@@ -3140,6 +3229,8 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, load_path_swap_race);
     tc = tcase(s, "hostile");
     tcase_add_test(tc, slow_sender_meets_frame_deadline);
+    tcase_add_test(tc, buffered_frames_wait_for_max_inflight);
+    tcase_add_test(tc, paused_reading_stops_the_frame_deadline);
     tcase_add_test(tc, unauthenticated_frames_are_tiny);
     tcase_add_test(tc, over_max_connections_gets_busy);
     tcase_add_test(tc, input_buffers_are_bounded);
