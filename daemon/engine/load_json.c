@@ -713,6 +713,18 @@ static int check_cycles(struct ctx *c)
     return rc;
 }
 
+/* Animations, styles and atlases: at most this many of each. More than any editor makes, and
+ * what a 16-bit count says (the daemon's LOAD reply lists each by count). */
+#define MAX_LISTED 65535u
+
+static int check_listed(struct ctx *c, size_t n, const char *what)
+{
+    if (n > MAX_LISTED)
+        return eng_seterr(c->err, ENG_ELIMIT, "armature.json: %zu %s exceed the limit of %u", n,
+                          what, MAX_LISTED);
+    return 0;
+}
+
 static int alloc_bones(struct ctx *c, json_t *bones, struct mesh_cursor *sizes)
 {
     struct armature *arm = c->arm;
@@ -1103,7 +1115,8 @@ static int read_anims(struct ctx *c, json_t *root)
     json_t *anims;
     size_t n, total, biggest;
     int rc = get_array(c, root, "animations", "", &anims, &n);
-    if (rc || (rc = count_keyframes(c, anims, &total, &biggest)))
+    if (rc || (rc = check_listed(c, n, "animations")) ||
+        (rc = count_keyframes(c, anims, &total, &biggest)))
         return rc;
     arm->anims = calloc(n ? n : 1, sizeof *arm->anims);
     arm->keyframes = calloc(total ? total : 1, sizeof *arm->keyframes);
@@ -1168,7 +1181,7 @@ static int read_styles(struct ctx *c, json_t *root)
     json_t *styles;
     size_t n, total;
     int rc = get_array(c, root, "styles", "", &styles, &n);
-    if (rc || (rc = count_textures(c, styles, &total)))
+    if (rc || (rc = check_listed(c, n, "styles")) || (rc = count_textures(c, styles, &total)))
         return rc;
     arm->styles = calloc(n ? n : 1, sizeof *arm->styles);
     arm->textures = calloc(total ? total : 1, sizeof *arm->textures);
@@ -1232,7 +1245,7 @@ static int read_atlases(struct ctx *c, json_t *root)
     json_t *arr;
     size_t n;
     int rc = get_array(c, root, "atlases", "", &arr, &n);
-    if (rc)
+    if (rc || (rc = check_listed(c, n, "atlases")))
         return rc;
     arm->atlases = calloc(n ? n : 1, sizeof *arm->atlases);
     if (!arm->atlases)

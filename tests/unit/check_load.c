@@ -2189,6 +2189,40 @@ START_TEST(limit_json_size_and_values)
 }
 END_TEST
 
+/* {'bones':[{}],'KEY':[{},{},...]} with n empty objects: malloc'd. */
+static char *many_of(const char *key, size_t n)
+{
+    size_t cap = 64 + strlen(key) + 3 * n;
+    char *j = malloc(cap);
+    ck_assert_ptr_nonnull(j);
+    size_t at = (size_t)snprintf(j, cap, "{'bones':[{}],'%s':[", key);
+    for (size_t i = 0; i < n; i++)
+        at += (size_t)snprintf(j + at, cap - at, i ? ",{}" : "{}");
+    snprintf(j + at, cap - at, "]}");
+    return j;
+}
+
+/* Animations, styles and atlases are at most 65535 each: a LOAD reply counts each in 16
+ * bits, and 65,537 animations once made one that said 1 and listed them all. */
+START_TEST(limit_listed)
+{
+    static const char *const keys[] = {"animations", "styles", "atlases"};
+    for (size_t k = 0; k < 3; k++) {
+        char *j = many_of(keys[k], 65536), want[96];
+        snprintf(want, sizeof want, "armature.json: 65536 %s exceed the limit of 65535", keys[k]);
+        expect_err(j, 0, NULL, ENG_ELIMIT, want, EXACT);
+        free(j);
+    }
+    char *j = many_of("animations", 65535);
+    struct armature *arm;
+    struct eng_error err;
+    ck_assert_msg(load_q(j, 0, NULL, &arm, &err) == 0, "%s", err.msg);
+    ck_assert_uint_eq(arm->anim_count, 65535);
+    armature_free(arm);
+    free(j);
+}
+END_TEST
+
 START_TEST(limit_keyframes)
 {
     struct load_limits lim = small_limits();
@@ -2523,6 +2557,7 @@ static Suite *load_suite(void)
     tc = tcase_create("limits");
     tcase_add_test(tc, limit_bones);
     tcase_add_test(tc, limit_keyframes);
+    tcase_add_test(tc, limit_listed);
     tcase_add_test(tc, limit_json_size_and_values);
     tcase_add_test(tc, limit_vertices);
     tcase_add_test(tc, limit_atlas_pixels);
