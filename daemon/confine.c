@@ -21,8 +21,20 @@
 
 #define FILE_FLAGS (O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
 
-/* The client's path for a message: at most 200 bytes of it. */
-#define SHOWN(rel) (int)(strlen(rel) > 200 ? 200 : strlen(rel)), (rel)
+/* The client's path for a message: at most SHOWN_MAX bytes of it, each byte outside printable
+ * ASCII shown as '?', so the message is UTF-8 (PROTOCOL.md) and never cut inside a character. */
+#define SHOWN_MAX 200
+
+static const char *shown_path(const char *rel, char *buf)
+{
+    size_t i = 0;
+    for (; rel[i] && i < SHOWN_MAX; i++)
+        buf[i] = rel[i] >= 0x20 && rel[i] < 0x7f ? rel[i] : '?';
+    buf[i] = 0;
+    return buf;
+}
+
+#define SHOWN(rel) shown_path((rel), (char[SHOWN_MAX + 1]){0})
 
 uint16_t confine_check(const char *rel, size_t len, char *why, size_t whylen)
 {
@@ -94,14 +106,14 @@ static uint16_t open_error(int err, const char *rel, char *why, size_t whylen)
 {
     switch (err) {
     case ENOENT:
-    case ENOTDIR: snprintf(why, whylen, "%.*s: no such file", SHOWN(rel)); return SKP_S_NOT_FOUND;
+    case ENOTDIR: snprintf(why, whylen, "%s: no such file", SHOWN(rel)); return SKP_S_NOT_FOUND;
     case EXDEV:
     case ELOOP:
-        snprintf(why, whylen, "%.*s: path leads outside the root", SHOWN(rel));
+        snprintf(why, whylen, "%s: path leads outside the root", SHOWN(rel));
         return SKP_S_FORBIDDEN_PATH;
     case ENOMEM: snprintf(why, whylen, "out of memory"); return SKP_S_NO_MEMORY;
     default:
-        snprintf(why, whylen, "%.*s: cannot be opened (%s)", SHOWN(rel), strerror(err));
+        snprintf(why, whylen, "%s: cannot be opened (%s)", SHOWN(rel), strerror(err));
         return SKP_S_FORBIDDEN_PATH;
     }
 }
@@ -168,11 +180,11 @@ static uint16_t read_open(int fd, const struct stat *st, const char *rel, uint64
                           size_t *len, char *why, size_t whylen)
 {
     if (!S_ISREG(st->st_mode)) {
-        snprintf(why, whylen, "%.*s: not a regular file", SHOWN(rel));
+        snprintf(why, whylen, "%s: not a regular file", SHOWN(rel));
         return SKP_S_BAD_REQUEST;
     }
     if ((uint64_t)st->st_size > max) {
-        snprintf(why, whylen, "%.*s: file larger than %llu bytes (--max-skf-mb)", SHOWN(rel),
+        snprintf(why, whylen, "%s: file larger than %llu bytes (--max-skf-mb)", SHOWN(rel),
                  (unsigned long long)max);
         return SKP_S_LIMIT;
     }
@@ -180,8 +192,7 @@ static uint16_t read_open(int fd, const struct stat *st, const char *rel, uint64
     int rc = eng_read_fd(fd, max, buf, len, &err);
     if (!rc)
         return SKP_S_OK;
-    snprintf(why, whylen, "%.*s: %s", SHOWN(rel),
-             rc == ENG_ENOMEM ? "out of memory" : "read error");
+    snprintf(why, whylen, "%s: %s", SHOWN(rel), rc == ENG_ENOMEM ? "out of memory" : "read error");
     return rc == ENG_ENOMEM ? SKP_S_NO_MEMORY : rc == ENG_ELIMIT ? SKP_S_LIMIT : SKP_S_NOT_FOUND;
 }
 
