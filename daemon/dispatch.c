@@ -344,6 +344,7 @@ static bool finish_body(struct conn *c, const struct skp_frame *f, struct skp_re
                skp_opcode_name(f->h.opcode),
                rc == SKP_ETRAILING  ? "unexpected bytes after the last field"
                : rc == SKP_ETOOLONG ? "a string or blob is too long"
+               : rc == SKP_ENUL     ? "a string holds a NUL byte"
                                     : "ends before its last field");
     return false;
 }
@@ -479,7 +480,16 @@ static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_read
         rc = skp_decode_render_req(rd, &rm);
     if (rc == SKP_ECOUNT)
         return bad(c, f, "target must be 0 or 1, with at most 16 animations and 64 styles");
-    if (!finish_body(c, f, rd) || !resolve_target(c, f, &m, r))
+    if (!finish_body(c, f, rd))
+        return false;
+    /* flags this daemon does not know are refused, not dropped (PROTOCOL.md, Versioning) */
+    if (m.flags & ~SKP_EVAL_KNOWN_FLAGS || (!render && m.flags & SKP_EVAL_RANGE)) {
+        char why[96];
+        snprintf(why, sizeof why, "flags 0x%x: bits this daemon does not take for %s",
+                 (unsigned)m.flags, skp_opcode_name(f->h.opcode));
+        return bad(c, f, why);
+    }
+    if (!resolve_target(c, f, &m, r))
         return false;
     const struct armature *arm = r->entry->arm;
     struct request_limits lim;

@@ -80,6 +80,7 @@ enum skp_err {
     SKP_ENOSPACE = -3,   /* the output buffer is full */
     SKP_ETRAILING = -4,  /* bytes left after the last field */
     SKP_ECOUNT = -5,     /* a count or enum field beyond what the protocol allows */
+    SKP_ENUL = -6,       /* a string holds a NUL byte (strings are UTF-8 without NUL) */
 };
 
 struct skp_header {

@@ -335,6 +335,10 @@ const char *skp_read_str(struct skp_reader *r, size_t *len)
         return NULL;
     }
     const char *p = skp_read_raw(r, n);
+    if (p && memchr(p, 0, n)) { /* would read as a shorter name than the one sent */
+        r->err = r->err ? r->err : SKP_ENUL;
+        p = NULL;
+    }
     *len = p ? n : 0;
     return p;
 }

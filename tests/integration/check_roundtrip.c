@@ -1974,6 +1974,33 @@ START_TEST(bad_requests_keep_connection)
     raw_expect_error(r, SKP_OP_LOAD_PATH, 15, SKP_S_BAD_REQUEST);
     raw_frame(r, SKP_OP_STATS, 16, "x", 1);
     raw_expect_error(r, SKP_OP_STATS, 16, SKP_S_BAD_REQUEST);
+    /* flags the daemon does not know, or RENDER's range on a POSE: refused, not dropped; a
+     * name holding a NUL: refused, not read as the shorter name before it */
+    static const struct {
+        uint16_t flags;
+        struct skp_str name;
+    } odd[] = {{0x40, {"Walk", 4}}, {SKP_EVAL_RANGE, {"Walk", 4}}, {0, {"Walk\0xyz", 8}}};
+    for (uint32_t k = 0; k < 3; k++) {
+        struct skp_eval_req m;
+        uint8_t body[256];
+        struct skp_writer w;
+        skp_eval_req_init(&m);
+        m.flags = odd[k].flags;
+        m.anim_count = 1;
+        m.anims[0] = (struct skp_anim_ref){odd[k].name, 1, 0};
+        skp_writer_init(&w, body, sizeof body);
+        skp_encode_eval_req(&w, &m);
+        raw_frame(r, SKP_OP_POSE, 20 + k, body, w.len);
+        raw_expect_error(r, SKP_OP_POSE, 20 + k, SKP_S_BAD_REQUEST);
+    }
+    /* a path that is not UTF-8: the message about it is (its bytes shown as '?') */
+    static const uint8_t bad_path[] = {3, 0, 0xff, 0xfe, 'x'};
+    raw_frame(r, SKP_OP_LOAD_PATH, 30, bad_path, sizeof bad_path);
+    uint32_t len;
+    const uint8_t *body = raw_expect(r, SKP_OP_LOAD_PATH, 30, SKP_S_NOT_FOUND, &len);
+    ck_assert_uint_ge(len, 2);
+    for (uint32_t i = 2; i < len; i++)
+        ck_assert_msg(body[i] < 0x80, "byte %u of the message is 0x%02x", i, body[i]);
     raw_ping(r, 17, "fine");
     raw_expect_pong(r, 17, "fine");
     raw_close(r);
