@@ -29,6 +29,9 @@ void load_limits_default(struct load_limits *lim)
     lim->max_json = 16u << 20;
     lim->max_json_values = 1000000;
     lim->max_atlas_pixels = 8192u * 8192u;
+    /* 512 MB of RGBA: a PNG of a few hundred KB can say 8192x8192, and atlases[] may name
+     * it again and again, so the pixels of all of them are bounded, not each one only */
+    lim->max_total_atlas_pixels = 2ull * 8192u * 8192u;
     lim->max_bones = 10000;
     lim->max_keyframes = 2000000;
     lim->max_vertices = 1000000;
@@ -48,6 +51,8 @@ static void fill_limits(const struct load_limits *in, struct load_limits *out)
         out->max_json_values = in->max_json_values;
     if (in->max_atlas_pixels)
         out->max_atlas_pixels = in->max_atlas_pixels;
+    if (in->max_total_atlas_pixels)
+        out->max_total_atlas_pixels = in->max_total_atlas_pixels;
     if (in->max_bones)
         out->max_bones = in->max_bones;
     if (in->max_keyframes)
@@ -255,11 +260,21 @@ static void atlas_row_done(void *ctx, uint8_t *row, uint32_t y)
     finish_atlas_row(ctx, row, y);
 }
 
-static int too_big(const char *name, uint32_t w, uint32_t h, const struct load_limits *lim,
-                   struct eng_error *err)
+/* An atlas of w x h, judged from its header before any of it is decoded: within the limit
+ * of one atlas, and within what is left (*pixels_left) of the limit of all of them. */
+static int check_atlas_size(const char *name, uint32_t w, uint32_t h, const struct load_limits *lim,
+                            uint64_t *pixels_left, struct eng_error *err)
 {
-    return eng_seterr(err, ENG_ELIMIT, "%s: %ux%u pixels exceed the limit of %llu", name, w, h,
-                      (unsigned long long)lim->max_atlas_pixels);
+    uint64_t px = (uint64_t)w * h;
+    if (px > lim->max_atlas_pixels)
+        return eng_seterr(err, ENG_ELIMIT, "%s: %ux%u pixels exceed the limit of %llu", name, w, h,
+                          (unsigned long long)lim->max_atlas_pixels);
+    if (px > *pixels_left)
+        return eng_seterr(err, ENG_ELIMIT,
+                          "%s: %ux%u pixels more exceed the limit of %llu for all atlases", name, w,
+                          h, (unsigned long long)lim->max_total_atlas_pixels);
+    *pixels_left -= px;
+    return 0;
 }
 
 /* libpng's straight pixels in at->rgba, premultiplied, and the empty blocks marked. */
@@ -276,13 +291,15 @@ static int finish_atlas(struct arm_atlas *at, struct eng_error *err)
 /* An 8-bit RGBA atlas (what SkelForm writes) through png_read.c. 1: not that kind, or
  * something unexpected in it: libpng decides. */
 static int decode_rgba8(const char *name, const uint8_t *png, size_t len,
-                        const struct load_limits *lim, struct arm_atlas *at, struct eng_error *err)
+                        const struct load_limits *lim, uint64_t *pixels_left, struct arm_atlas *at,
+                        struct eng_error *err)
 {
     uint32_t w, h;
     if (!png_read_probe(png, len, &w, &h))
         return 1;
-    if ((uint64_t)w * h > lim->max_atlas_pixels)
-        return too_big(name, w, h, lim, err);
+    int rc = check_atlas_size(name, w, h, lim, pixels_left, err);
+    if (rc)
+        return rc;
     at->width = w;
     at->height = h;
     if (lim->skip_atlas_pixels)
@@ -302,6 +319,7 @@ static int decode_rgba8(const char *name, const uint8_t *png, size_t len,
         free(at->clear);
         at->rgba = NULL;
         at->clear = NULL;
+        *pixels_left += (uint64_t)w * h; /* libpng decides, and counts them again */
         return 1;
     }
     widen_clear_blocks(at, (h + 3) / 4);
@@ -309,9 +327,10 @@ static int decode_rgba8(const char *name, const uint8_t *png, size_t len,
 }
 
 static int decode_png(const char *name, const char *bytes, size_t len,
-                      const struct load_limits *lim, struct arm_atlas *at, struct eng_error *err)
+                      const struct load_limits *lim, uint64_t *pixels_left, struct arm_atlas *at,
+                      struct eng_error *err)
 {
-    int rc = decode_rgba8(name, (const uint8_t *)bytes, len, lim, at, err);
+    int rc = decode_rgba8(name, (const uint8_t *)bytes, len, lim, pixels_left, at, err);
     if (rc <= 0)
         return rc;
     png_image img;
@@ -319,9 +338,9 @@ static int decode_png(const char *name, const char *bytes, size_t len,
     img.version = PNG_IMAGE_VERSION;
     if (!png_image_begin_read_from_memory(&img, bytes, len))
         return eng_seterr(err, ENG_EBADFILE, "%s: undecodable PNG: %s", name, img.message);
-    if ((uint64_t)img.width * img.height > lim->max_atlas_pixels) {
+    if ((rc = check_atlas_size(name, img.width, img.height, lim, pixels_left, err))) {
         png_image_free(&img);
-        return too_big(name, img.width, img.height, lim, err);
+        return rc;
     }
     img.format = PNG_FORMAT_RGBA;
     /* libpng takes 16-bit samples without gamma information for linear light and brightens
@@ -349,6 +368,7 @@ static int decode_png(const char *name, const char *bytes, size_t len,
 static int load_atlases(zip_t *za, struct armature *arm, const struct load_limits *lim,
                         uint64_t *budget, struct eng_error *err)
 {
+    uint64_t pixels_left = lim->max_total_atlas_pixels;
     for (uint32_t a = 0; a < arm->atlas_count; a++) {
         struct arm_atlas *at = &arm->atlases[a];
         char q[ENG_QUOTE_MAX];
@@ -362,7 +382,7 @@ static int load_atlases(zip_t *za, struct armature *arm, const struct load_limit
             read_member(za, at->filename, eng_quote(at->filename, q), budget, &bytes, &len, err);
         if (rc)
             return rc;
-        rc = decode_png(eng_quote(at->filename, q), bytes, len, lim, at, err);
+        rc = decode_png(eng_quote(at->filename, q), bytes, len, lim, &pixels_left, at, err);
         free(bytes);
         if (rc)
             return rc;

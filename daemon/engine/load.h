@@ -8,10 +8,11 @@
 
 /* Limits against hostile files. Zero fields take the defaults of load_limits_default(). */
 struct load_limits {
-    uint64_t max_uncompressed; /* bytes read out of the archive in total */
-    uint64_t max_json;         /* armature.json's bytes: checked before it is read */
-    uint32_t max_json_values;  /* JSON values in armature.json: counted before it is parsed */
-    uint64_t max_atlas_pixels; /* per atlas */
+    uint64_t max_uncompressed;       /* bytes read out of the archive in total */
+    uint64_t max_json;               /* armature.json's bytes: checked before it is read */
+    uint32_t max_json_values;        /* JSON values in armature.json: counted before it is parsed */
+    uint64_t max_atlas_pixels;       /* per atlas */
+    uint64_t max_total_atlas_pixels; /* all atlases together (one PNG may be listed often) */
     uint32_t max_bones;
     uint32_t max_keyframes; /* over all animations */
     uint32_t max_vertices;  /* over all meshes */

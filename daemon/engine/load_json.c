@@ -969,15 +969,22 @@ static int cmp_key(const void *pa, const void *pb)
     return a->index < b->index ? -1 : (a->index > b->index);
 }
 
-/* Derives next_kf where the file has none: the first later keyframe of the same bone and
- * element with a greater frame (what the web player does for older exports). */
-static long derive_next(const struct kf_key *keys, const struct arm_keyframe *kfs, size_t at,
-                        size_t end)
+/* Derives next_kf where the file has none, for the track keys[start..end): for each keyframe
+ * the first later one of the same bone and element with a greater frame (what the web player
+ * does for older exports), into derived[j - start] (-1: none). One pass from the end with a
+ * stack of the keyframes not yet outdone, each pushed and popped once: a scan forward from
+ * each took minutes for 480,000 keyframes of one frame. stack holds end - start entries. */
+static void derive_next(const struct kf_key *keys, const struct arm_keyframe *kfs, size_t start,
+                        size_t end, long *derived, size_t *stack)
 {
-    for (size_t j = at + 1; j < end; j++)
-        if (kfs[keys[j].index].frame > kfs[keys[at].index].frame)
-            return (long)keys[j].index;
-    return -1;
+    size_t top = 0;
+    for (size_t j = end; j-- > start;) {
+        double f = kfs[keys[j].index].frame;
+        while (top && kfs[keys[stack[top - 1]].index].frame <= f)
+            top--;
+        derived[j - start] = top ? (long)keys[stack[top - 1]].index : -1;
+        stack[top++] = j;
+    }
 }
 
 /* Position of list index want among keys[start..end) (sorted by index), or end. */
@@ -994,20 +1001,16 @@ static size_t find_index(const struct kf_key *keys, size_t start, size_t end, lo
     return lo < end && (long)keys[lo].index == want ? lo : end;
 }
 
-static int build_track(struct ctx *c, const char *apath, struct kf_key *keys, size_t start,
-                       size_t end, const struct arm_keyframe *raw, uint32_t *pos)
+/* The track's keyframes copied into place at pos with their links: the file's next_kf, else
+ * the derived one. */
+static int link_track(struct ctx *c, const char *apath, const struct kf_key *keys, size_t start,
+                      size_t end, const struct arm_keyframe *raw, const long *derived, uint32_t pos)
 {
     struct armature *arm = c->arm;
-    struct arm_track *t = &arm->tracks[arm->track_count++];
-    t->bone = keys[start].bone;
-    t->element = keys[start].element;
-    t->kf_off = *pos;
-    t->kf_len = (uint32_t)(end - start);
-    t->monotone = true;
     for (size_t j = start; j < end; j++) {
-        struct arm_keyframe *kf = &arm->keyframes[*pos + (j - start)];
+        struct arm_keyframe *kf = &arm->keyframes[pos + (j - start)];
         *kf = raw[keys[j].index];
-        long next = keys[j].next == NEXT_ABSENT ? derive_next(keys, raw, j, end) : keys[j].next;
+        long next = keys[j].next == NEXT_ABSENT ? derived[j - start] : keys[j].next;
         kf->next = (uint32_t)(j - start);
         if (next == -1)
             continue;
@@ -1024,6 +1027,30 @@ static int build_track(struct ctx *c, const char *apath, struct kf_key *keys, si
                        apath, keys[j].index, next);
         kf->next = (uint32_t)(k - start);
     }
+    return 0;
+}
+
+static int build_track(struct ctx *c, const char *apath, struct kf_key *keys, size_t start,
+                       size_t end, const struct arm_keyframe *raw, uint32_t *pos)
+{
+    struct armature *arm = c->arm;
+    struct arm_track *t = &arm->tracks[arm->track_count++];
+    t->bone = keys[start].bone;
+    t->element = keys[start].element;
+    t->kf_off = *pos;
+    t->kf_len = (uint32_t)(end - start);
+    t->monotone = true;
+    long *derived = malloc((end - start) * sizeof *derived);
+    size_t *stack = malloc((end - start) * sizeof *stack);
+    int rc = derived && stack ? 0 : eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    if (!rc) {
+        derive_next(keys, raw, start, end, derived, stack);
+        rc = link_track(c, apath, keys, start, end, raw, derived, *pos);
+    }
+    free(derived);
+    free(stack);
+    if (rc)
+        return rc;
     /* Binary search needs the frame each keyframe acts until to never decrease. */
     const struct arm_keyframe *kfs = arm->keyframes + t->kf_off;
     double prev = -INFINITY;
@@ -1219,9 +1246,18 @@ static int read_styles(struct ctx *c, json_t *root)
 }
 
 /* Per style: texture-name index -> first texture of that name in the style, or -1. */
+/* Each style indexes every texture name (a lookup a bone's texture needs per frame): styles x
+ * names entries, bounded, since a 700 KB file could ask for 240,000 of each. */
+#define MAX_STYLE_INDEX (16u << 20)
+
 static int index_styles(struct ctx *c)
 {
     struct armature *arm = c->arm;
+    uint64_t entries = (uint64_t)arm->style_count * (arm->tex_name_count + 1);
+    if (entries > MAX_STYLE_INDEX)
+        return eng_seterr(c->err, ENG_ELIMIT,
+                          "armature.json: %u styles x %u texture names exceed the limit of %u",
+                          arm->style_count, arm->tex_name_count, MAX_STYLE_INDEX);
     for (uint32_t s = 0; s < arm->style_count; s++) {
         struct arm_style *st = &arm->styles[s];
         st->by_name = malloc((arm->tex_name_count + 1) * sizeof *st->by_name);

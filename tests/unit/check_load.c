@@ -1036,6 +1036,43 @@ START_TEST(tracks_grouped_per_bone_and_element)
 }
 END_TEST
 
+/* Derived links are the first later keyframe with a greater frame, for sorted frames with
+ * many ties: checked against that definition, scan by scan, on 300 keyframes (the loader
+ * finds them in one pass, where a scan from each took minutes for 480,000 ties). */
+START_TEST(derived_next_kf_matches_its_definition)
+{
+    enum { N = 300 };
+    double frame[N];
+    uint32_t seed = 7;
+    size_t cap = 64 + 72 * (size_t)N;
+    char *j = malloc(cap);
+    ck_assert_ptr_nonnull(j);
+    size_t at = (size_t)snprintf(j, cap, "{'bones':[{'id':0}],'animations':[{'keyframes':[");
+    for (int i = 0; i < N; i++) {
+        frame[i] = i && lcg(&seed) % 3 ? frame[i - 1] : i; /* sorted, as files must be */
+        at += (size_t)snprintf(j + at, cap - at,
+                               "%s{'frame':%g,'bone_id':0,'element':'PositionX','value':%d}",
+                               i ? "," : "", frame[i], i);
+    }
+    snprintf(j + at, cap - at, "]}]}");
+    struct armature *arm = must_load(j, 0);
+    const struct arm_track *t = track_of(arm, 0, 0, EL_POS_X);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_uint_eq(t->kf_len, N);
+    const struct arm_keyframe *k = arm->keyframes + t->kf_off;
+    for (uint32_t i = 0; i < N; i++) {
+        uint32_t want = i; /* none: itself */
+        for (uint32_t n = i + 1; n < N && want == i; n++)
+            if (frame[n] > frame[i])
+                want = n;
+        ck_assert_msg(k[i].next == want, "keyframe %u (frame %g): next %u, want %u", i, frame[i],
+                      k[i].next, want);
+    }
+    armature_free(arm);
+    free(j);
+}
+END_TEST
+
 START_TEST(next_kf_explicit_derived_and_mixed)
 {
     struct armature *arm =
@@ -2223,6 +2260,29 @@ START_TEST(limit_listed)
 }
 END_TEST
 
+/* Styles index every texture name: 4100 styles and 4100 names would take 16.8 million
+ * entries, past the limit of 16 Mi, refused before any is made. */
+START_TEST(limit_style_index)
+{
+    enum { N = 4100 };
+    size_t cap = 64 + 24 * (size_t)N + 4 * (size_t)N; /* {'name':'tNNNN'}, and ,{} */
+    char *j = malloc(cap);
+    ck_assert_ptr_nonnull(j);
+    size_t at = (size_t)snprintf(
+        j, cap, "{'bones':[{}],'atlases':[{'filename':'atlas0.png'}],'styles':[{'textures':[");
+    for (int i = 0; i < N; i++)
+        at += (size_t)snprintf(j + at, cap - at, "%s{'name':'t%d'}", i ? "," : "", i);
+    at += (size_t)snprintf(j + at, cap - at, "]}");
+    for (int i = 1; i < N; i++)
+        at += (size_t)snprintf(j + at, cap - at, ",{}");
+    snprintf(j + at, cap - at, "]}");
+    expect_err(j, 1, NULL, ENG_ELIMIT,
+               "armature.json: 4100 styles x 4100 texture names exceed the limit of 16777216",
+               EXACT);
+    free(j);
+}
+END_TEST
+
 START_TEST(limit_keyframes)
 {
     struct load_limits lim = small_limits();
@@ -2269,6 +2329,14 @@ START_TEST(limit_atlas_pixels)
     struct armature *arm;
     struct eng_error err;
     ck_assert_int_eq(load_q(json, 1, &lim, &arm, &err), 0);
+    armature_free(arm);
+    /* all atlases together: one small PNG named again and again once decoded to gigabytes */
+    static const char twice[] = "{'atlases':[{'filename':'atlas0.png'},{'filename':'atlas0.png'}]}";
+    lim.max_total_atlas_pixels = 2 * 64 * 64 - 1;
+    expect_err(twice, 1, &lim, ENG_ELIMIT,
+               "atlas0.png: 64x64 pixels more exceed the limit of 8191 for all atlases", EXACT);
+    lim.max_total_atlas_pixels = 2 * 64 * 64;
+    ck_assert_int_eq(load_q(twice, 1, &lim, &arm, &err), 0);
     armature_free(arm);
 }
 END_TEST
@@ -2516,6 +2584,7 @@ static Suite *load_suite(void)
     tc = tcase_create("keyframes");
     tcase_add_test(tc, tracks_grouped_per_bone_and_element);
     tcase_add_test(tc, next_kf_explicit_derived_and_mixed);
+    tcase_add_test(tc, derived_next_kf_matches_its_definition);
     tcase_add_test(tc, keyframe_discrete_values);
     suite_add_tcase(s, tc);
 
@@ -2558,6 +2627,7 @@ static Suite *load_suite(void)
     tcase_add_test(tc, limit_bones);
     tcase_add_test(tc, limit_keyframes);
     tcase_add_test(tc, limit_listed);
+    tcase_add_test(tc, limit_style_index);
     tcase_add_test(tc, limit_json_size_and_values);
     tcase_add_test(tc, limit_vertices);
     tcase_add_test(tc, limit_atlas_pixels);
