@@ -259,17 +259,21 @@ static void on_job_done(struct job *job)
     free_request(r);
 }
 
-/* A stateless POSE or MESH of at most DISPATCH_INLINE_JOB_STEPS bone-steps (bones x
- * constructs; one step of a 256-bone armature is a few microseconds) is staged: it may run on
- * the loop thread at the end of the iteration (pool_stage), with the others that arrived in
+/* A stateless POSE or MESH of at most DISPATCH_INLINE_JOB_STEPS bone-steps (constructs x
+ * armature_step_weight; one step of a 256-bone armature is a few microseconds) is staged: it may
+ * run on the loop thread at the end of the iteration (pool_stage), with the others that arrived in
  * it, up to DISPATCH_INLINE_BATCH_STEPS. Returns the job's cost, or 0 for a job that always
  * goes to the workers. */
 static unsigned inline_cost(const struct request *r)
 {
     if (r->inst || (r->work.job.run != work_pose && r->work.job.run != work_mesh))
         return 0;
-    long steps = (r->work.eval.warmup + eval_steps(&r->work.eval)) * (long)r->work.arm->bone_count;
-    return steps <= DISPATCH_INLINE_JOB_STEPS ? (unsigned)(steps > 0 ? steps : 1) : 0;
+    uint64_t weight = armature_step_weight(r->work.arm);
+    uint64_t steps = (uint64_t)r->work.eval.warmup + (uint64_t)eval_steps(&r->work.eval);
+    if (steps > DISPATCH_INLINE_JOB_STEPS ||
+        weight > DISPATCH_INLINE_JOB_STEPS / (steps ? steps : 1))
+        return 0; /* a step of a heavy armature (IK chains, vertices) is no microsecond's work */
+    return steps ? (unsigned)(steps * weight) : 1;
 }
 
 static void submit(struct request *r)

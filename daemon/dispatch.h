@@ -54,9 +54,11 @@ struct dispatch {
 
 /* Small evaluations run on the loop thread when the workers are idle (pool_stage): one of at
  * most DISPATCH_INLINE_JOB_STEPS bone-steps, in batches of at most DISPATCH_INLINE_BATCH_STEPS
- * (the pool's inline budget: what the reads of one loop iteration stage). */
-#define DISPATCH_INLINE_JOB_STEPS 256
-#define DISPATCH_INLINE_BATCH_STEPS 1024
+ * (the pool's inline budget: what the reads of one loop iteration stage). In
+ * armature_step_weight's bone-steps, which count IK chains and vertices too: a real file's step
+ * weighs about twice its bones, so these are twice the 256 and 1,024 bones they were. */
+#define DISPATCH_INLINE_JOB_STEPS 512
+#define DISPATCH_INLINE_BATCH_STEPS 2048
 
 /* The hooks that make dispatch the owner of a struct conn_set (owner: the struct dispatch). */
 extern const struct conn_hooks dispatch_conn_hooks;

@@ -204,10 +204,18 @@ struct armature {
     uint32_t *mesh_bones;       /* the bones with vertices, in order */
     uint32_t mesh_bone_count;
     bool any_phys;
-    bool may_mimic;     /* a family has mimic_target on, or a MimicTarget key */
-    uint32_t max_chain; /* longest IK chain */
-    size_t mem_bytes;   /* approximate heap footprint, for cache budgets */
+    bool may_mimic;       /* a family has mimic_target on, or a MimicTarget key */
+    uint32_t max_chain;   /* longest IK chain */
+    uint64_t step_weight; /* what one step costs, in bone-steps (construct_plan: step_weight) */
+    size_t mem_bytes;     /* approximate heap footprint, for cache budgets */
 };
+
+/* One step's work in bone-steps: construct_plan's step_weight, or the bones of an armature
+ * built without it. */
+static inline uint64_t armature_step_weight(const struct armature *arm)
+{
+    return arm->step_weight ? arm->step_weight : arm->bone_count ? arm->bone_count : 1;
+}
 
 enum {
     PLAN_IK = 1,       /* the bone or an ancestor evaluated before it gets an IK rotation */

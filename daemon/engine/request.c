@@ -91,26 +91,37 @@ static int check_opts(const struct construct_opts *o, struct eng_error *err)
     return 0;
 }
 
-/* The work of a request in bone-steps: its steps (warm-up, steps, extra_steps more) times the
- * bones, plus extra_work already in bone-steps (pictures). Within the limit, *left is what the
- * limit leaves of it (UINT64_MAX: no limit). */
+/* The work of a request in bone-steps: its steps (warm-up, steps, extra_steps more) times
+ * what a step costs (armature_step_weight: its bones, and its IK chains, mesh vertices and
+ * keyframes searched one by one), plus extra_work already in bone-steps (pictures). Within
+ * the limit, *left is what the limit leaves of it (UINT64_MAX: no limit). */
 static int check_budget(const struct armature *arm, const struct eval_request *e,
                         uint64_t extra_steps, uint64_t extra_work, const struct request_limits *lim,
                         uint64_t *left, struct eng_error *err)
 {
     uint64_t steps = (uint64_t)e->warmup + (uint64_t)eval_steps(e) + extra_steps;
-    uint64_t bones = arm->bone_count ? arm->bone_count : 1;
+    uint64_t weight = armature_step_weight(arm), bones = arm->bone_count ? arm->bone_count : 1;
     *left = UINT64_MAX;
     if (!lim || !lim->max_bone_steps)
         return 0;
-    if (steps <= lim->max_bone_steps / bones && extra_work <= lim->max_bone_steps - steps * bones) {
-        *left = lim->max_bone_steps - steps * bones - extra_work;
+    if (steps <= lim->max_bone_steps / weight &&
+        extra_work <= lim->max_bone_steps - steps * weight) {
+        *left = lim->max_bone_steps - steps * weight - extra_work;
         return 0;
     }
-    return eng_seterr(
-        err, ENG_ELIMIT, "%llu steps of %llu bones%s exceed the limit of %llu bone-steps a request",
-        (unsigned long long)steps, (unsigned long long)bones,
-        extra_work ? " and their pictures" : "", (unsigned long long)lim->max_bone_steps);
+    if (weight == bones)
+        return eng_seterr(
+            err, ENG_ELIMIT,
+            "%llu steps of %llu bones%s exceed the limit of %llu bone-steps a request",
+            (unsigned long long)steps, (unsigned long long)bones,
+            extra_work ? " and their pictures" : "", (unsigned long long)lim->max_bone_steps);
+    return eng_seterr(err, ENG_ELIMIT,
+                      "%llu steps of %llu bone-steps each (%llu bones, with their IK chains, "
+                      "mesh vertices and keyframes)%s exceed the limit of %llu bone-steps a "
+                      "request",
+                      (unsigned long long)steps, (unsigned long long)weight,
+                      (unsigned long long)bones, extra_work ? " and their pictures" : "",
+                      (unsigned long long)lim->max_bone_steps);
 }
 
 /* What drawing and encoding one picture costs, in bone-steps (about 0.1 us each on the

@@ -3194,6 +3194,38 @@ START_TEST(request_eval_numbers_and_budget)
 }
 END_TEST
 
+/* A step costs its IK chain entries too (armature_step_weight): 3 bones and a chain of 1,000
+ * entries weigh 3 + 2 x 1000 bone-steps a step, where such a file once passed as 3 and a
+ * chain of 490,000 pinned a worker for half an hour. */
+START_TEST(request_budget_counts_ik_chains)
+{
+    char chain[4096];
+    size_t at = 0;
+    for (int i = 0; i < 1000; i++)
+        at += (size_t)snprintf(chain + at, sizeof chain - at, "%s%d", i ? "," : "", i % 2);
+    struct atlas a = atlas_new(40, 20, PX(1, 2, 3, 255));
+    struct armature *arm =
+        load_arm(&a, 1,
+                 "{'atlases':[{'filename':'atlas0.png','size':{'x':40,'y':20}}],"
+                 " 'bones':[{'id':0,'ik_bone_ids':[%s],'ik_target_id':2},"
+                 "  {'id':1,'parent_id':0,'pos':{'x':0,'y':10}},{'id':2}],'ik_root_ids':[0]}",
+                 chain);
+    ck_assert_uint_eq(armature_step_weight(arm), 3 + 2 * 1000);
+    struct eval_request e;
+    struct request_limits lim;
+    struct eng_error err;
+    request_limits_default(&lim);
+    lim.max_bone_steps = 200000;
+    eval_request_init(&e);
+    e.warmup = 99;
+    expect_req(request_check_eval(arm, &e, NULL, &lim, &err), ENG_ELIMIT, &err,
+               "100 steps of 2003 bone-steps each (3 bones, with their IK chains");
+    lim.max_bone_steps = 200300;
+    ck_assert_int_eq(request_check_eval(arm, &e, NULL, &lim, &err), 0);
+    armature_free(arm);
+}
+END_TEST
+
 START_TEST(request_picture_checks_and_range_rule)
 {
     struct atlas a = atlas_new(40, 20, PX(1, 2, 3, 255));
@@ -3396,6 +3428,7 @@ static Suite *render_suite(void)
     tcase_add_test(tc, bad_options_are_einval);
     tcase_add_test(tc, request_names_list_the_valid_ones);
     tcase_add_test(tc, request_eval_numbers_and_budget);
+    tcase_add_test(tc, request_budget_counts_ik_chains);
     tcase_add_test(tc, request_picture_checks_and_range_rule);
     tcase_add_test(tc, empty_armature_draws_background);
     suite_add_tcase(s, tc);
