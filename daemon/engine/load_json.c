@@ -456,9 +456,11 @@ static int bone_visual(struct ctx *c, json_t *jb, const char *path, json_t **out
     if ((rc = get_int(c, jb, "visuals_id", path, -1, &vid)) ||
         (rc = check_index(c, vid, (long)c->visual_count, true, path, "visuals_id")))
         return rc;
-    if (vid >= 0)
-        *out = json_array_get(c->visuals, (size_t)vid);
     snprintf(vpath, 32, "visuals[%ld]", vid);
+    if (vid >= 0) { /* read as empty when it is no object, it would drop the bone's looks */
+        *out = json_array_get(c->visuals, (size_t)vid);
+        return need_object(c, *out, vpath);
+    }
     return 0;
 }
 
@@ -625,7 +627,7 @@ static int bone_links(struct ctx *c, json_t *jb, const char *path, uint32_t i, s
     c->bone_family[i] = (int)fid;
     snprintf(ppath, 32, "physics[%ld]", pid);
     *phys = (struct src){pid >= 0 ? json_array_get(c->physics, (size_t)pid) : NULL, ppath, ""};
-    return 0;
+    return pid >= 0 ? need_object(c, phys->obj, ppath) : 0;
 }
 
 /* Visuals, physics, IK and mesh, from wherever the layout keeps them. */

@@ -1652,6 +1652,11 @@ static const struct err_case json_errors[] = {
     {"{'styles':[{'textures':[1]}]}", 0, BADF,
      "armature.json: styles[0].textures[0]: expected an object", EXACT},
     {"{'atlases':[1]}", 0, BADF, "armature.json: atlases[0]: expected an object", EXACT},
+    /* 0.6/0.7 entries a bone points at: never read as empty, which dropped its looks */
+    {"{'version':'0.7.0','visuals':[{},5],'bones':[{'visuals_id':1}]}", 0, BADF,
+     "armature.json: visuals[1]: expected an object", EXACT},
+    {"{'version':'0.7.0','visuals':[{}],'physics':[[1]],'bones':[{'physics_id':0}]}", 0, BADF,
+     "armature.json: physics[0]: expected an object", EXACT},
     {"{'bones':[{'vertices':[{},3]}]}", 0, BADF,
      "armature.json: bones[0].vertices[1]: expected an object", EXACT},
     {"{'bones':[{'vertices':[{}],'binds':[{'verts':[5]}]}]}", 0, BADF,
