@@ -79,14 +79,18 @@ static int read_member(zip_t *za, const char *name, const char *shown, uint64_t 
     if (!buf)
         return eng_seterr(err, ENG_ENOMEM, "out of memory");
     zip_file_t *zf = zip_fopen(za, name, 0);
-    zip_int64_t got = zf ? zip_fread(zf, buf, st.size) : -1;
+    if (!zf) { /* libzip says why: encrypted, a compression method it lacks, ... */
+        free(buf);
+        return eng_seterr(err, ENG_EBADFILE, "%s: cannot be read from the archive: %s", shown,
+                          zip_strerror(za));
+    }
+    zip_int64_t got = zip_fread(zf, buf, st.size);
     /* libzip checks the member's CRC-32 only when a read reaches its end: without this one
      * more read a damaged member would load as whatever its bytes now say. */
     char past;
     zip_int64_t more = got >= 0 && (zip_uint64_t)got == st.size ? zip_fread(zf, &past, 1) : 0;
-    bool crc = zf && zip_error_code_zip(zip_file_get_error(zf)) == ZIP_ER_CRC;
-    if (zf)
-        zip_fclose(zf);
+    bool crc = zip_error_code_zip(zip_file_get_error(zf)) == ZIP_ER_CRC;
+    zip_fclose(zf);
     if (got < 0 || (zip_uint64_t)got != st.size || more != 0) {
         free(buf);
         return eng_seterr(err, ENG_EBADFILE, "%s: %s", shown,
