@@ -74,10 +74,6 @@ static int make_eval(struct skp_cli_args *a, skc_eval *ev, bool engine_opts)
         fprintf(stderr, "skelctl: %s\n", msg);
         return -1;
     }
-    if (e.warmup < 0 || e.warmup > UINT32_MAX) {
-        fprintf(stderr, "skelctl: --warmup: expected a whole number\n");
-        return -1;
-    }
     ev->anim_count = e.count;
     for (unsigned i = 0; i < e.count; i++)
         ev->anims[i] = (skc_anim){e.anims[i], e.frames[i], e.smooth[i]};
@@ -151,10 +147,6 @@ static int resolve_arm(skc_client *c, const char *arm, unsigned char id[SKC_ID_S
         return 0;
     struct stat st;
     bool local = stat(arm, &st) == 0 && S_ISREG(st.st_mode);
-    if (local && (uint64_t)st.st_size > LOCAL_MAX) { /* said before reading any of it */
-        fprintf(stderr, "skelctl: %s: larger than %zu bytes: no armature file\n", arm, LOCAL_MAX);
-        return SKP_EXIT_FAIL;
-    }
     if (!local && upper_case_id(arm)) {
         fprintf(stderr, "skelctl: %s: an armature id is 64 lowercase hex digits\n", arm);
         return SKP_EXIT_USAGE;
@@ -162,7 +154,9 @@ static int resolve_arm(skc_client *c, const char *arm, unsigned char id[SKC_ID_S
     if (!local)
         return skc_load_path(c, arm, id, NULL) ? fail_arm(c, arm) : SKP_EXIT_OK;
     size_t len;
-    unsigned char *bytes = read_local(arm, &len);
+    /* a file too large is said from its size, before any of it is read */
+    unsigned char *bytes =
+        (uint64_t)st.st_size > LOCAL_MAX ? (errno = EFBIG, NULL) : read_local(arm, &len);
     if (!bytes && errno == EFBIG) {
         fprintf(stderr, "skelctl: %s: larger than %zu bytes: no armature file\n", arm, LOCAL_MAX);
         return SKP_EXIT_FAIL;
@@ -374,8 +368,6 @@ static int make_render(struct skp_cli_args *f, skc_render_opts *ro, const char *
     char msg[256];
     if (skp_cli_render_parse(f, &r, msg, sizeof msg) || skp_cli_render_output(&r, msg, sizeof msg))
         return bad(msg, NULL);
-    if (r.cols > 65535 || r.rows > 65535 || r.samples > 255)
-        return bad("--sheet or --samples: out of range for the protocol", NULL);
     ro->width = r.width;
     ro->height = r.height;
     memcpy(ro->background, r.background, 4);

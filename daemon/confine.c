@@ -16,25 +16,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/errors.h"
 #include "engine/load.h"
 #include "skp.h"
 
 #define FILE_FLAGS (O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
 
-/* The client's path for a message: at most SHOWN_MAX bytes of it, each byte outside printable
- * ASCII shown as '?', so the message is UTF-8 (PROTOCOL.md) and never cut inside a character. */
-#define SHOWN_MAX 200
-
-static const char *shown_path(const char *rel, char *buf)
-{
-    size_t i = 0;
-    for (; rel[i] && i < SHOWN_MAX; i++)
-        buf[i] = rel[i] >= 0x20 && rel[i] < 0x7f ? rel[i] : '?';
-    buf[i] = 0;
-    return buf;
-}
-
-#define SHOWN(rel) shown_path((rel), (char[SHOWN_MAX + 1]){0})
+/* The client's path for a message: about 200 bytes of it at most, each byte outside printable
+ * ASCII shown as '?' (eng_quote_n), so the message is UTF-8 (PROTOCOL.md) and never cut inside
+ * a character. */
+#define SHOWN_CAP 208
+#define SHOWN(rel) eng_quote_n((rel), (char[SHOWN_CAP]){0}, SHOWN_CAP)
 
 uint16_t confine_check(const char *rel, size_t len, char *why, size_t whylen)
 {

@@ -410,10 +410,10 @@ int skp_cli_out_path(char *buf, size_t cap, const char *output, bool pattern, lo
                      const char *suffix)
 {
     int n;
+    /* A pattern holds exactly one integer conversion (skp_cli_frame_pattern), made a %ld. */
     char *format = pattern ? long_pattern(output) : NULL;
     if (pattern && !format)
         return -1;
-        /* A pattern holds exactly one integer conversion (skp_cli_frame_pattern), now a %ld. */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
     n = pattern ? snprintf(buf, cap, format, frame) : snprintf(buf, cap, "%s", output);

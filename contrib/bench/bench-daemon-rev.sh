@@ -18,11 +18,6 @@ new=$here/daemon/skeld
 load=$here/contrib/bench/bench-load
 [ -x "$new" ] && [ -x "$load" ] || { echo "bench-daemon-rev.sh: build the tree first (make)" >&2; exit 1; }
 tmp=$(mktemp -d)
-pid=
-stop() {
-    [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
-    pid=
-}
 trap 'stop; git -C "$here" worktree remove --force "$tmp/old" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT INT TERM
 git -C "$here" worktree add -q --detach "$tmp/old" "$rev"
 (cd "$tmp/old" && autoreconf -fi >/dev/null 2>&1 && ./configure -q >/dev/null &&

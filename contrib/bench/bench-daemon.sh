@@ -31,11 +31,6 @@ load=./contrib/bench/bench-load
 [ -x "$bin" ] && [ -x "$load" ] && [ -x ./contrib/bench/bench-wake ] || { echo "bench-daemon: run make first" >&2; exit 1; }
 
 dir=$(mktemp -d)
-pid=
-stop() {
-    [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
-    pid=
-}
 trap 'stop; rm -rf "$dir"' EXIT INT TERM
 
 # start THREADS [RESULT-CACHE-MB]: a daemon with the samples preloaded (FILE is uploaded by

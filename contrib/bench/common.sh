@@ -13,6 +13,14 @@ wait_for() {
     done
 }
 
+# stop: SIGTERM to the daemon a script started (its pid in $pid), waited for; pid is then
+# empty, so it may be called again (the scripts' EXIT traps do).
+pid=
+stop() {
+    [ -n "$pid" ] && kill -TERM "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
+    pid=
+}
+
 # median: the median of the numbers on stdin, one per line
 median() {
     sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'

@@ -33,8 +33,13 @@ const char *eng_strerror(int code)
 
 const char *eng_quote(const char *s, char buf[ENG_QUOTE_MAX])
 {
+    return eng_quote_n(s, buf, ENG_QUOTE_MAX);
+}
+
+const char *eng_quote_n(const char *s, char *buf, size_t cap)
+{
     size_t i = 0;
-    for (; s[i] && i < ENG_QUOTE_MAX - 8; i++)
+    for (; s[i] && i < cap - 8; i++)
         buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
     if (s[i]) {
         memcpy(buf + i, "...", 3);

@@ -4,6 +4,8 @@
 #ifndef SKELD_ENGINE_ERRORS_H
 #define SKELD_ENGINE_ERRORS_H
 
+#include <stddef.h>
+
 enum eng_err {
     ENG_OK = 0,
     ENG_ENOMEM = -1,       /* allocation failed */
@@ -30,6 +32,8 @@ int eng_seterr(struct eng_error *err, int code, const char *fmt, ...)
  * '?'), cut short with "...". Returns buf. */
 #define ENG_QUOTE_MAX 48
 const char *eng_quote(const char *s, char buf[ENG_QUOTE_MAX]);
+/* The same into buf of cap bytes (at least 8). */
+const char *eng_quote_n(const char *s, char *buf, size_t cap);
 
 /* Static name of an error code ("bad file", ...). Any thread. */
 const char *eng_strerror(int code);

@@ -1032,9 +1032,19 @@ static int link_track(struct ctx *c, const char *apath, const struct kf_key *key
     return 0;
 }
 
-static int build_track(struct ctx *c, const char *apath, struct kf_key *keys, size_t start,
-                       size_t end, const struct arm_keyframe *raw, uint32_t *pos)
+/* Scratch for one animation's keyframes at a time, sized for the longest (read_anims): the
+ * keys grouped into tracks, the keyframes as read, and derive_next's links and stack. */
+struct kf_scratch {
+    struct kf_key *keys;
+    struct arm_keyframe *raw;
+    long *derived;
+    size_t *stack;
+};
+
+static int build_track(struct ctx *c, const char *apath, const struct kf_scratch *sc, size_t start,
+                       size_t end, uint32_t *pos)
 {
+    const struct kf_key *keys = sc->keys;
     struct armature *arm = c->arm;
     struct arm_track *t = &arm->tracks[arm->track_count++];
     t->bone = keys[start].bone;
@@ -1042,15 +1052,8 @@ static int build_track(struct ctx *c, const char *apath, struct kf_key *keys, si
     t->kf_off = *pos;
     t->kf_len = (uint32_t)(end - start);
     t->monotone = true;
-    long *derived = malloc((end - start) * sizeof *derived);
-    size_t *stack = malloc((end - start) * sizeof *stack);
-    int rc = derived && stack ? 0 : eng_seterr(c->err, ENG_ENOMEM, "out of memory");
-    if (!rc) {
-        derive_next(keys, raw, start, end, derived, stack);
-        rc = link_track(c, apath, keys, start, end, raw, derived, *pos);
-    }
-    free(derived);
-    free(stack);
+    derive_next(keys, sc->raw, start, end, sc->derived, sc->stack);
+    int rc = link_track(c, apath, keys, start, end, sc->raw, sc->derived, *pos);
     if (rc)
         return rc;
     /* Binary search needs the frame each keyframe acts until to never decrease. */
@@ -1067,8 +1070,10 @@ static int build_track(struct ctx *c, const char *apath, struct kf_key *keys, si
 }
 
 static int read_anim_keyframes(struct ctx *c, json_t *arr, const char *apath, struct arm_anim *anim,
-                               struct kf_key *keys, struct arm_keyframe *raw, uint32_t *pos)
+                               const struct kf_scratch *sc, uint32_t *pos)
 {
+    struct kf_key *keys = sc->keys;
+    struct arm_keyframe *raw = sc->raw;
     size_t n = json_array_size(arr);
     int rc;
     for (size_t k = 0; k < n; k++) {
@@ -1092,7 +1097,7 @@ static int read_anim_keyframes(struct ctx *c, json_t *arr, const char *apath, st
         for (e = s + 1;
              e < n && keys[e].bone == keys[s].bone && keys[e].element == keys[s].element;)
             e++;
-        if ((rc = build_track(c, apath, keys, s, e, raw, pos)))
+        if ((rc = build_track(c, apath, sc, s, e, pos)))
             return rc;
     }
     anim->track_len = c->arm->track_count - anim->track_off;
@@ -1120,8 +1125,8 @@ static int count_keyframes(struct ctx *c, json_t *anims, size_t *total, size_t *
     return 0;
 }
 
-static int read_anim(struct ctx *c, json_t *ja, uint32_t a, struct kf_key *keys,
-                     struct arm_keyframe *raw, uint32_t *pos)
+static int read_anim(struct ctx *c, json_t *ja, uint32_t a, const struct kf_scratch *sc,
+                     uint32_t *pos)
 {
     char path[48];
     snprintf(path, sizeof path, "animations[%u]", a);
@@ -1135,7 +1140,7 @@ static int read_anim(struct ctx *c, json_t *ja, uint32_t a, struct kf_key *keys,
         return BAD(c, "%s.fps: %g is not positive", path, anim->fps);
     if (!(anim->name = dup_str(name)))
         return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
-    return read_anim_keyframes(c, json_object_get(ja, "keyframes"), path, anim, keys, raw, pos);
+    return read_anim_keyframes(c, json_object_get(ja, "keyframes"), path, anim, sc, pos);
 }
 
 static int read_anims(struct ctx *c, json_t *root)
@@ -1150,21 +1155,24 @@ static int read_anims(struct ctx *c, json_t *root)
     arm->anims = calloc(n ? n : 1, sizeof *arm->anims);
     arm->keyframes = calloc(total ? total : 1, sizeof *arm->keyframes);
     arm->tracks = calloc(total ? total : 1, sizeof *arm->tracks);
-    struct kf_key *keys = calloc(biggest ? biggest : 1, sizeof *keys);
-    struct arm_keyframe *raw = calloc(biggest ? biggest : 1, sizeof *raw);
-    if (!arm->anims || !arm->keyframes || !arm->tracks || !keys || !raw) {
-        free(keys);
-        free(raw);
-        return eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    size_t most = biggest ? biggest : 1;
+    struct kf_scratch sc = {calloc(most, sizeof *sc.keys), calloc(most, sizeof *sc.raw),
+                            calloc(most, sizeof *sc.derived), calloc(most, sizeof *sc.stack)};
+    if (!arm->anims || !arm->keyframes || !arm->tracks || !sc.keys || !sc.raw || !sc.derived ||
+        !sc.stack)
+        rc = eng_seterr(c->err, ENG_ENOMEM, "out of memory");
+    if (!rc) {
+        arm->anim_count = (uint32_t)n;
+        arm->keyframe_count = (uint32_t)total;
+        arm->mem_bytes += total * (sizeof *arm->keyframes + sizeof *arm->tracks);
     }
-    arm->anim_count = (uint32_t)n;
-    arm->keyframe_count = (uint32_t)total;
-    arm->mem_bytes += total * (sizeof *arm->keyframes + sizeof *arm->tracks);
     uint32_t pos = 0;
     for (uint32_t a = 0; a < n && !rc; a++)
-        rc = read_anim(c, json_array_get(anims, a), a, keys, raw, &pos);
-    free(keys);
-    free(raw);
+        rc = read_anim(c, json_array_get(anims, a), a, &sc, &pos);
+    free(sc.keys);
+    free(sc.raw);
+    free(sc.derived);
+    free(sc.stack);
     return rc;
 }
 

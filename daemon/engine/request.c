@@ -109,18 +109,17 @@ static int check_budget(const struct armature *arm, const struct eval_request *e
         *left = lim->max_bone_steps - steps * weight - extra_work;
         return 0;
     }
+    char each[128];
     if (weight == bones)
-        return eng_seterr(
-            err, ENG_ELIMIT,
-            "%llu steps of %llu bones%s exceed the limit of %llu bone-steps a request",
-            (unsigned long long)steps, (unsigned long long)bones,
-            extra_work ? " and their pictures" : "", (unsigned long long)lim->max_bone_steps);
+        snprintf(each, sizeof each, "%llu bones", (unsigned long long)bones);
+    else
+        snprintf(each, sizeof each,
+                 "%llu bone-steps each (%llu bones, with their IK chains, mesh vertices and "
+                 "keyframes)",
+                 (unsigned long long)weight, (unsigned long long)bones);
     return eng_seterr(err, ENG_ELIMIT,
-                      "%llu steps of %llu bone-steps each (%llu bones, with their IK chains, "
-                      "mesh vertices and keyframes)%s exceed the limit of %llu bone-steps a "
-                      "request",
-                      (unsigned long long)steps, (unsigned long long)weight,
-                      (unsigned long long)bones, extra_work ? " and their pictures" : "",
+                      "%llu steps of %s%s exceed the limit of %llu bone-steps a request",
+                      (unsigned long long)steps, each, extra_work ? " and their pictures" : "",
                       (unsigned long long)lim->max_bone_steps);
 }
 

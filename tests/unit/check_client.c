@@ -1662,8 +1662,7 @@ START_TEST(async_hang_up_says_connect_a_new_handle)
     struct loop l;
     seen_reset();
     fake_start(&f, script_read_then_close);
-    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
-    skc_async_set_disconnect_cb(ac, on_disconnect);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 5000); /* with on_disconnect */
     ck_assert_int_eq(skc_async_ping(ac, "p", 1, on_reply, (void *)&g_index[0]), 0);
     loop_attach(&l, ac, 1);
     loop_run(&l);
