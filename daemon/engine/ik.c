@@ -92,10 +92,17 @@ static bool fabrik(struct vec2 *pos, const int *chain, uint32_t len, struct vec2
     return false;
 }
 
+/* The reference divides by the chain's reach and by the distance to the target, so two valid
+ * poses give it NaN, and skeld a failed frame. A chain whose tip is on its root (a bone
+ * scaled to 0, to hide a limb) has nothing to bend: it stays as it is, as FABRIK leaves it. A
+ * target on the root bends the chain as a target a hair away does: (1 - peak) * base_mag,
+ * with peak = max_len / base_mag, tends to base_mag - max_len. */
 static void arc(struct vec2 *pos, const int *chain, uint32_t len, struct vec2 root,
                 struct vec2 target, double *dist)
 {
     double max_len = magnitude(sub(pos[chain[len - 1]], root));
+    if (!(max_len > 0.0))
+        return;
     double curr = 0.0;
     dist[0] = 0.0;
     for (uint32_t i = 1; i < len; i++) {
@@ -113,7 +120,9 @@ static void arc(struct vec2 *pos, const int *chain, uint32_t len, struct vec2 ro
         struct vec2 *b = &pos[chain[i]];
         /* The editor bends with 3.14, not pi; artists saw that, so we keep it. The x term
          * scales the absolute x, as the reference does. */
-        struct vec2 q = {b->x * valley, root.y + (1.0 - peak) * sin(dist[i] * 3.14) * base_mag};
+        double bend = isfinite(peak) ? (1.0 - peak) * sin(dist[i] * 3.14) * base_mag
+                                     : (base_mag - max_len) * sin(dist[i] * 3.14);
+        struct vec2 q = {b->x * valley, root.y + bend};
         q = sub(q, root);
         b->x = q.x * c - q.y * s + root.x;
         b->y = q.x * s + q.y * c + root.y;

@@ -392,6 +392,64 @@ START_TEST(arc_ik)
 }
 END_TEST
 
+/* The straight chain a -> b -> c solved by Arc toward a target at (tx, ty), with a's scale s
+ * (0 collapses the chain onto a). */
+static struct armature *arc_chain_to(double tx, double ty, double s)
+{
+    return load_q("{'ik_root_ids':[0],'bones':["
+                  " {'id':0,'name':'a','ik_target_id':3,'ik_bone_ids':[0,1,2],'ik_mode':'Arc',"
+                  "  'scale':{'x':%.17g,'y':%.17g}},"
+                  " {'id':1,'name':'b','parent_id':0,'pos':{'x':10,'y':0}},"
+                  " {'id':2,'name':'c','parent_id':1,'pos':{'x':10,'y':0}},"
+                  " {'id':3,'name':'target','pos':{'x':%.17g,'y':%.17g}}]}",
+                  s, s, tx, ty);
+}
+
+START_TEST(arc_ik_target_on_root)
+{
+    /* The reference's arc divides by the root-to-target distance, so a target exactly on the
+     * root gives NaN. skeld bends the chain as the arc does when the target is a hair away
+     * (the limit; the direction of a zero vector is angle 0, as atan2 has it), so an
+     * animation passing the target over the root does not fail that frame. */
+    struct armature *on = arc_chain_to(0, 0, 1), *near = arc_chain_to(1e-9, 0, 1);
+    struct pose *p = pose_new(on), *q = pose_new(near);
+    rest_step(p, NULL);
+    rest_step(q, NULL);
+    struct eng_error err = {0};
+    ck_assert_int_eq(pose_check_finite(p, &err), 0);
+    for (int b = 0; b < 3; b++) {
+        ck_assert_double_eq_tol(p->out[b].rot, q->out[b].rot, 1e-6);
+        assert_pos(p, (uint32_t)b, q->out[b].pos.x, q->out[b].pos.y, 1e-6);
+    }
+    /* Folded back on itself: a points down at b, b up at c. */
+    ck_assert_double_eq_tol(p->out[0].rot, -PI / 2, 1e-9);
+    ck_assert_double_eq_tol(p->out[1].rot, PI / 2, 1e-9);
+    pose_free(p);
+    pose_free(q);
+    armature_free(on);
+    armature_free(near);
+}
+END_TEST
+
+START_TEST(arc_ik_collapsed_chain)
+{
+    /* a scaled to 0 (a common way to hide a limb) puts b and c on a: the chain has no length
+     * to bend, and the reference's 0/0 gives NaN. skeld leaves the positions where they are,
+     * as FABRIK would, so the frame is finite and a and b point along angle 0. */
+    struct armature *arm = arc_chain_to(0, 16, 0);
+    struct pose *p = pose_new(arm);
+    rest_step(p, NULL);
+    struct eng_error err = {0};
+    ck_assert_int_eq(pose_check_finite(p, &err), 0);
+    for (int b = 0; b < 3; b++)
+        assert_pos(p, (uint32_t)b, 0, 0, 1e-12);
+    ck_assert_double_eq_tol(p->out[0].rot, 0.0, 1e-12);
+    ck_assert_double_eq_tol(p->out[1].rot, 0.0, 1e-12);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
 START_TEST(ik_mode_keyframe_switches_solver)
 {
     /* The same straight chain solved by FABRIK: two 10-long links to (0, 16) put the elbow
@@ -1502,6 +1560,8 @@ static Suite *construct_suite(void)
     tcase_add_test(tc, fabrik_four_bone_chain);
     tcase_add_test(tc, ik_zero_rotation_still_overrides);
     tcase_add_test(tc, arc_ik);
+    tcase_add_test(tc, arc_ik_target_on_root);
+    tcase_add_test(tc, arc_ik_collapsed_chain);
     tcase_add_test(tc, ik_mode_keyframe_switches_solver);
     tcase_add_test(tc, baked_ik_skips_ik);
     suite_add_tcase(s, tc);
