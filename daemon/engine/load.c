@@ -369,9 +369,54 @@ static int decode_png(const char *name, const char *bytes, size_t len,
     return finish_atlas(at, err);
 }
 
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Refuses an archive holding a member skeld reads twice. Readers disagree on which copy
+ * counts (libzip finds the first, most zip readers keep the last, as a member appended to by
+ * a zip tool means), so which picture the editor shows is unclear. names[0..n) is sorted in
+ * place and its repeats dropped; one pass over the archive's directory. */
+static int check_unique(zip_t *za, const char **names, uint32_t n, struct eng_error *err)
+{
+    qsort(names, n, sizeof *names, cmp_names);
+    uint32_t u = 0;
+    for (uint32_t k = 0; k < n; k++)
+        if (u == 0 || strcmp(names[u - 1], names[k]))
+            names[u++] = names[k];
+    uint8_t *met = calloc(u ? u : 1, 1);
+    if (!met)
+        return eng_seterr(err, ENG_ENOMEM, "out of memory");
+    zip_int64_t entries = zip_get_num_entries(za, 0);
+    int rc = 0;
+    for (zip_int64_t i = 0; i < entries && rc == 0; i++) {
+        const char *name = zip_get_name(za, (zip_uint64_t)i, 0);
+        const char **at = name ? bsearch(&name, names, u, sizeof *names, cmp_names) : NULL;
+        if (at && met[at - names]++) {
+            char q[ENG_QUOTE_MAX];
+            rc = eng_seterr(err, ENG_EBADFILE,
+                            "%s is in the archive more than once: which copy is meant is "
+                            "unclear (rewrite the archive with one)",
+                            eng_quote(name, q));
+        }
+    }
+    free(met);
+    return rc;
+}
+
 static int load_atlases(zip_t *za, struct armature *arm, const struct load_limits *lim,
                         uint64_t *budget, struct eng_error *err)
 {
+    const char **names = malloc((arm->atlas_count ? arm->atlas_count : 1) * sizeof *names);
+    if (!names)
+        return eng_seterr(err, ENG_ENOMEM, "out of memory");
+    for (uint32_t a = 0; a < arm->atlas_count; a++)
+        names[a] = arm->atlases[a].filename;
+    int unique = check_unique(za, names, arm->atlas_count, err);
+    free(names);
+    if (unique)
+        return unique;
     uint64_t pixels_left = lim->max_total_atlas_pixels;
     for (uint32_t a = 0; a < arm->atlas_count; a++) {
         struct arm_atlas *at = &arm->atlases[a];
@@ -467,7 +512,10 @@ int armature_load(const void *bytes, size_t len, const struct load_limits *in_li
     char *json;
     size_t json_len;
     struct armature *arm = NULL;
+    const char *json_name[1] = {"armature.json"};
     rc = check_json_size(za, &lim, err);
+    if (rc == 0)
+        rc = check_unique(za, json_name, 1, err);
     if (rc == 0)
         rc = read_member(za, "armature.json", "armature.json", &budget, &json, &json_len, err);
     if (rc == 0) {

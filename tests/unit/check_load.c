@@ -2074,6 +2074,74 @@ START_TEST(zip_crc_mismatch_is_refused)
 }
 END_TEST
 
+/* Renames every member called from (in its local and its central header) to to, of the same
+ * length: libzip will not write two members of one name, other zip tools do. */
+static void rename_member(uint8_t *z, size_t len, const char *from, const char *to)
+{
+    size_t n = strlen(from);
+    ck_assert_uint_eq(strlen(to), n);
+    int changed = 0;
+    for (size_t i = 0; i + 46 + n <= len; i++) {
+        bool local = !memcmp(z + i, "PK\3\4", 4) && !memcmp(z + i + 30, from, n);
+        bool central = !memcmp(z + i, "PK\1\2", 4) && !memcmp(z + i + 46, from, n);
+        if (local || central) {
+            memcpy(z + i + (local ? 30 : 46), to, n);
+            changed++;
+        }
+    }
+    ck_assert_int_eq(changed, 2);
+}
+
+/* Two members of one name: readers disagree on which counts (libzip the first, most others
+ * the last), so the file is refused rather than read as one of them. Either copy alone would
+ * load. */
+START_TEST(zip_member_twice_is_refused)
+{
+    char *j = dq(VALID);
+    void *png;
+    size_t png_len;
+    static const uint8_t fill[4] = {1, 2, 3, 255};
+    ck_assert_int_eq(th_png(64, 64, fill, &png, &png_len), 0);
+    const char *names[4] = {"armature.json", "atlas0.png", "armature.jsoo", "atlas0.pnh"};
+    const void *data[4] = {j, png, j, png};
+    size_t lens[4] = {strlen(j), png_len, strlen(j), png_len};
+    for (int twice = 0; twice < 2; twice++) {
+        void *buf;
+        size_t len;
+        ck_assert_int_eq(th_zip(names, data, lens, 4, &buf, &len), 0);
+        struct armature *arm = NULL;
+        struct eng_error err;
+        ck_assert_int_eq(load_bytes(buf, len, NULL, &arm, &err), 0); /* the odd names unread */
+        armature_free(arm);
+        rename_member(buf, len, twice ? "atlas0.pnh" : "armature.jsoo",
+                      twice ? "atlas0.png" : "armature.json");
+        int rc = load_bytes(buf, len, NULL, &arm, &err);
+        check_msg(&err, rc, BADF,
+                  twice ? "atlas0.png is in the archive more than once: which copy is meant is "
+                          "unclear (rewrite the archive with one)"
+                        : "armature.json is in the archive more than once: which copy is meant "
+                          "is unclear (rewrite the archive with one)",
+                  EXACT);
+        free(buf);
+    }
+    free(png);
+    free(j);
+}
+END_TEST
+
+/* Two atlases may name one member: it is read once for each, and that is no repeat. */
+START_TEST(two_atlases_of_one_member_load)
+{
+    struct armature *arm =
+        must_load("{'atlases':[{'filename':'atlas0.png'},{'filename':'atlas0.png'}],"
+                  "'bones':[{'id':0,'name':'root'}]}",
+                  1);
+    ck_assert_uint_eq(arm->atlas_count, 2);
+    ck_assert_uint_eq(arm->atlases[1].width, 64);
+    armature_free(arm);
+}
+END_TEST
+
 START_TEST(zip_without_armature_json)
 {
     static const char readme[] = "hello";
@@ -2599,6 +2667,8 @@ static Suite *load_suite(void)
     tcase_add_test(tc, empty_input);
     tcase_add_test(tc, corrupt_member);
     tcase_add_test(tc, zip_without_armature_json);
+    tcase_add_test(tc, zip_member_twice_is_refused);
+    tcase_add_test(tc, two_atlases_of_one_member_load);
     tcase_add_test(tc, zip_crc_mismatch_is_refused);
     tcase_add_test(tc, atlas_16bit_is_srgb);
     tcase_add_test(tc, undecodable_png);
