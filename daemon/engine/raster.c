@@ -372,15 +372,30 @@ static inline int64_t round_away(double v)
     return i + (f >= 0.5) - (f <= -0.5);
 }
 
-/* Snaps v to 1/SUB pixel; false when it is off any canvas (edge products then stay within 63
- * bits), or NaN. */
+/* Corners are snapped within 4e6 pixels of the origin, so that edge products stay within 63
+ * bits; a triangle with a corner farther out has its edges cut to a box of FAR pixels first
+ * (setup_far), far beyond any canvas (RENDER_MAX_SIDE, 16384 pixels a side). */
+#define NEAR 4e6
+#define FAR 2e6
+
+static bool near_origin(double x, double y)
+{
+    return fabs(x) < NEAR && fabs(y) < NEAR;
+}
+
+/* Snaps (x, y) to 1/SUB pixel; false when it is not near_origin, or NaN. */
+static bool snap_xy(double x, double y, int64_t *sx, int64_t *sy)
+{
+    if (!near_origin(x, y))
+        return false;
+    *sx = round_away(x * SUB);
+    *sy = round_away(y * SUB);
+    return true;
+}
+
 static bool snap(const struct raster_vertex *v, int64_t *x, int64_t *y)
 {
-    if (!(fabs(v->x) < 4e6 && fabs(v->y) < 4e6))
-        return false;
-    *x = round_away(v->x * SUB);
-    *y = round_away(v->y * SUB);
-    return true;
+    return snap_xy(v->x, v->y, x, y);
 }
 
 /* Twice the signed area of snapped corners i j k: positive when they turn one way, negative
@@ -421,6 +436,128 @@ static void corner_box(const int64_t X[], const int64_t Y[], int n, int64_t lo[2
     }
 }
 
+/* The part of segment a -> b within the FAR box, by its parameters on the segment (Liang-
+ * Barsky): false if none. */
+static bool cut_to_far(double ax, double ay, double bx, double by, double *t0, double *t1)
+{
+    const double p[4] = {-(bx - ax), bx - ax, -(by - ay), by - ay};
+    const double q[4] = {ax + FAR, FAR - ax, ay + FAR, FAR - ay};
+    *t0 = 0.0;
+    *t1 = 1.0;
+    for (int k = 0; k < 4; k++) {
+        if (p[k] == 0.0) {
+            if (q[k] < 0.0)
+                return false;
+            continue;
+        }
+        double at = q[k] / p[k];
+        if (p[k] < 0.0)
+            *t0 = at > *t0 ? at : *t0;
+        else
+            *t1 = at < *t1 ? at : *t1;
+    }
+    return *t0 < *t1;
+}
+
+/* Edge a -> b of a triangle with a far corner, as the snapped ends of its part within the
+ * FAR box: false if that part is empty or snaps to a point, when the edge bounds nothing in
+ * the box. The cut is computed from the ends in one order whichever way the edge runs, so a
+ * mesh's two triangles on an edge get the same ends to the bit, and no seam. */
+static bool far_edge(struct raster_edge *e, const struct raster_vertex *a,
+                     const struct raster_vertex *b)
+{
+    bool swap = b->x < a->x || (b->x == a->x && b->y < a->y);
+    const struct raster_vertex *p = swap ? b : a, *q = swap ? a : b;
+    double t0, t1;
+    if (!cut_to_far(p->x, p->y, q->x, q->y, &t0, &t1))
+        return false;
+    double dx = q->x - p->x, dy = q->y - p->y;
+    int64_t X[2], Y[2]; /* an end within the box is itself, as the near path snaps it */
+    snap_xy(t0 > 0.0 ? p->x + t0 * dx : p->x, t0 > 0.0 ? p->y + t0 * dy : p->y, &X[swap], &Y[swap]);
+    snap_xy(t1 < 1.0 ? p->x + t1 * dx : q->x, t1 < 1.0 ? p->y + t1 * dy : q->y, &X[!swap],
+            &Y[!swap]);
+    if (X[0] == X[1] && Y[0] == Y[1])
+        return false;
+    make_edge(e, X[0], Y[0], X[1], Y[1]);
+    return true;
+}
+
+/* The texture plane of triangle p from its corners, in double: for a triangle with a far
+ * corner, whose edges no longer meet at its corners. */
+static void uv_of_corners(struct uv_plane *uv, const struct raster_vertex *const p[3])
+{
+    double x1 = p[1]->x - p[0]->x, y1 = p[1]->y - p[0]->y;
+    double x2 = p[2]->x - p[0]->x, y2 = p[2]->y - p[0]->y, det = x1 * y2 - x2 * y1;
+    double u1 = p[1]->u - p[0]->u, u2 = p[2]->u - p[0]->u;
+    double v1 = p[1]->v - p[0]->v, v2 = p[2]->v - p[0]->v;
+    uv->du_dx = (u1 * y2 - u2 * y1) / det;
+    uv->du_dy = (u2 * x1 - u1 * x2) / det;
+    uv->dv_dx = (v1 * y2 - v2 * y1) / det;
+    uv->dv_dy = (v2 * x1 - v1 * x2) / det;
+    /* at the centre of pixel (0, 0) */
+    uv->u0 = p[0]->u + uv->du_dx * (0.5 - p[0]->x) + uv->du_dy * (0.5 - p[0]->y);
+    uv->v0 = p[0]->v + uv->dv_dx * (0.5 - p[0]->x) + uv->dv_dy * (0.5 - p[0]->y);
+}
+
+/* Whether (x, y) is inside triangle p, wound as area's sign says. */
+static bool inside_corners(const struct raster_vertex *const p[3], double area, double x, double y)
+{
+    for (int i = 0; i < 3; i++) {
+        const struct raster_vertex *a = p[i], *b = p[(i + 1) % 3];
+        double side = (b->x - a->x) * (y - a->y) - (b->y - a->y) * (x - a->x);
+        if (area > 0 ? side < 0 : side > 0)
+            return false;
+    }
+    return true;
+}
+
+static double within_far(double v)
+{
+    return fmin(fmax(v, -FAR), FAR);
+}
+
+/* setup for a triangle with a corner beyond NEAR (a sprite seen up close, a bone far out):
+ * inside the FAR box, which holds every canvas with room to spare, it is bounded by those of
+ * its edges that cross the box, cut to it. An edge that misses the box bounds nothing in it;
+ * when all three do, the box is wholly inside the triangle (drawn everywhere) or outside. */
+static bool setup_far(struct raster_shape *t, struct uv_plane *uv, int64_t lo[2], int64_t hi[2],
+                      const struct raster_vertex *const p[3])
+{
+    for (int i = 0; i < 3; i++)
+        if (!isfinite(p[i]->x) || !isfinite(p[i]->y))
+            return false;
+    double area =
+        (p[1]->x - p[0]->x) * (p[2]->y - p[0]->y) - (p[2]->x - p[0]->x) * (p[1]->y - p[0]->y);
+    if (!(area != 0.0))
+        return false;
+    int n = 0;
+    for (int i = 0; i < 3; i++) {
+        const struct raster_vertex *a = p[i], *b = p[(i + 1) % 3];
+        n += far_edge(&t->e[n], area > 0 ? a : b, area > 0 ? b : a);
+    }
+    if (n == 0) {
+        if (!inside_corners(p, area, 0.0, 0.0))
+            return false;
+        t->e[n++] = (struct raster_edge){0, 0, 0, 0}; /* E + bias = 0: every sample */
+    }
+    for (; n < 3; n++)
+        t->e[n] = t->e[0]; /* the same bound again changes nothing */
+    t->edges = 3;
+    uv_of_corners(uv, p);
+    double x0 = p[0]->x, x1 = p[0]->x, y0 = p[0]->y, y1 = p[0]->y;
+    for (int i = 1; i < 3; i++) {
+        x0 = fmin(x0, p[i]->x);
+        x1 = fmax(x1, p[i]->x);
+        y0 = fmin(y0, p[i]->y);
+        y1 = fmax(y1, p[i]->y);
+    }
+    lo[0] = (int64_t)(within_far(x0) * SUB);
+    hi[0] = (int64_t)(within_far(x1) * SUB);
+    lo[1] = (int64_t)(within_far(y0) * SUB);
+    hi[1] = (int64_t)(within_far(y1) * SUB);
+    return lo[0] < hi[0] && lo[1] < hi[1];
+}
+
 /* The edges, the texture plane and the box (corner_box) of triangle p; false if it covers
  * nothing (degenerate, off any canvas, NaN). */
 static bool setup(struct raster_shape *t, struct uv_plane *uv, int64_t lo[2], int64_t hi[2],
@@ -429,7 +566,7 @@ static bool setup(struct raster_shape *t, struct uv_plane *uv, int64_t lo[2], in
     int64_t X[3], Y[3];
     for (int i = 0; i < 3; i++)
         if (!snap(p[i], &X[i], &Y[i]))
-            return false;
+            return setup_far(t, uv, lo, hi, p);
     int64_t area = turn(X, Y, 0, 1, 2);
     if (area == 0)
         return false;

@@ -1624,6 +1624,88 @@ START_TEST(quads_draw_as_their_triangles)
 }
 END_TEST
 
+/* Triangles with corners far past where corners snap (4e6 pixels: a sprite seen up close, a
+ * bone far out) are cut to a box of 2e6 pixels, never dropped. Drawn with one translucent
+ * texel, so that a sample covered twice shows darker and one missed shows clear, with 1 and
+ * 4 samples, SIMD and portable:
+ * - a fan of four triangles round a centre on the 48x48 canvas, out to corners 1e7 away,
+ *   at many angles: every pixel is covered exactly once (the shared edges are cut alike);
+ * - a triangle whose one edge crosses the canvas on the line y = x/2 + 10.25, its other
+ *   corners 1e7 and 1e8 away, draws the same bytes as a near one on that line;
+ * - one holding the whole box covers every pixel; one wholly out of it none. */
+static void raster_tris(uint32_t ns, const struct raster_vertex *v, int count, uint8_t *out)
+{
+    static uint32_t samples[48 * 48 * 4];
+    static int32_t spans[2 * 48];
+    static const uint8_t texel[4] = {100, 60, 20, 140}; /* premultiplied */
+    static const uint8_t clear_bg[4] = {0, 0, 0, 0};
+    static const float white[4] = {1, 1, 1, 1};
+    struct raster r;
+    raster_begin(&r, samples, 48, spans, 48, 48, ns, clear_bg, 0, 0, 48, 48);
+    raster_band(&r, 0);
+    raster_set_texture(&r, texel, 1, 1, NULL, 0, white);
+    for (int t = 0; t < count; t++)
+        raster_triangle(&r, &v[3 * t], &v[3 * t + 1], &v[3 * t + 2]);
+    raster_resolve(&r, out, 48 * 4, false);
+}
+
+static int pixels_drawn(const uint8_t *img)
+{
+    int n = 0;
+    for (int k = 0; k < 48 * 48; k++)
+        n += img[4 * k + 3] != 0;
+    return n;
+}
+
+START_TEST(far_triangles_are_cut_not_dropped)
+{
+    static uint8_t a[48 * 48 * 4], b[48 * 48 * 4], once[4];
+    uint64_t seed = 11;
+    for (int i = 0; i < 64; i++) {
+        uint32_t ns = i % 2 ? 4 : 1;
+        raster_use_simd(i % 4 < 2);
+        double cx = 4 + 40 * unit_rand(&seed), cy = 4 + 40 * unit_rand(&seed);
+        double ang = 6.3 * unit_rand(&seed), far = 1e7 * (1 + unit_rand(&seed));
+        struct raster_vertex fan[12];
+        for (int k = 0; k < 4; k++) {
+            double a0 = ang + k * 1.5707963267948966, a1 = a0 + 1.5707963267948966;
+            fan[3 * k] = (struct raster_vertex){cx, cy, 0, 0};
+            fan[3 * k + 1] = (struct raster_vertex){cx + far * cos(a0), cy + far * sin(a0), 0, 0};
+            fan[3 * k + 2] = (struct raster_vertex){cx + far * cos(a1), cy + far * sin(a1), 0, 0};
+        }
+        raster_tris(ns, fan, 4, a);
+        if (i == 0)
+            memcpy(once, a, 4);
+        for (int k = 0; k < 48 * 48; k++)
+            if (memcmp(a + 4 * k, once, 4))
+                ck_abort_msg("fan %d (%u samples): pixel (%d, %d) is %u %u %u %u, not %u %u %u %u",
+                             i, ns, k % 48, k / 48, a[4 * k], a[4 * k + 1], a[4 * k + 2],
+                             a[4 * k + 3], once[0], once[1], once[2], once[3]);
+    }
+    ck_assert_uint_gt(once[3], 0);
+    for (int i = 0; i < 4; i++) {
+        uint32_t ns = i % 2 ? 4 : 1;
+        raster_use_simd(i < 2);
+        const struct raster_vertex far[3] = {
+            {-1e7, -5e6 + 10.25, 0, 0}, {1e7, 5e6 + 10.25, 0, 0}, {0, 1e8, 0, 0}};
+        const struct raster_vertex near[3] = {
+            {-4000, -2000 + 10.25, 0, 0}, {4000, 2000 + 10.25, 0, 0}, {0, 1e6, 0, 0}};
+        raster_tris(ns, far, 1, a);
+        raster_tris(ns, near, 1, b);
+        ck_assert_mem_eq(a, b, sizeof a);
+        ck_assert_int_gt(pixels_drawn(a), 48 * 10);
+        ck_assert_int_lt(pixels_drawn(a), 48 * 40);
+        const struct raster_vertex all[3] = {{-1e8, -1e8, 0, 0}, {1e8, -1e8, 0, 0}, {0, 1e8, 0, 0}};
+        const struct raster_vertex none[3] = {{1e7, 1e7, 0, 0}, {2e7, 1e7, 0, 0}, {1e7, 2e7, 0, 0}};
+        raster_tris(ns, all, 1, a);
+        ck_assert_int_eq(pixels_drawn(a), 48 * 48);
+        raster_tris(ns, none, 1, a);
+        ck_assert_int_eq(pixels_drawn(a), 0);
+    }
+    raster_use_simd(true);
+}
+END_TEST
+
 /* A mesh of more triangles than a picture keeps set up (the same four, translucent, again and
  * again): none are kept, a small picture is drawn in one band and a large one in bands of
  * RENDER_IMMEDIATE_BAND_BYTES, and the same in bands of any height. */
@@ -3399,6 +3481,7 @@ static Suite *render_suite(void)
                         (int)(sizeof other_ways / sizeof other_ways[0]));
     tcase_add_test(tc, huge_meshes_keep_no_triangles);
     tcase_add_test(tc, quads_draw_as_their_triangles);
+    tcase_add_test(tc, far_triangles_are_cut_not_dropped);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("styles");
