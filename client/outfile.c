@@ -171,3 +171,16 @@ int outfile_flush_stdout(const char *prog, int rc)
     fprintf(stderr, "%s: writing the output: %s\n", prog, strerror(errno ? errno : EIO));
     return 1;
 }
+
+bool outfile_keep_std_fds(void)
+{
+    bool out_closed = false;
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        out_closed |= fd == 1;
+        if (open("/dev/null", O_RDWR) < 0) /* the lowest free descriptor: fd itself */
+            break;
+    }
+    return out_closed;
+}

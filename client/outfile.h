@@ -7,6 +7,7 @@
 #ifndef SKELD_OUTFILE_H
 #define SKELD_OUTFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Writes the len bytes of data to path ("-": standard output). Returns 0, or 1 having said
@@ -27,5 +28,12 @@ int outfile_write_pair(const char *prog, const char *path, const void *data, siz
  * output did not all get out (a full disk, a closed pipe): stdio holds the last of it until
  * exit, where nobody checks. A command that failed already (rc != 0) said why. */
 int outfile_flush_stdout(const char *prog, int rc);
+
+/* Standard input, output and error, if the caller closed any, opened on /dev/null: else the
+ * next descriptor opened (a socket, a log file, libuv's signal pipe) would become one of
+ * them, and what is meant for standard output or error would go into it. Returns whether
+ * standard output was closed: a command that would print to it then fails, as a write to it
+ * would. Call first thing in main. */
+bool outfile_keep_std_fds(void);
 
 #endif

@@ -734,23 +734,6 @@ static int check_before_connect(const struct command *k, const struct skp_cli_ar
     return rc;
 }
 
-/* Standard input, output and error, if the caller closed any, opened on /dev/null: else the
- * socket would be given one of them, and a picture meant for standard output would go to the
- * daemon. Returns whether standard output was closed: a command that would print to it then
- * fails, as a write to it would. */
-static bool keep_std_fds(void)
-{
-    bool out_closed = false;
-    for (int fd = 0; fd <= 2; fd++) {
-        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
-            continue;
-        out_closed |= fd == 1;
-        if (open("/dev/null", O_RDWR) < 0) /* the lowest free descriptor: fd itself */
-            break;
-    }
-    return out_closed;
-}
-
 /* The options before the command (--uri, --token): "--name value" or "--name=value". */
 static char *global_flag(const char *name, int argc, char **argv, int *i)
 {
@@ -766,7 +749,7 @@ static char *global_flag(const char *name, int argc, char **argv, int *i)
 
 int main(int argc, char **argv)
 {
-    bool stdout_closed = keep_std_fds();
+    bool stdout_closed = outfile_keep_std_fds();
     skc_options opt;
     memset(&opt, 0, sizeof opt);
     opt.uri = getenv("SKELD_URI");

@@ -3,14 +3,19 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <uv.h>
 
+#include "log.h"
+#include "skp_cli.h"
 #include "skp_msg.h"
 
 enum opt_type { OPT_INT, OPT_STR, OPT_LIST };
@@ -83,6 +88,25 @@ static const struct option options[] = {
 };
 
 #define NOPTS (sizeof options / sizeof options[0])
+_Static_assert(NOPTS <= CONFIG_MAX_OPTIONS, "struct config's where[] holds every option");
+
+/* Where option o was set, as messages begin: "FILE:LINE: " or "--". */
+static const char *origin(const struct config *c, const struct option *o)
+{
+    const char *w = c->where[o - options];
+    return w ? w : "--";
+}
+
+/* Remembers where option o (for --listen: the listener just added) was set: "--" is kept
+ * as NULL. */
+static void note_where(struct config *c, const struct option *o, const char *where)
+{
+    char *copy = strcmp(where, "--") ? strdup(where) : NULL;
+    char **slot =
+        o->type == OPT_LIST ? &c->listen_where[c->listen_count - 1] : &c->where[o - options];
+    free(*slot);
+    *slot = copy;
+}
 
 static const struct option *find(const char *name, size_t len)
 {
@@ -99,22 +123,22 @@ static int set(struct config *c, const struct option *o, const char *value, cons
 {
     void *field = (char *)c + o->offset;
     if (o->type == OPT_INT) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(value, &end, 10);
-        if (end == value || *end) {
+        long long v;
+        int rc = skp_cli_whole(value, o->min, o->max, &v);
+        if (rc == SKP_CLI_NOT_WHOLE) {
             fprintf(err,
                     "skeld: %s%s: \"%s\" is not a number (expected a whole number in "
                     "%lld..%lld)\n",
                     where, o->name, value, (long long)o->min, (long long)o->max);
             return -1;
         }
-        if (errno || v < o->min || v > o->max) {
+        if (rc) {
             fprintf(err, "skeld: %s%s: %s is out of range (expected %lld..%lld)\n", where, o->name,
                     value, (long long)o->min, (long long)o->max);
             return -1;
         }
         *(int64_t *)field = v;
+        note_where(c, o, where);
         return 0;
     }
     char *copy = strdup(value);
@@ -123,6 +147,7 @@ static int set(struct config *c, const struct option *o, const char *value, cons
     if (o->type == OPT_STR) {
         free(*(char **)field);
         *(char **)field = copy;
+        note_where(c, o, where);
         return 0;
     }
     if (c->listen_count == CONFIG_MAX_LISTEN) {
@@ -131,6 +156,7 @@ static int set(struct config *c, const struct option *o, const char *value, cons
         return -1;
     }
     c->listen[c->listen_count++] = copy;
+    note_where(c, o, where);
     return 0;
 }
 
@@ -154,46 +180,120 @@ void config_free(struct config *c)
     free(c->log_level);
     free(c->log_file);
     free(c->node_name);
+    for (int i = 0; i < CONFIG_MAX_OPTIONS; i++)
+        free(c->where[i]);
+    for (int i = 0; i < CONFIG_MAX_LISTEN; i++)
+        free(c->listen_where[i]);
     memset(c, 0, sizeof *c);
+}
+
+/* A configuration file is small text: anything larger is not one. */
+#define CONFIG_FILE_MAX (1 << 20)
+
+/* The whole of the file at path, NUL-terminated: a regular file, opened without waiting (a
+ * FIFO would block the loop thread on SIGHUP, /dev/zero never end). 0, or -1 after saying
+ * why. */
+static int read_config_file(const char *path, char **text, size_t *len, FILE *err)
+{
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    const char *why = NULL;
+    if (fd < 0 || fstat(fd, &st))
+        why = strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        why = S_ISDIR(st.st_mode) ? "a directory, not a configuration file"
+                                  : "not a regular file (a configuration file is one)";
+    else if (st.st_size > CONFIG_FILE_MAX)
+        why = "larger than 1 MiB: not a configuration file";
+    char *buf = why ? NULL : malloc(CONFIG_FILE_MAX + 1);
+    size_t got = 0;
+    if (!why && !buf)
+        why = "out of memory";
+    while (!why) { /* to its end, which a file still growing may move */
+        ssize_t n = read(fd, buf + got, CONFIG_FILE_MAX + 1 - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            why = strerror(errno);
+        else if (n == 0)
+            break;
+        else if ((got += (size_t)n) > CONFIG_FILE_MAX)
+            why = "larger than 1 MiB: not a configuration file";
+    }
+    if (fd >= 0)
+        close(fd);
+    if (why) {
+        fprintf(err, "skeld: %s: %s\n", path, why);
+        free(buf);
+        return -1;
+    }
+    buf[got] = 0;
+    *text = buf;
+    *len = got;
+    return 0;
+}
+
+/* One "key = value" line (its end cut off already) of file path, at lineno. */
+static int config_line(struct config *c, char *line, const char *path, int lineno, FILE *err)
+{
+    char *p = line + strspn(line, " \t");
+    p[strcspn(p, "#\r")] = 0;
+    if (!*p)
+        return 0;
+    char *eq = strchr(p, '=');
+    size_t nlen = eq ? (size_t)(eq - p) : strlen(p);
+    while (nlen && (p[nlen - 1] == ' ' || p[nlen - 1] == '\t'))
+        nlen--;
+    const struct option *o = find(p, nlen);
+    if (!eq) {
+        fprintf(err, "skeld: %s:%d: expected \"key = value\"\n", path, lineno);
+        return -1;
+    }
+    if (!o) { /* shown as printable ASCII, cut short: it may be anything */
+        char q[48];
+        size_t n = nlen < sizeof q - 4 ? nlen : sizeof q - 4;
+        for (size_t i = 0; i < n; i++)
+            q[i] = p[i] > ' ' && p[i] < 0x7f ? p[i] : '?';
+        strcpy(q + n, n < nlen ? "..." : "");
+        fprintf(err, "skeld: %s:%d: unknown key \"%s\"\n", path, lineno, q);
+        return -1;
+    }
+    char *v = eq + 1 + strspn(eq + 1, " \t");
+    size_t vlen = strlen(v);
+    while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
+        v[--vlen] = 0;
+    size_t cap = strlen(path) + 32;
+    char *where = malloc(cap);
+    if (!where)
+        return -1;
+    snprintf(where, cap, "%s:%d: ", path, lineno);
+    int rc = set(c, o, v, where, err);
+    free(where);
+    return rc;
 }
 
 int config_load_file(struct config *c, const char *path, FILE *err)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(err, "skeld: %s: %s\n", path, strerror(errno));
+    char *text;
+    size_t len;
+    if (read_config_file(path, &text, &len, err))
         return -1;
-    }
-    char line[4096];
-    int rc = 0, lineno = 0;
-    while (!rc && fgets(line, sizeof line, f)) {
-        lineno++;
-        char *p = line + strspn(line, " \t");
-        p[strcspn(p, "#\r\n")] = 0;
-        if (!*p)
-            continue;
-        char *eq = strchr(p, '=');
-        size_t nlen = eq ? (size_t)(eq - p) : strlen(p);
-        while (nlen && (p[nlen - 1] == ' ' || p[nlen - 1] == '\t'))
-            nlen--;
-        const struct option *o = find(p, nlen);
-        if (!eq || !o) {
-            if (!eq)
-                fprintf(err, "skeld: %s:%d: expected \"key = value\"\n", path, lineno);
-            else
-                fprintf(err, "skeld: %s:%d: unknown key \"%.*s\"\n", path, lineno, (int)nlen, p);
+    char *p = text, *end = text + len;
+    if (len >= 3 && !memcmp(p, "\xef\xbb\xbf", 3)) /* a UTF-8 byte order mark */
+        p += 3;
+    int rc = 0;
+    for (int lineno = 1; !rc && p < end; lineno++) {
+        char *nl = memchr(p, '\n', (size_t)(end - p)), *stop = nl ? nl : end;
+        if (memchr(p, 0, (size_t)(stop - p))) {
+            fprintf(err, "skeld: %s:%d: holds a NUL byte: not a text line\n", path, lineno);
             rc = -1;
             break;
         }
-        char *v = eq + 1 + strspn(eq + 1, " \t");
-        size_t vlen = strlen(v);
-        while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
-            v[--vlen] = 0;
-        char where[4096 + 32];
-        snprintf(where, sizeof where, "%s:%d: ", path, lineno);
-        rc = set(c, o, v, where, err);
+        *stop = 0;
+        rc = config_line(c, p, path, lineno, err);
+        p = stop + 1;
     }
-    fclose(f);
+    free(text);
     return rc;
 }
 
@@ -213,6 +313,10 @@ void config_print_help(FILE *out)
 
 int config_parse_args(struct config *c, int argc, char **argv, int first, FILE *err)
 {
+    /* The options given on this command line, by their place in the table, and --config: a
+     * flag given twice is refused, as every command's is, never read as the last one. */
+    uint64_t given = 0;
+    bool config_given = false;
     for (int i = first; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -233,8 +337,11 @@ int config_parse_args(struct config *c, int argc, char **argv, int first, FILE *
         if (nlen == 6 && !strncmp(name, "config", 6)) {
             if (!value)
                 fprintf(err, "skeld: --config needs a value\n");
-            if (!value || config_load_file(c, value, err))
+            else if (config_given)
+                fprintf(err, "skeld: --config given twice\n");
+            if (!value || config_given || config_load_file(c, value, err))
                 return -1;
+            config_given = true;
             continue;
         }
         const struct option *o = find(name, nlen);
@@ -246,6 +353,12 @@ int config_parse_args(struct config *c, int argc, char **argv, int first, FILE *
             fprintf(err, "skeld: --%s needs a value\n", o->name);
             return -1;
         }
+        uint64_t bit = (uint64_t)1 << (o - options);
+        if (o->type != OPT_LIST && (given & bit)) {
+            fprintf(err, "skeld: --%s given twice\n", o->name);
+            return -1;
+        }
+        given |= bit;
         if (set(c, o, value, "--", err))
             return -1;
     }
@@ -285,48 +398,92 @@ static bool valid_origin(const char *s)
     return len > 0 && len <= CORS_ORIGIN_MAX;
 }
 
+/* The option named name in the table. */
+static const struct option *option_named(const char *name)
+{
+    return find(name, strlen(name));
+}
+
+/* A string option given empty, which would mean none or nothing: refused, so that
+ * "auth-token =" never opens a daemon meant to be closed. */
+static int check_not_empty(const struct config *c, const char *name, FILE *err)
+{
+    const struct option *o = option_named(name);
+    const char *v = *(char *const *)(const void *)((const char *)c + o->offset);
+    if (v && !*v) {
+        fprintf(err, "skeld: %s%s: empty (leave the option out for none)\n", origin(c, o), o->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Listener i: unix:PATH (a path a socket address holds: 1 to 107 bytes), tcp:// or
+ * http:// with an IP address and a port. */
+static int check_listener(const struct config *c, int i, FILE *err)
+{
+    const char *u = c->listen[i], *at = c->listen_where[i] ? c->listen_where[i] : "--";
+    struct sockaddr_storage addr;
+    if (!strncmp(u, "unix:", 5)) {
+        size_t len = strlen(u + 5), most = sizeof(((struct sockaddr_un *)NULL)->sun_path) - 1;
+        if (len == 0 || len > most) {
+            fprintf(err, "skeld: %slisten %s: a unix socket's path is 1 to %zu bytes, not %zu\n",
+                    at, u, most, len);
+            return -1;
+        }
+        return 0;
+    }
+    if (strncmp(u, "tcp://", 6) && strncmp(u, "http://", 7)) {
+        fprintf(err,
+                "skeld: %slisten %s: expected unix:/path, tcp://HOST:PORT or http://HOST:PORT\n",
+                at, u);
+        return -1;
+    }
+    if (config_listen_addr(strstr(u, "//") + 2, &addr)) {
+        fprintf(err,
+                "skeld: %slisten %s: HOST must be an IP address (127.0.0.1, 0.0.0.0, [::1], "
+                "[::]) and PORT a number from 0 (any free one) to 65535\n",
+                at, u);
+        return -1;
+    }
+    return 0;
+}
+
 int config_check(struct config *c, FILE *err)
 {
     if (!c->node_name && default_node_name(c, err))
         return -1;
     if (!valid_node_name(c->node_name)) {
-        fprintf(err, "skeld: --node-name \"%s\": expected 1 to 64 of A-Z a-z 0-9 . _ -\n",
-                c->node_name);
+        fprintf(err, "skeld: %snode-name \"%s\": expected 1 to 64 of A-Z a-z 0-9 . _ -\n",
+                origin(c, option_named("node-name")), c->node_name);
         return -1;
     }
     if (c->cors_origin && !valid_origin(c->cors_origin)) {
         fprintf(err,
-                "skeld: --cors-origin: expected an origin (https://host[:port]) or *: 1 to %d "
+                "skeld: %scors-origin: expected an origin (https://host[:port]) or *: 1 to %d "
                 "visible ASCII characters\n",
-                CORS_ORIGIN_MAX);
+                origin(c, option_named("cors-origin")), CORS_ORIGIN_MAX);
         return -1;
     }
+    if (log_parse_level(c->log_level) < 0) {
+        fprintf(err, "skeld: %slog-level \"%s\": expected error, warn, info or debug\n",
+                origin(c, option_named("log-level")), c->log_level);
+        return -1;
+    }
+    if (check_not_empty(c, "root", err) || check_not_empty(c, "preload", err) ||
+        check_not_empty(c, "auth-token", err))
+        return -1;
     if (c->out_low_water >= c->out_high_water) {
-        fprintf(err, "skeld: --out-low-water must be below --out-high-water\n");
+        fprintf(err, "skeld: %sout-low-water must be below --out-high-water\n",
+                origin(c, option_named("out-low-water")));
         return -1;
     }
     /* No listener given: the binary protocol and HTTP, both on the loopback interface. */
     if (c->listen_count == 0 && (set(c, &options[0], "tcp://127.0.0.1:7878", "--", err) ||
                                  set(c, &options[0], "http://127.0.0.1:8080", "--", err)))
         return -1;
-    for (int i = 0; i < c->listen_count; i++) {
-        const char *u = c->listen[i];
-        struct sockaddr_storage addr;
-        if (strncmp(u, "unix:", 5) && strncmp(u, "tcp://", 6) && strncmp(u, "http://", 7)) {
-            fprintf(err,
-                    "skeld: --listen %s: expected unix:/path, tcp://HOST:PORT or "
-                    "http://HOST:PORT\n",
-                    u);
+    for (int i = 0; i < c->listen_count; i++)
+        if (check_listener(c, i, err))
             return -1;
-        }
-        if (strncmp(u, "unix:", 5) && config_listen_addr(strstr(u, "//") + 2, &addr)) {
-            fprintf(err,
-                    "skeld: --listen %s: HOST must be an IP address (127.0.0.1, 0.0.0.0, [::1], "
-                    "[::]) and PORT a number from 0 (any free one) to 65535\n",
-                    u);
-            return -1;
-        }
-    }
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #define CONFIG_MAX_LISTEN 8
+#define CONFIG_MAX_OPTIONS 32 /* room for the option table's entries (config.c) */
 
 struct config {
     char *listen[CONFIG_MAX_LISTEN];
@@ -40,6 +41,10 @@ struct config {
     int64_t max_input_mb;
     int64_t max_instance_mb;
     int64_t file_settle_ms;
+    /* Where each option (by its place in the table) and each listener was last set, for
+     * messages: "FILE:LINE: " from a config file, NULL from a flag or a default. */
+    char *where[CONFIG_MAX_OPTIONS];
+    char *listen_where[CONFIG_MAX_LISTEN];
     /* Not an option: bumped by config_apply_live each time auth-token changes (set, changed
      * or removed), so that a binary connection can tell that the token it passed is gone. */
     uint64_t auth_generation;
@@ -48,15 +53,18 @@ struct config {
 /* Fills c with defaults (threads = cores). */
 void config_init(struct config *c, int cores);
 
-/* Applies argv[first..argc) ("--name=value", "--name value", "--config FILE"). Returns 0, 1
- * if --help or --version was printed, or -1 after printing the problem to err. */
+/* Applies argv[first..argc) ("--name=value", "--name value", "--config FILE"; a flag with a
+ * value once, but --listen, which adds a listener each time). Returns 0, 1 if --help or
+ * --version was printed, or -1 after printing the problem to err. */
 int config_parse_args(struct config *c, int argc, char **argv, int first, FILE *err);
 
-/* Reads "name = value" lines ('#' comments) from path. 0 or -1 with a message to err naming
- * the file, the line and the key ("f:12: unknown key \"listn\""). */
+/* Reads "name = value" lines ('#' comments) from path: a regular file of 1 MiB at most, read
+ * without waiting (a FIFO or a device is refused, never read). 0 or -1 with a message to err
+ * naming the file, the line and the key ("f:12: unknown key \"listn\""). */
 int config_load_file(struct config *c, const char *path, FILE *err);
 
-/* Cross-option checks (low water below high water, at least one listener...). */
+/* Checks of values and between options (the listeners, the node name, the log level, low
+ * water below high water, ...), each message naming where the option was set. */
 int config_check(struct config *c, FILE *err);
 
 void config_print_help(FILE *out);

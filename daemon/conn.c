@@ -603,6 +603,8 @@ static const char *refused(struct conn_list *l, const char *why)
     return why;
 }
 
+const char conn_too_many[] = "too many connections (--max-connections)";
+
 const char *conn_list_refusal(struct conn_list *l, const struct config *cfg, bool stopping,
                               uint64_t now)
 {
@@ -610,7 +612,7 @@ const char *conn_list_refusal(struct conn_list *l, const struct config *cfg, boo
     if (stopping)
         return refused(l, "shutting down");
     if (all > (uint32_t)cfg->max_connections)
-        return refused(l, "too many connections (--max-connections)");
+        return refused(l, conn_too_many);
     if (all <= conn_fd_room())
         return NULL;
     if (!l->fd_logged_ms || now - l->fd_logged_ms >= 1000) {

@@ -47,9 +47,12 @@ void conn_list_remove(struct conn_list *l, struct conn_link *k);
 
 /* Why a connection just added to l must be refused (stopping, or over --max-connections or
  * the descriptor limit with the other front's counted in), counting the refusal; NULL if it
- * may stay. Reaching the descriptor limit is logged at most once a second (now: ms). */
+ * may stay. Reaching the descriptor limit is logged at most once a second (now: ms). Over
+ * --max-connections alone, the reason is conn_too_many itself (HTTP lets a few such in for
+ * a health probe). */
 const char *conn_list_refusal(struct conn_list *l, const struct config *cfg, bool stopping,
                               uint64_t now);
+extern const char conn_too_many[];
 
 /* What the owner of the connections is told. Every hook runs on the loop thread. */
 struct conn_hooks {

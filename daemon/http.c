@@ -22,6 +22,10 @@
 #define LINGER_MS 2000
 #define SHUTDOWN_MS 10000
 
+/* Connections past --max-connections read for a health probe at once, at most: their
+ * memory (an input buffer each) is the price of a liveness probe that still answers. */
+#define PROBE_ROOM 8
+
 struct http_conn {
     union conn_stream h;
     struct http_set *set;
@@ -48,8 +52,9 @@ struct http_conn {
     int fail_status;      /* a limit a callback hit: answered, then the connection ends */
     const char *fail_why; /* its message, when the status alone does not say it */
     bool reading, closing, closed, close_after, lingering;
-    bool parsing; /* in parse_input: an answer given meanwhile must not parse (or read) again */
-    int inflight; /* writes and the half-close: the connection lives while > 0 */
+    bool parsing;    /* in parse_input: an answer given meanwhile must not parse (or read) again */
+    bool probe_only; /* let in past --max-connections: a health probe, then the end */
+    int inflight;    /* writes and the half-close: the connection lives while > 0 */
     uv_shutdown_t shutdown;
     uint64_t last_active, linger_until, req_since;
 };
@@ -144,6 +149,8 @@ static void on_closed(uv_handle_t *h)
 {
     struct http_conn *c = h->data;
     c->closed = true;
+    if (c->probe_only)
+        c->set->probes--;
     drop_requests(c);
     if (c->inflight == 0)
         free_conn(c);
@@ -288,13 +295,18 @@ static void write_owned(struct http_conn *c, uint8_t *data, size_t len)
 /* A health probe answered 200: a balancer asks every second or two, and so does a liveness
  * probe, which would drown the traffic in the log. Those are logged at debug level only; a
  * probe answered otherwise (503 while preloading or draining) is news, and logged. */
-static bool quiet_probe(const struct http_req *r)
+static bool probe_url(const struct http_req *r)
 {
-    if (r->status != 200 || !r->url)
+    if (!r->url)
         return false;
     const char *q = memchr(r->url, '?', r->url_len);
     size_t n = q ? (size_t)(q - r->url) : r->url_len;
     return (n == 8 && !memcmp(r->url, "/healthz", 8)) || (n == 7 && !memcmp(r->url, "/readyz", 7));
+}
+
+static bool quiet_probe(const struct http_req *r)
+{
+    return r->status == 200 && probe_url(r);
 }
 
 static void access_log(const struct http_req *r, uint64_t now_us)
@@ -763,9 +775,13 @@ static void deliver(struct http_conn *c)
         c->head = r;
     c->tail = r;
     c->pending++;
-    if (c->set->stopping) {
+    bool probe = probe_url(r) && (r->verb == HTTP_VERB_GET || r->verb == HTTP_VERB_HEAD);
+    if (c->probe_only) /* one request only: it holds a place past the limit */
+        c->close_after = r->close = true;
+    if (c->set->stopping || (c->probe_only && !probe)) {
         c->set->hooks->on_refused(c->set->owner, 503);
-        http_error(r, 503, "Retry-After: 1\r\n", "shutting down");
+        http_error(r, 503, "Retry-After: 1\r\n", "%s",
+                   c->set->stopping ? "shutting down" : conn_too_many);
     } else {
         c->set->hooks->on_request(c->set->owner, r);
     }
@@ -963,6 +979,11 @@ void http_accept(struct http_set *set, uv_stream_t *listener)
     if (tcp)
         uv_tcp_nodelay(&c->h.tcp, 1);
     const char *why = conn_list_refusal(&set->list, set->cfg, set->stopping, uv_now(set->loop));
+    if (why == conn_too_many && set->probes < PROBE_ROOM) { /* one request, then the end */
+        set->probes++;
+        c->probe_only = true;
+        why = NULL;
+    }
     if (why) {
         reject(c, 503, why);
         return;

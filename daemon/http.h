@@ -81,6 +81,7 @@ struct http_set {
     struct flush_set flush; /* connections with answers to write this loop iteration */
     bool stopping;
     uint64_t stop_deadline;
+    unsigned probes;      /* connections let in past --max-connections for a health probe */
     char node_header[96]; /* "X-Skeld-Node: NAME\r\n": which node answered, behind a balancer */
 };
 
@@ -88,7 +89,9 @@ void http_set_init(struct http_set *set, uv_loop_t *loop, const struct config *c
                    const struct http_hooks *hooks, void *owner, struct conn_set *peer);
 
 /* Accepts a connection from listener and starts reading it (refused with 503 past the
- * connection limits or while stopping). */
+ * connection limits or while stopping). Past --max-connections alone a few are still read,
+ * for one request each: a health probe (GET or HEAD /healthz or /readyz) is answered, so that
+ * a busy node is not restarted by its liveness probe, and anything else gets the 503. */
 void http_accept(struct http_set *set, uv_stream_t *listener);
 
 /* Answers r: status, a Content-Type (NULL for none), extra header lines (each ending in

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,13 +74,33 @@ int log_reopen(void)
     return rc;
 }
 
-/* s into out as a logfmt value: bare if it can be, else in quotes with quotes and
- * backslashes escaped, newlines as \n and other control characters as '?'. */
+/* The length of the UTF-8 character at p if it is a well-formed one that shows as text
+ * (U+00A0 on: not a C1 control, which a terminal may take as an escape), else 0. */
+static size_t shown_utf8(const unsigned char *p)
+{
+    size_t len = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
+    uint32_t cp = len ? p[0] & (0x7f >> len) : 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((p[i] & 0xc0) != 0x80) /* a NUL ends the loop here too */
+            return 0;
+        cp = cp << 6 | (p[i] & 0x3f);
+    }
+    static const uint32_t least[5] = {0, 0, 0xa0, 0x800, 0x10000};
+    if (!len || cp < least[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+/* s into out as a logfmt value: bare if it can be (printable ASCII), else in quotes with
+ * quotes and backslashes escaped, newlines as \n, and other control characters, DEL and bytes
+ * that are not UTF-8 text as '?': what a client sent cannot forge a line or steer a
+ * terminal. */
 static const char *quote(char *out, size_t cap, const char *s, bool always)
 {
     bool bare = !always && *s != 0;
     for (const char *p = s; *p && bare; p++)
-        bare = (unsigned char)*p > ' ' && *p != '"' && *p != '=' && *p != '\\';
+        bare = (unsigned char)*p > ' ' && (unsigned char)*p < 0x7f && *p != '"' && *p != '=' &&
+               *p != '\\';
     if (bare) {
         snprintf(out, cap, "%s", s);
         return out;
@@ -93,11 +114,16 @@ static const char *quote(char *out, size_t cap, const char *s, bool always)
     out[k++] = '"';
     for (const char *p = s; *p && k + 4 < cap; p++) {
         unsigned char ch = (unsigned char)*p;
+        size_t u = ch >= 0x80 ? shown_utf8((const unsigned char *)p) : 0;
         if (ch == '"' || ch == '\\' || ch == '\n') {
             out[k++] = '\\';
             out[k++] = ch == '\n' ? 'n' : (char)ch;
+        } else if (u && k + u + 1 < cap) { /* a whole character, or none of it */
+            memcpy(out + k, p, u);
+            k += u;
+            p += u - 1;
         } else {
-            out[k++] = ch < ' ' ? '?' : (char)ch;
+            out[k++] = ch < ' ' || ch >= 0x7f ? '?' : (char)ch;
         }
     }
     out[k++] = '"';

@@ -2,6 +2,7 @@
 #include "autoconfig.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <uv.h>
@@ -34,11 +35,7 @@ static int serve(int argc, char **argv, int first)
     int rc = config_parse_args(&cfg, argc, argv, first, stderr);
     if (rc == 0)
         rc = config_check(&cfg, stderr);
-    int level = rc == 0 ? log_parse_level(cfg.log_level) : 0;
-    if (rc == 0 && level < 0) {
-        fprintf(stderr, "skeld: --log-level: expected error, warn, info or debug\n");
-        rc = -1;
-    }
+    int level = rc == 0 ? log_parse_level(cfg.log_level) : 0; /* config_check: a level */
     /* 1: --help or --version printed, which must have got out (a full disk is a 1) */
     int status = rc == 1 ? outfile_flush_stdout("skeld", SKP_EXIT_OK) : SKP_EXIT_USAGE;
     if (rc == 0 && log_open(cfg.log_file)) {
@@ -57,10 +54,16 @@ static int serve(int argc, char **argv, int first)
 
 int main(int argc, char **argv)
 {
+    bool out_closed = outfile_keep_std_fds();
     if (argc < 2 || !strcmp(argv[1], "serve"))
         return serve(argc, argv, 2);
     if (!strncmp(argv[1], "--", 2) && strcmp(argv[1], "--help") && strcmp(argv[1], "--version"))
         return serve(argc, argv, 1);
+    /* the daemon's lines go to /dev/null then; a command's output would be lost */
+    if (out_closed && strcmp(argv[1], "render")) {
+        fprintf(stderr, "skeld %s: standard output is closed\n", argv[1]);
+        return SKP_EXIT_FAIL;
+    }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         fputs(usage, stdout);
         return outfile_flush_stdout("skeld", SKP_EXIT_OK);

@@ -411,6 +411,10 @@ int server_run(struct config *cfg, const struct config_source *src)
     /* A peer that hangs up before its replies are written must cost us an EPIPE on that
      * connection, not the process. */
     signal(SIGPIPE, SIG_IGN);
+    /* Their default ends the process at once, with no drain and the socket file left: a
+     * stray `kill -USR1` (a log rotation script meant for another daemon) must not. */
+    signal(SIGUSR1, SIG_IGN);
+    signal(SIGUSR2, SIG_IGN);
     tune_malloc();
     if (cache_init(&s.cache, (size_t)cfg->cache_mb << 20))
         return 1;

@@ -3,6 +3,7 @@
 #include "skp_msg.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
@@ -548,13 +549,28 @@ static int u32_pair(const char *s, char sep, uint32_t *a, uint32_t *b)
     return 0;
 }
 
-static int whole_number(const char *s, long lo, long hi, long *out)
+int skp_cli_whole(const char *s, long long lo, long long hi, long long *out)
 {
     char *end;
     if (!whole_at(s))
+        return SKP_CLI_NOT_WHOLE;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (*end)
+        return SKP_CLI_NOT_WHOLE;
+    if (errno == ERANGE || v < lo || v > hi)
+        return SKP_CLI_OUT_OF_RANGE;
+    *out = v;
+    return 0;
+}
+
+static int whole_number(const char *s, long lo, long hi, long *out)
+{
+    long long v;
+    if (skp_cli_whole(s, lo, hi, &v))
         return -1;
-    *out = strtol(s, &end, 10);
-    return *end || *out < lo || *out > hi ? -1 : 0;
+    *out = (long)v;
+    return 0;
 }
 
 static int render_camera(struct skp_cli_args *a, struct skp_cli_render *r, char *msg, size_t cap)

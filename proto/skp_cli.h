@@ -182,6 +182,12 @@ int skp_cli_render_req(const struct skp_cli_render *r, struct skp_render_req *m,
  * -1 if malformed or more than max. */
 int skp_cli_numbers(const char *s, double *out, int max);
 
+/* A whole number in decimal, all of s: digits with a '-' before them at most (no spaces, no
+ * '+', nothing after), within lo..hi. 0, SKP_CLI_NOT_WHOLE or SKP_CLI_OUT_OF_RANGE. Every
+ * front's whole numbers (flags, query parameters, the daemon's options and config file). */
+enum { SKP_CLI_NOT_WHOLE = -1, SKP_CLI_OUT_OF_RANGE = -2 };
+int skp_cli_whole(const char *s, long long lo, long long hi, long long *out);
+
 /* "X,Y" or one number for both: 0, or -1. */
 int skp_cli_vec2(const char *s, double out[2]);
 

@@ -189,6 +189,52 @@ for u in http://localhost:8080 tcp://127.0.0.1:abc tcp://127.0.0.1:99999 "tcp://
         eval '[ $RC = 2 ] && said listen-bad "--listen $u: HOST must be an IP address" && [ ! -e "$TMP/never.sock" ]'
 done
 
+# A config path that is no file (a directory, a FIFO, a device) is refused at once, never read:
+# a FIFO would hold the start (and on SIGHUP the loop thread), /dev/zero never end.
+mkfifo "$TMP/fifo.conf"
+for c in "$TMP:a directory, not a configuration file" \
+    "$TMP/fifo.conf:not a regular file" "/dev/zero:not a regular file"; do
+    run conf-kind timeout 120 "$BIN" serve --config "${c%%:*}" --listen "unix:$TMP/never.sock"
+    check "--config ${c%%:*}: exit 2, \"${c#*:}\"" \
+        eval '[ $RC = 2 ] && said conf-kind "skeld: ${c%%:*}: ${c#*:}"'
+done
+# Lines are read whole however long (a 4 KiB buffer split a comment, its tail read as an
+# option), a NUL byte is refused, a byte order mark skipped; errors name the right line.
+{ printf '# %05000d listn = 1\n' 0; printf 'threads = abc\n'; } >"$TMP/c6.conf"
+run conf6 "$BIN" serve --config "$TMP/c6.conf"
+check "a 5000-byte comment is one line: the error is c6.conf:2's" \
+    eval '[ $RC = 2 ] && said conf6 "$TMP/c6.conf:2: threads: \"abc\" is not a number"'
+printf 'threads = 2\0 7\n' >"$TMP/c7.conf"
+run conf7 "$BIN" serve --config "$TMP/c7.conf"
+check "a NUL byte: exit 2, c7.conf:1 named" eval '[ $RC = 2 ] && said conf7 "$TMP/c7.conf:1: holds a NUL byte"'
+printf '\357\273\277threads = abc\n' >"$TMP/c8.conf"
+run conf8 "$BIN" serve --config "$TMP/c8.conf"
+check "a byte order mark is skipped: the key is read as threads" \
+    eval '[ $RC = 2 ] && said conf8 "$TMP/c8.conf:1: threads: \"abc\" is not a number"'
+# Checks made after reading name the file and line too; empty strings that would mean "none"
+# are refused (an empty auth-token would open a daemon meant to be closed).
+for c in "listen = foo:listen foo: expected unix:/path" 'log-level = loud:log-level "loud": expected' \
+    "auth-token =:auth-token: empty" "root = :root: empty" "node-name = a b:node-name \"a b\": expected"; do
+    printf '\n%s\n' "${c%%:*}" >"$TMP/c9.conf"
+    run conf9 "$BIN" serve --config "$TMP/c9.conf"
+    check "\"${c%%:*}\" in a config file: exit 2, c9.conf:2: ${c#*:}" \
+        eval '[ $RC = 2 ] && said conf9 "$TMP/c9.conf:2: ${c#*:}"'
+done
+# Whole numbers as every command takes them (skp_cli_whole): no blank, no '+'; a flag once.
+for v in " 4" "+4" "4 "; do
+    run n-blank "$BIN" serve --threads "$v" --listen "unix:$TMP/never.sock"
+    check "--threads \"$v\": exit 2, not a number" eval '[ $RC = 2 ] && said n-blank "--threads: \"$v\" is not a number"'
+done
+run twice "$BIN" serve --threads 2 --threads 3 --listen "unix:$TMP/never.sock"
+check "--threads given twice: exit 2, said" eval '[ $RC = 2 ] && said twice "--threads given twice"'
+LONG=$TMP/$(printf 'L%.0s' $(seq 110))
+for u in "unix:" "unix:$LONG/s.sock"; do
+    run unix-len "$BIN" serve --listen "$u"
+    check "--listen ${u:0:20}...: exit 2, a unix socket's path is 1 to 107 bytes" \
+        eval '[ $RC = 2 ] && said unix-len "a unix socket'"'"'s path is 1 to 107 bytes"'
+done
+check "nothing was listened on" eval '[ ! -e "$TMP/never.sock" ]'
+
 # ---- offline: exit statuses and messages --------------------------------------------------------
 ANIMS=$("$BIN" info "$S/robot.skf" | "$PY" -c 'import json,sys; print(", ".join(a["name"] for a in json.load(sys.stdin)["animations"]))')
 STYLES=$("$BIN" info "$S/robot.skf" | "$PY" -c 'import json,sys; print(", ".join(s["name"] for s in json.load(sys.stdin)["styles"]))')
@@ -315,6 +361,11 @@ stop() {
 
 start R --listen "unix:$TMP/r.sock" --root "$S" || exit 1
 R=(--uri "unix:$TMP/r.sock")
+# SIGUSR1 and SIGUSR2 are ignored (their default ended the daemon with no drain)
+kill -USR1 "${PID[R]}"
+kill -USR2 "${PID[R]}"
+run usr "$CTL" "${R[@]}" ping
+check "after SIGUSR1 and SIGUSR2 the daemon still answers" is "$RC" 0
 
 run c-anim "$CTL" "${R[@]}" pose robot.skf --anim Foo
 status c-anim 1 "skelctl pose --anim Foo fails"
@@ -437,6 +488,22 @@ status c-closed 1 "skelctl render -o - with standard output closed fails"
 check "it says standard output is closed" said c-closed "standard output is closed"
 run c-closed2 eval '"$CTL" "${R[@]}" info robot.skf >&-'
 status c-closed2 1 "skelctl info with standard output closed fails"
+run d-closed eval '"$BIN" info "$S/robot.skf" >&-'
+check "skeld info with standard output closed: exit 1, said" \
+    eval '[ $RC = 1 ] && said d-closed "skeld info: standard output is closed"'
+# A daemon started with all three closed: its log and lines go to /dev/null, not into the
+# first descriptors it opens (libuv's signal pipe took fd 2, and SIGTERM then aborted it).
+"$BIN" serve --listen "unix:$TMP/closed.sock" <&- >&- 2>&- &
+closed_pid=$!
+for i in $(seq 2400); do
+    "$CTL" --uri "unix:$TMP/closed.sock" ping >/dev/null 2>&1 && break
+    sleep 0.05
+done
+run closed-ping "$CTL" --uri "unix:$TMP/closed.sock" ping
+status closed-ping 0 "a daemon started with stdin, stdout and stderr closed answers"
+kill -TERM "$closed_pid"
+wait "$closed_pid"
+check "and exits 0 after SIGTERM" is "$?" 0
 # -- frame numbers past INT_MAX, up to the last 32-bit one, name their files
 mkdir "$TMP/big-f" "$TMP/top-f"
 run d-bigf "$BIN" render "$S/robot.skf" --anim Walk --frames 2147483647-2147483648 --size 8x8 \

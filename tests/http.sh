@@ -157,8 +157,9 @@ elif cmd == "limit":
 
 elif cmd == "maxconn":
     # maxconn PORT SOCKET: with --max-connections 2, a binary connection (answered a PING, so
-    # accepted) and a keep-alive HTTP one fill the limit; a third, HTTP, is answered 503 with
-    # Retry-After and a message naming --max-connections, then ended. Prints what it saw.
+    # accepted) and a keep-alive HTTP one fill the limit; a third, HTTP, asking for an API
+    # resource, is answered 503 with Retry-After and a message naming --max-connections, then
+    # ended; health probes past the limit are answered. Prints what it saw.
     u = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     u.settimeout(20)
     u.connect(args[1])
@@ -175,7 +176,7 @@ elif cmd == "maxconn":
     a = read_answer(h, bytearray())
     print("held", a[0] if a else "none")
     s = connect(int(args[0]))
-    s.sendall(request("GET", "/healthz"))
+    s.sendall(request("GET", "/v1/armatures"))
     buf = bytearray()
     a = read_answer(s, buf)
     if a:
@@ -184,6 +185,14 @@ elif cmd == "maxconn":
               "end" if at_end(s, buf) else "open")
     else:
         print("third none")
+    # past the limit, health probes are still answered (a liveness probe must not restart a
+    # busy node), each on a connection of its own that ends after it
+    for path in ("/healthz", "/readyz"):
+        p = connect(int(args[0]))
+        p.sendall(request("GET", path))
+        buf = bytearray()
+        a = read_answer(p, buf)
+        print("probe", path, a[0] if a else "none", "end" if a and at_end(p, buf) else "open")
 
 elif cmd == "slowloris":
     # slowloris PORT BODYFILE: headers trickled, a field every 100 ms, never finished; prints
@@ -1273,6 +1282,8 @@ check "G: a binary and an HTTP connection are held under --max-connections 2" \
     grep -qx 'held 200' "$TMP/maxconn.out"
 check "G: a third, HTTP, gets 503, Retry-After: 1, a message naming --max-connections, the end" \
     grep -qx 'third 503 1 names end' "$TMP/maxconn.out"
+check "G: past the limit /healthz and /readyz are still answered 200, then the connection ends" \
+    eval "grep -qx 'probe /healthz 200 end' '$TMP/maxconn.out' && grep -qx 'probe /readyz 200 end' '$TMP/maxconn.out'"
 for i in $(seq 2400); do # until the daemon has seen both end: the limit held /metrics too
     get gm "http://127.0.0.1:${PORT[G]}/metrics"
     [ "$ST" = 200 ] && break

@@ -346,7 +346,12 @@ static int daemon_spawn(struct daemon *d, const char *base, const char *root,
     const char *argv[MAX_ARGV] = {
         g_bin,    "serve", "--listen",    listen_unix, "--listen", "tcp://127.0.0.1:0",
         "--root", root,    "--log-level", "warn"};
-    append_args(argv, 10, extra);
+    /* a test's own --log-level in place of warn: a flag is given once */
+    int flags_end = 10;
+    for (int i = 0; extra && extra[i]; i++)
+        if (!strcmp(extra[i], "--log-level"))
+            flags_end = 8;
+    append_args(argv, flags_end, extra);
     int p[2], errfd = open(d->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (errfd < 0 || pipe(p)) {
         snprintf(why, whylen, "%s: %s", d->err, strerror(errno));
