@@ -186,6 +186,8 @@ static inline double greater(double a, double b)
 
 void bounds_add(struct bounds *b, double x, double y)
 {
+    if (!isfinite(x) || !isfinite(y)) /* an overflowing pose: drawn it shows nothing either */
+        return;
     if (b->empty) {
         *b = (struct bounds){x, y, x, y, false};
         return;
@@ -267,8 +269,9 @@ void render_fit(const struct bounds *b, double fraction, struct render_opts *opt
     s = isfinite(s) ? floor(s * 1000.0) / 1000.0 : 1.0;
     if (s <= 0)
         s = 0.001;
-    double cx = b->empty ? 0 : (b->min_x + b->max_x) / 2;
-    double cy = b->empty ? 0 : (b->min_y + b->max_y) / 2;
+    /* halves first: the sum of two huge bounds would overflow (halving is exact) */
+    double cx = b->empty ? 0 : b->min_x / 2 + b->max_x / 2;
+    double cy = b->empty ? 0 : b->min_y / 2 + b->max_y / 2;
     opts->scale = (struct vec2){s, s};
     opts->position = (struct vec2){floor(opts->width / 2.0 - cx * s + 0.5),
                                    floor(-(opts->height / 2.0) - cy * s + 0.5)};

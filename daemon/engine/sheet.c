@@ -1,5 +1,6 @@
 #include "sheet.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,9 +69,15 @@ void sheet_put(struct sheet *s, const struct image *cell, uint32_t index)
         len += n_ > 0 ? (size_t)n_ : 0;                                                            \
     } while (0)
 
+/* v as JSON can say it: never "-0", and for a pose so extreme that the camera's arithmetic
+ * overflows, the largest double rather than "inf" or "nan", which JSON has no words for. */
 static double nz(double v)
 {
-    return v == 0.0 ? 0.0 : v; /* never print "-0" */
+    if (isnan(v))
+        return 0.0;
+    if (isinf(v))
+        return copysign(DBL_MAX, v);
+    return v == 0.0 ? 0.0 : v;
 }
 
 size_t sheet_json(char *buf, size_t cap, const struct sheet *s, const struct render_opts *o,

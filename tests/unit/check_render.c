@@ -2303,6 +2303,39 @@ START_TEST(fit_known_bounds)
 }
 END_TEST
 
+/* A pose that overflows in a frame the framing plays (a file scaling a bone by 1e308 there)
+ * must not make the framing NaN: what is not finite draws nothing, so it frames nothing;
+ * finite bounds so large that the camera's arithmetic overflows still print as JSON numbers
+ * (no "nan", no "inf", which JSON has no words for), and the fit stays finite. */
+START_TEST(overflowing_poses_frame_as_numbers)
+{
+    struct bounds b = {0, 0, 0, 0, true};
+    bounds_add(&b, NAN, 1);
+    bounds_add(&b, INFINITY, 2);
+    bounds_add(&b, 3, -INFINITY);
+    ck_assert(b.empty);
+    bounds_add(&b, -10, 5);
+    bounds_add(&b, NAN, NAN);
+    bounds_add(&b, 20, -5);
+    ck_assert(!b.empty);
+    ck_assert(b.min_x == -10 && b.max_x == 20 && b.min_y == -5 && b.max_y == 5);
+
+    struct render_opts o;
+    render_opts_default(&o);
+    struct bounds huge = {-1.5e308, -1.7e308, 1.6e308, 1.7e308, false};
+    render_fit(&huge, 0.9, &o);
+    ck_assert(isfinite(o.scale.x) && o.scale.x > 0);
+    ck_assert(isfinite(o.position.x) && isfinite(o.position.y));
+    struct sheet sh = {2, 2, 64, 64, 0, 4, 128, 128, NULL, 0};
+    o.scale = (struct vec2){10, 10}; /* the bounds times 10 overflow */
+    char json[1024];
+    size_t n = sheet_json(json, sizeof json, &sh, &o, &huge);
+    ck_assert_uint_lt(n, sizeof json);
+    ck_assert_msg(!strstr(json, "nan") && !strstr(json, "inf"), "%s", json);
+    ck_assert_msg(strstr(json, "\"bounds\":{\"x\":-1.79769313e+308"), "%s", json);
+}
+END_TEST
+
 START_TEST(bounds_then_fit_centres_the_picture)
 {
     /* The rotated quad of rotation_90_swaps_extents: bounds x [0, 20], y [-15, 25]. A hidden
@@ -3491,6 +3524,7 @@ static Suite *render_suite(void)
     tc = tcase_create("fit");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, fit_known_bounds);
+    tcase_add_test(tc, overflowing_poses_frame_as_numbers);
     tcase_add_test(tc, bounds_then_fit_centres_the_picture);
     tcase_add_test(tc, fit_conformance_armature);
     tcase_add_test(tc, frame_memo_reuses_only_equal_requests);
