@@ -493,6 +493,15 @@ static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_read
                  (unsigned)m.flags, skp_opcode_name(f->h.opcode));
         return bad(c, f, why);
     }
+    /* A picture's camera is the render request's; the framing and every other front draw
+     * without engine options, so RENDER takes none rather than draw what they would not. */
+    bool engine_opts = m.position[0] != 0 || m.position[1] != 0 || m.scale[0] != 1 ||
+                       m.scale[1] != 1 || m.velocity[0] != 0 || m.velocity[1] != 0 ||
+                       (m.flags & SKP_EVAL_Y_DOWN);
+    if (render && engine_opts)
+        return bad(c, f,
+                   "RENDER takes no engine options (position 0,0, scale 1,1, velocity 0,0, no "
+                   "y-down): the render request's camera places the picture");
     if (!resolve_target(c, f, &m, r))
         return false;
     const struct armature *arm = r->entry->arm;

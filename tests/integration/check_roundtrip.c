@@ -2432,6 +2432,35 @@ START_TEST(hostile_armatures_cost_no_memory)
 }
 END_TEST
 
+/* RENDER takes no engine options: its camera places the picture, and the framing (and every
+ * other front) draws without them; a scale of 2 drew past a fitted camera's picture. Each is
+ * BAD_REQUEST naming them, and the connection goes on. */
+START_TEST(render_refuses_engine_options)
+{
+    struct daemon *d = daemon_up(g_samples, NULL);
+    skc_client *c = client_open(d->unix_uri, NULL);
+    skc_eval ev;
+    skc_render_opts ro;
+    robot_walk_render(c, &ev, &ro, 64);
+    for (int k = 0; k < 4; k++) {
+        skc_eval odd = ev;
+        if (k == 0)
+            odd.scale = (skc_vec2){2, 2};
+        else if (k == 1)
+            odd.position = (skc_vec2){0, 5};
+        else if (k == 2)
+            odd.velocity = (skc_vec2){1, 0};
+        else
+            odd.flags |= SKC_EVAL_Y_DOWN;
+        expect_status(c, skc_render(c, &odd, &ro, NULL), SKC_S_BAD_REQUEST, "engine options");
+        ck_assert_msg(strstr(skc_errmsg(c), "RENDER takes no engine options"), "%s", skc_errmsg(c));
+    }
+    skc_reply_free(render_ok(c, &ev, &ro));
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 /* A reply over the protocol's 64 MiB frame (a 4096x4096 picture as raw RGBA is 64 MiB and
  * then some) is LIMIT, saying why, and the connection goes on: libskc would have closed it on
  * such a frame. The same picture as a PNG is far smaller and comes. */
@@ -3269,6 +3298,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, fd_exhaustion_keeps_accepting);
     tcase_add_test(tc, hostile_armatures_cost_no_memory);
     tcase_add_test(tc, reply_over_the_frame_is_limit);
+    tcase_add_test(tc, render_refuses_engine_options);
     tcase_add_test(tc, hostile_drawing_is_refused);
     tcase_add_test(tc, a_range_is_refused_at_the_frame_past_its_share);
     tcase_add_test(tc, large_picture_memory_is_let_go);
