@@ -334,7 +334,8 @@ static int read_query(struct exchange *ex, char *query, struct skp_cli_args *a,
         return -1;
     }
     if (ex->route == R_SHEET && !(r->cols || r->rows)) {
-        bad_query(ex, "sheet.json needs frames=F0-F1 and sheet=COLSxROWS");
+        bad_query(ex,
+                  "sheet.json needs sheet=COLSxROWS (and frames=F0-F1 for more than one frame)");
         return -1;
     }
     if (skp_cli_render_req(r, rm, msg, sizeof msg)) {

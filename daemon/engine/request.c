@@ -123,12 +123,25 @@ static int check_budget(const struct armature *arm, const struct eval_request *e
                       (unsigned long long)lim->max_bone_steps);
 }
 
+/* What zlib's levels cost over skeld's own encoder, in bone-steps a pixel: measured
+ * (2026-11, `skeld render --size 2048x2048 --png-level N`, the samples and a flat background)
+ * at 0.02-0.025 us a pixel for levels 1-3, 0.04 for 4-6 and 0.14-0.19 for 7-9, where skeld's
+ * own takes under 0.01; a bone-step is about 0.1 us. A sheet of 268 million pixels at level
+ * 9 took 35 s on a budget meant for 10. */
+static uint64_t encode_work(int png_level, uint64_t pixels)
+{
+    if (png_level <= 0) /* skeld's own, or zlib's stored blocks: in the samples' share */
+        return 0;
+    return png_level <= 3 ? pixels / 4 : png_level <= 6 ? pixels / 2 : 2 * pixels;
+}
+
 /* What drawing and encoding one picture costs, in bone-steps (about 0.1 us each on the
- * development machines): a fixed part, the bones, and the samples. */
+ * development machines): a fixed part, the bones, the samples, and a zlib level's encoding. */
 static uint64_t picture_work(const struct armature *arm, const struct picture_request *pr)
 {
-    uint64_t samples = (uint64_t)pr->opts.width * pr->opts.height * pr->opts.samples;
-    return 256 + 4 * (uint64_t)arm->bone_count + samples / 32;
+    uint64_t pixels = (uint64_t)pr->opts.width * pr->opts.height;
+    uint64_t samples = pixels * pr->opts.samples;
+    return 256 + 4 * (uint64_t)arm->bone_count + samples / 32 + encode_work(pr->png_level, pixels);
 }
 
 /* Pixels of fill (render_opts.max_fill) a bone-step pays for. bench-fill (2026-11): a pixel

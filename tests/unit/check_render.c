@@ -3341,6 +3341,40 @@ START_TEST(request_budget_counts_ik_chains)
 }
 END_TEST
 
+/* zlib's levels cost far more than skeld's own encoder, and are priced so: a 1000x1000
+ * picture under a budget its drawing fits with skeld's encoder, or zlib 1, is refused at
+ * level 9 (2 bone-steps a pixel: 2 million) and at 6 (1/2: 500,000), with the bone-step
+ * limit named; level 0 (stored) costs nothing extra. */
+START_TEST(png_levels_are_priced)
+{
+    struct atlas a = atlas_new(40, 20, PX(1, 2, 3, 255));
+    struct armature *arm = load_arm(&a, 1, REQ_ARM);
+    struct eng_error err;
+    struct eval_request e;
+    struct picture_request pr;
+    struct request_limits lim;
+    request_limits_default(&lim);
+    lim.max_bone_steps = 400000;
+    static const struct {
+        int level;
+        bool fits;
+    } cases[] = {
+        {PNG_LEVEL_DEFAULT, true}, {0, true}, {1, true}, {3, true}, {6, false}, {9, false}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        eval_request_init(&e);
+        picture_request_init(&pr);
+        pr.opts.width = pr.opts.height = 1000;
+        pr.png_level = cases[i].level;
+        int rc = request_check_picture(arm, &e, NULL, &pr, &lim, &err);
+        if (cases[i].fits)
+            ck_assert_msg(rc == 0, "level %d: %s", cases[i].level, err.msg);
+        else
+            expect_req(rc, ENG_ELIMIT, &err, "exceed the limit of 400000 bone-steps");
+    }
+    armature_free(arm);
+}
+END_TEST
+
 START_TEST(request_picture_checks_and_range_rule)
 {
     struct atlas a = atlas_new(40, 20, PX(1, 2, 3, 255));
@@ -3413,7 +3447,9 @@ START_TEST(request_picture_checks_and_range_rule)
     expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_ELIMIT, &err,
                "6 pictures of 100x100");
     /* pictures count in the work budget: 6 steps of 2 bones, and 6 pictures of 10x10 with 4
-     * samples at 256 + 4 x 2 + 400 / 32 = 276 each: 1668 bone-steps */
+     * samples at 256 + 4 x 2 + 400 / 32 = 276 each: 1668 bone-steps (with skeld's encoder,
+     * whose cost is in the samples' share: png_levels_are_priced) */
+    pr.png_level = PNG_LEVEL_DEFAULT;
     lim.max_reply_pixels = 0;
     lim.max_bone_steps = 1668;
     pr.opts.width = pr.opts.height = 10;
@@ -3547,6 +3583,7 @@ static Suite *render_suite(void)
     tcase_add_test(tc, request_eval_numbers_and_budget);
     tcase_add_test(tc, request_budget_counts_ik_chains);
     tcase_add_test(tc, request_picture_checks_and_range_rule);
+    tcase_add_test(tc, png_levels_are_priced);
     tcase_add_test(tc, empty_armature_draws_background);
     suite_add_tcase(s, tc);
     return s;
