@@ -300,10 +300,14 @@ int config_load_file(struct config *c, const char *path, FILE *err)
 void config_print_help(FILE *out)
 {
     fprintf(out, "usage: skeld [serve] [--config FILE] [--option=value ...]\n\noptions:\n");
-    for (size_t i = 0; i < NOPTS; i++)
-        fprintf(out, "  --%-18s %s%s%s%s\n", options[i].name, options[i].help,
-                options[i].def ? " [" : "", options[i].def ? options[i].def : "",
-                options[i].def ? "]" : "");
+    for (size_t i = 0; i < NOPTS; i++) {
+        const struct option *o = &options[i];
+        char range[64] = "";
+        if (o->type == OPT_INT)
+            snprintf(range, sizeof range, " (%lld..%lld)", (long long)o->min, (long long)o->max);
+        fprintf(out, "  --%-18s %s%s%s%s%s\n", o->name, o->help, range, o->def ? " [" : "",
+                o->def ? o->def : "", o->def ? "]" : "");
+    }
     fprintf(out, "  --%-18s %s\n", "config", "read options from FILE (name = value lines)");
     fprintf(out, "  --%-18s %s\n", "help", "print this help and exit");
     fprintf(out, "  --%-18s %s\n", "version", "print the version and exit");

@@ -350,11 +350,14 @@ static void print_ready(const struct server *s)
         else if (!l->http && !bin)
             bin = l->uri;
     }
-    /* Without --root a file is named by path only to skelctl, which uploads it. */
+    /* Without --root a file is named by path only to skelctl, which uploads it. Run from the
+     * build tree (daemon/skeld), skelctl is beside it in client/; installed, on the PATH. */
     const char *file = s->cfg->root ? "robot.skf" : "samples/robot.skf";
+    const char *argv0 = s->src->argc > 0 ? s->src->argv[0] : "";
+    const char *ctl = strstr(argv0, "daemon/skeld") ? "client/skelctl" : "skelctl";
     printf("ready:");
     if (bin)
-        printf(" client/skelctl --uri %s render %s --anim Walk --frame 10 -o out.png", bin, file);
+        printf(" %s --uri %s render %s --anim Walk --frame 10 -o out.png", ctl, bin, file);
     if (bin && web)
         printf(" |");
     if (web && s->cfg->root)
