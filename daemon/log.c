@@ -78,7 +78,7 @@ int log_reopen(void)
  * (U+00A0 on: not a C1 control, which a terminal may take as an escape), else 0. */
 static size_t shown_utf8(const unsigned char *p)
 {
-    size_t len = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
+    size_t len = p[0] >= 0xf5 ? 0 : p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
     uint32_t cp = len ? p[0] & (0x7f >> len) : 0;
     for (size_t i = 1; i < len; i++) {
         if ((p[i] & 0xc0) != 0x80) /* a NUL ends the loop here too */

@@ -60,11 +60,12 @@ check "HTTP: peer address and port, method, path with its query (quoted: it has 
 # (U+009B is a terminal's CSI) as '?', well-formed UTF-8 text as it is.
 hostport=${web#http://}
 exec 3<>"/dev/tcp/${hostport%:*}/${hostport##*:}"
-printf 'GET /v1/armatures?a=\377\376 HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: \302\2331m caf\303\251\r\nConnection: close\r\n\r\n' >&3
+printf 'GET /v1/armatures?a=\377\376\370\200\200 HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: \302\2331m caf\303\251\r\nConnection: close\r\n\r\n' >&3
 cat <&3 >/dev/null
 exec 3<&-
-wait_for grep -q 'path="/v1/armatures?a=??"' "$LOG"
-check "a path's bytes that are not UTF-8 are logged as '?'" grep -q 'path="/v1/armatures?a=??"' "$LOG"
+wait_for grep -q 'path="/v1/armatures?a=?????"' "$LOG"
+check "a path's bytes that are not UTF-8 are logged as '?' (a lead byte past F4 too)" \
+    grep -q 'path="/v1/armatures?a=?????"' "$LOG"
 check "a C1 control's two bytes are '?', UTF-8 text is kept" grep -q 'fwd="??1m café"' "$LOG"
 
 # Rotation: the file is moved away, SIGHUP, and what follows goes to a new file at the path.
