@@ -78,19 +78,29 @@ static struct http_req *finish(struct exchange *ex)
     return hr;
 }
 
-/* The headers every answer of ex carries: CORS, then the caller's. */
+/* The headers every answer of ex carries: CORS, no MIME sniffing (a JSON error naming a
+ * file's "<script>" is never read as a page), no Referer to other sites (a page's URL holds
+ * the armature's id), then the caller's. */
 static const char *with_cors(const struct exchange *ex, const char *extra, char *buf, size_t cap)
 {
     const char *origin = ex->api->cfg->cors_origin;
-    snprintf(buf, cap, "%s%s%s%s", origin ? "Access-Control-Allow-Origin: " : "",
-             origin ? origin : "", origin ? "\r\nVary: Origin\r\n" : "", extra ? extra : "");
+    snprintf(buf, cap,
+             "%s%s%sX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n%s",
+             origin ? "Access-Control-Allow-Origin: " : "", origin ? origin : "",
+             origin ? "\r\nVary: Origin\r\n" : "", extra ? extra : "");
     return buf;
 }
+
+/* The preview page's own files: what they may load (their own origin only), and no framing
+ * by other sites. */
+#define PAGE_POLICY                                                                                \
+    "Content-Security-Policy: default-src 'self'; img-src 'self' data:; frame-ancestors 'none'; "  \
+    "base-uri 'none'; form-action 'none'\r\n"
 
 static void reply(struct exchange *ex, int status, const char *type, const char *extra,
                   const void *body, size_t len)
 {
-    char headers[512];
+    char headers[1024];
     count(ex->api, ex->route, status);
     with_cors(ex, extra, headers, sizeof headers);
     http_respond(finish(ex), status, type, headers, body, len);
@@ -100,7 +110,7 @@ static void fail(struct exchange *ex, int status, const char *extra, const char 
     __attribute__((format(printf, 4, 5)));
 static void fail(struct exchange *ex, int status, const char *extra, const char *fmt, ...)
 {
-    char msg[400], headers[512];
+    char msg[400], headers[1024];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -135,7 +145,11 @@ static void fail_status(struct exchange *ex, uint16_t st, const char *msg)
 /* Cache-Control and ETag of an answer about content: immutable under /v1/armatures/{id}/. */
 static const char *cache_headers(const struct exchange *ex, char *buf, size_t cap)
 {
-    snprintf(buf, cap, "Cache-Control: public, %s\r\nETag: %s\r\n",
+    /* behind --auth-token, for the browser's own cache only: "public" would let a shared
+     * cache hand what the token guards to anyone (RFC 9111 3.5) */
+    const char *token = ex->api->cfg->auth_token;
+    snprintf(buf, cap, "Cache-Control: %s, %s\r\nETag: %s\r\n",
+             token && *token ? "private" : "public",
              ex->files ? "max-age=60" : "max-age=31536000, immutable", ex->etag);
     return buf;
 }
@@ -159,7 +173,7 @@ static void reply_content_owned(struct exchange *ex, const char *type, uint8_t *
         free(body);
         return;
     }
-    char h[256], headers[512];
+    char h[256], headers[1024];
     count(ex->api, ex->route, 200);
     with_cors(ex, cache_headers(ex, h, sizeof h), headers, sizeof headers);
     http_respond_owned(finish(ex), 200, type, headers, body, len);
@@ -194,7 +208,8 @@ static int make_etag(struct exchange *ex, const uint8_t id[32], const struct skp
     struct skp_writer w;
     skp_writer_init(&w, stack, sizeof stack);
     write_key(&w, ex, id, m, rm, matrix);
-    for (size_t cap = 2 * sizeof stack; w.err && cap <= SKP_MAX_FRAME; cap *= 2) {
+    /* only room can be missing: the query's names were held to SKP_MAX_NAME already */
+    for (size_t cap = 2 * sizeof stack; w.err == SKP_ENOSPACE && cap <= SKP_MAX_FRAME; cap *= 2) {
         uint8_t *bigger = realloc(heap, cap);
         if (!bigger)
             break;
@@ -204,6 +219,10 @@ static int make_etag(struct exchange *ex, const uint8_t id[32], const struct skp
     }
     int rc = w.err ? -1 : sha256(w.buf, w.len, digest);
     free(heap);
+    if (rc && w.err && w.err != SKP_ENOSPACE) { /* the query's validator lets none through */
+        fail(ex, 400, NULL, "a name in the query is longer than the protocol's 1024 bytes");
+        return -1;
+    }
     if (rc) {
         fail(ex, 500, NULL, "out of memory");
         return -1;
@@ -721,7 +740,7 @@ static bool authorized(const struct exchange *ex)
 {
     const struct config *cfg = ex->api->cfg;
     const char *got = ex->hr->authorization;
-    char from_cookie[512];
+    char from_cookie[3 * 1024 + 1];            /* a 1024-byte token percent-encoded whole */
     if (!cfg->auth_token || !*cfg->auth_token) /* no cookie to read */
         return true;
     if (got && !strncasecmp(got, "Bearer ", 7)) /* the scheme is case-insensitive (RFC 9110 11.1) */
@@ -856,7 +875,7 @@ static void route_ops(struct exchange *ex, const char *path)
     } else if (!strcmp(path, "/metrics")) {
         metrics(ex);
     } else if ((page = www_find(path))) {
-        reply(ex, 200, page->content_type, "Cache-Control: no-cache\r\n", page->bytes,
+        reply(ex, 200, page->content_type, "Cache-Control: no-cache\r\n" PAGE_POLICY, page->bytes,
               page->length);
     } else {
         fail(ex, 404, NULL, "no such resource");

@@ -303,6 +303,11 @@ int skp_cli_eval_parse(struct skp_cli_args *a, bool engine_opts, struct skp_cli_
             snprintf(msg, cap, "--anim: at most %d animations", SKP_MAX_ANIMS);
             return -1;
         }
+        if (strlen(p) > SKP_MAX_NAME) { /* what a request can carry (name it by its index) */
+            snprintf(msg, cap, "--anim: a name is at most %d bytes (give a longer one's index)",
+                     SKP_MAX_NAME);
+            return -1;
+        }
         e->anims[e->count++] = p;
     }
     if (per_anim("frame", v[SKP_CLI_FRAME], e->count, 0, e->frames, msg, cap) ||
@@ -616,6 +621,9 @@ static int render_canvas(struct skp_cli_args *a, struct skp_cli_render *r, char 
          t = strtok(NULL, ",")) {
         if (r->style_count == SKP_MAX_STYLES)
             return FAIL("--style: at most %d styles", SKP_MAX_STYLES);
+        if (strlen(t) > SKP_MAX_NAME)
+            return FAIL("--style: a name is at most %d bytes (give a longer one's index)",
+                        SKP_MAX_NAME);
         r->styles[r->style_count++] = t;
     }
     if (v[SKP_CLI_STYLE] && !r->style_count)

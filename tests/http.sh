@@ -882,6 +882,13 @@ check "404: an unknown animation; the message lists the valid names" \
     errjson e 404 Nope Idle Walk Wave Glitch
 get e "$A/v1/armatures/$ROBOT/render.png?style=Nope"
 check "404: an unknown style; the message lists the valid names" errjson e 404 Nope Default Red Night
+# a name longer than a request can carry (1024 bytes) is a bad parameter, named; it was a 500
+# "out of memory" from the answer's tag
+LONGNAME=$(printf 'M%.0s' $(seq 1025))
+get e "$A/v1/files/robot.skf/pose?anim=$LONGNAME"
+check "400: an animation name over 1024 bytes, named" errjson e 400 "anim: a name is at most 1024 bytes"
+get e "$A/v1/armatures/$ROBOT/render.png?style=$LONGNAME"
+check "400: a style name over 1024 bytes, named" errjson e 400 "style: a name is at most 1024 bytes"
 get e "$A/v1/nope"
 check "404: an unknown path under /v1/" errjson e 404
 get e "$A/nope"
@@ -1149,6 +1156,14 @@ tally list 200
 get au "$B/v1/files/robot.skf/pose?anim=Walk&frame=3" "${AUTH[@]}"
 check "with the token: a pose is skeld eval's JSON" eval 'is "$ST" 200 && same "$TMP/au.body" "$TMP/want.json"'
 tally pose 200
+check "behind a token an answer is for the browser's cache only (private, not public)" \
+    eval 'case "$(hdr au Cache-Control)" in private,*) true ;; *) false ;; esac'
+check "every answer says nosniff and no-referrer" \
+    eval 'is "$(hdr au X-Content-Type-Options)" nosniff && is "$(hdr au Referrer-Policy)" no-referrer'
+get au "$B/"
+check "the page's own files carry a Content-Security-Policy: its own origin, no framing" \
+    eval 'case "$(hdr au Content-Security-Policy)" in "default-src '"'self'"';"*"frame-ancestors '"'none'"'"*) true ;; *) false ;; esac'
+tally ops 200
 get au "$B/v1/armatures" -X OPTIONS -H 'Origin: https://x.example' -H 'Access-Control-Request-Method: GET'
 check "without --cors-origin: a preflight gets 204 without Access-Control-Allow-Origin" \
     eval 'is "$ST" 204 && not has_hdr au Access-Control-Allow-Origin'
