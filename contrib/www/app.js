@@ -67,10 +67,16 @@ async function fetchJSON(url, options) {
   return body;
 }
 
-// How to name an animation or style to skeld: by name, or by index when the name would not
-// survive as one entry of a comma-separated list.
-function nameFor(item) {
-  return item.name === '' || item.name.includes(',') ? String(item.id) : item.name;
+// How to name an animation or style of `list` to skeld, which takes a name or an index and
+// reads a name first: by name, unless the name would not come back to this item (empty, with a
+// comma, past the 1024 bytes a request holds, or an earlier item's too); then by index, unless
+// that number is some item's name, which skeld would take instead.
+function nameFor(item, list) {
+  const usable = item.name !== '' && !item.name.includes(',') &&
+                 new TextEncoder().encode(item.name).length <= 1024 &&
+                 list.find((i) => i.name === item.name) === item;
+  const index = String(item.id);
+  return usable || list.some((i) => i.name === index) ? item.name : index;
 }
 
 function frameCount() {
@@ -82,7 +88,9 @@ function frameCount() {
 // Whether the armature at base ("/v1/armatures/{id}") is still cached: only a 404 says not.
 async function stillCached(base) {
   try {
-    return (await fetch(base, {method: 'HEAD'})).status !== 404;
+    // not from the browser's cache: the armature's answers are immutable, and a cached GET
+    // would answer for it long after skeld dropped it
+    return (await fetch(base, {method: 'HEAD', cache: 'no-store'})).status !== 404;
   } catch (e) {
     return true; // unreachable is not gone: the next request will say what is wrong
   }
@@ -240,9 +248,9 @@ function restart(note = '', resume = true) {
                 null;
   const style = (player.info.styles || []).find((s) => String(s.id) === ui.style.value);
   player.params = {
-    anim: player.anim ? nameFor(player.anim) : '',
+    anim: player.anim ? nameFor(player.anim, player.info.animations) : '',
     size: ui.size.value,
-    style: style ? nameFor(style) : '',
+    style: style ? nameFor(style, player.info.styles) : '',
   };
   player.frames = [];
   player.inFlight = 0;
@@ -341,6 +349,7 @@ async function failed(f, generation, attempt) {
     return;
   }
   stop();
+  player.frames[f] = undefined; // asked for again when playing resumes
   let why = 'skeld is unreachable';
   if (body && body.message) why = body.message;
   else if (res) why = `${res.status} ${res.statusText}`;
@@ -381,6 +390,7 @@ function play() {
   player.playing = true;
   player.timer = setInterval(tick, 1000 / (player.anim.fps > 0 ? player.anim.fps : 24));
   ui.play.textContent = 'Pause';
+  pump(); // frames that failed before are asked for again
 }
 
 function stop() {
