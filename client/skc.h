@@ -355,7 +355,8 @@ typedef struct skc_draw {
     double tint[4];
     uint32_t vertex_count;
     const skc_vertex *vertices;
-    uint32_t index_count; /* triangles: a multiple of 3 */
+    uint32_t index_count; /* triangles: a multiple of 3, each index below vertex_count (a
+                           * reply that breaks this is SKC_EPROTO) */
     const uint32_t *indices;
 } skc_draw;
 

@@ -125,6 +125,8 @@ static int file_frame(skc_client *c, const struct skp_frame *f)
     return 0;
 }
 
+static void shrink_input(skc_client *c);
+
 /* Files every whole frame in the input buffer and keeps the partial rest. */
 static int file_frames(skc_client *c)
 {
@@ -145,6 +147,7 @@ static int file_frames(skc_client *c)
     }
     memmove(c->in, c->in + off, c->in_len - off);
     c->in_len -= off;
+    shrink_input(c); /* the replies are copied out: a big one's buffer goes (async: only here) */
     return rc;
 }
 
@@ -467,8 +470,14 @@ int skc__recv(skc_client *c, uint32_t req_id, int64_t deadline, skc_reply **out)
         struct skc__pending *p = find(c, req_id);
         if (!p)
             return skc__fail(c, SKC_EINVAL, "no request %u is pending", (unsigned)req_id);
-        if (p->done)
-            return take(c, p, out);
+        if (p->done) {
+            /* it came before the connection failed (the flush above may have said so): a
+             * success says no error */
+            int got = take(c, p, out);
+            if (got == 0)
+                c->err[0] = '\0';
+            return got;
+        }
         if (c->fd < 0) {
             drop(c, p); /* the reply can never come */
             return gone(c);

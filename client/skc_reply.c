@@ -3,6 +3,7 @@
  * NUL-terminated strings, so skc_reply_free releases everything in a few free() calls.
  * Counts from the wire are checked against the bytes left before anything is allocated. */
 #include <stdalign.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,7 @@ struct dec {
     struct skp_reader r;
     skc_reply *rep;
     int nomem;
+    const char *broken; /* a promise of skc.h the reply breaks, well formed as it may be */
 };
 
 static void *arena_alloc(struct dec *d, size_t n)
@@ -206,6 +208,13 @@ static void dec_draw(struct dec *d, skc_draw *e)
     for (uint32_t i = 0; ix && i < e->index_count; i++)
         ix[i] = skp_read_u32(&d->r);
     e->indices = ix;
+    /* skc.h promises triangles of the draw's own vertices: a caller indexes vertices[] with
+     * these, unchecked */
+    bool whole = e->index_count % 3 == 0;
+    for (uint32_t i = 0; ix && whole && i < e->index_count; i++)
+        whole = ix[i] < e->vertex_count;
+    if (!whole && !d->broken)
+        d->broken = "a draw's indices are not triangles of its vertices";
 }
 
 static void dec_mesh(struct dec *d)
@@ -262,6 +271,8 @@ static void dec_ping(struct dec *d)
 static void dec_hello(struct dec *d)
 {
     d->rep->version = skp_read_u16(&d->r);
+    if (d->rep->version != SKP_VERSION) /* PROTOCOL.md: a version 1 daemon answers 1 */
+        d->broken = "the daemon speaks another protocol version";
     d->rep->server_name = read_str(d);
     d->rep->max_frame = skp_read_u32(&d->r);
 }
@@ -337,12 +348,17 @@ int skc__decode(skc_client *c, uint8_t op, struct skc__frame *f, skc_reply **out
     skp_reader_init(&d.r, f->body, f->h.body_len);
     decoder_for(op)(&d);
     int err = skp_reader_finish(&d.r);
-    if (d.nomem || err) {
+    if (d.nomem || err || d.broken) {
         skc_reply_free(rep);
-        return d.nomem ? skc__fail(c, SKC_ENOMEM, "out of memory decoding a %s reply",
-                                   skp_opcode_name(op))
-                       : skc__fail(c, SKC_EPROTO, "malformed %s reply (%s)", skp_opcode_name(op),
-                                   err == SKP_ETRAILING ? "bytes left over" : "truncated");
+        const char *why = err == SKP_ETRAILING  ? "bytes left over"
+                          : err == SKP_ENUL     ? "a string holds a NUL byte"
+                          : err == SKP_ETOOLONG ? "a field longer than the protocol allows"
+                          : err                 ? "truncated"
+                                                : d.broken;
+        return d.nomem
+                   ? skc__fail(c, SKC_ENOMEM, "out of memory decoding a %s reply",
+                               skp_opcode_name(op))
+                   : skc__fail(c, SKC_EPROTO, "malformed %s reply (%s)", skp_opcode_name(op), why);
     }
     *out = rep;
     return 0;

@@ -550,6 +550,95 @@ START_TEST(malformed_reply)
 }
 END_TEST
 
+/* Replies to each MESH with one draw whose indices break skc.h's promise (triangles of the
+ * draw's own vertices): first 4 indices, then 3 with one past the vertices, then a good one;
+ * echoes PINGs. */
+static void script_bad_indices(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX];
+    static const uint32_t sets[3][4] = {{0, 1, 99999, 7}, {0, 1, 2}, {0, 1, 1}};
+    static const uint32_t counts[3] = {4, 3, 3};
+    int k = 0;
+    if (srv_hello(f, fd))
+        return;
+    while (srv_read(fd, &h, body) == 0) {
+        if (h.opcode == SKP_OP_PING) {
+            srv_reply(fd, SKP_OP_PING, 0, h.id, body, h.body_len);
+            continue;
+        }
+        uint8_t out[512];
+        struct skp_writer w;
+        skp_writer_init(&w, out, sizeof out);
+        skp_write_u32(&w, 1); /* one draw: bone, atlas, tint, 2 vertices */
+        skp_write_u32(&w, 0);
+        skp_write_u32(&w, 0);
+        for (int i = 0; i < 4; i++)
+            skp_write_f64(&w, 255);
+        skp_write_u32(&w, 2);
+        for (int i = 0; i < 8; i++)
+            skp_write_f64(&w, i);
+        skp_write_u32(&w, counts[k % 3]);
+        for (uint32_t i = 0; i < counts[k % 3]; i++)
+            skp_write_u32(&w, sets[k % 3][i]);
+        k++;
+        srv_reply(fd, h.opcode, 0, h.id, out, w.len);
+    }
+}
+
+START_TEST(reply_breaking_the_header_is_eproto)
+{
+    struct fake f;
+    fake_start(&f, script_bad_indices);
+    skc_client *c = connect_to(&f, NULL);
+    skc_eval ev;
+    skc_eval_init(&ev);
+    skc_reply *rep = NULL;
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(skc_mesh(c, &ev, &rep), SKC_EPROTO);
+        ck_assert_ptr_null(rep);
+        ck_assert_msg(strstr(skc_errmsg(c), "indices are not triangles of its vertices"), "%s",
+                      skc_errmsg(c));
+    }
+    ck_assert_msg(skc_mesh(c, &ev, &rep) == 0, "%s", skc_errmsg(c)); /* a good one, then */
+    skc_reply_free(rep);
+    ck_assert_int_eq(skc_ping(c, "after", 5), 0);
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
+/* HELLO answered with protocol version 2: not a daemon this library speaks to. */
+static void script_hello_v2(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX], out[64];
+    (void)f;
+    if (srv_read(fd, &h, body))
+        return;
+    struct skp_writer w;
+    skp_writer_init(&w, out, sizeof out);
+    skp_write_u16(&w, 2);
+    skp_write_str(&w, "future", 6);
+    skp_write_u32(&w, 1u << 20);
+    srv_reply(fd, SKP_OP_HELLO, 0, h.id, out, w.len);
+    while (srv_read(fd, &h, body) == 0)
+        ;
+}
+
+START_TEST(hello_of_another_version_is_eproto)
+{
+    struct fake f;
+    fake_start(&f, script_hello_v2);
+    skc_options o = {f.uri, NULL, 2000, 5000, 0};
+    skc_client *c = NULL;
+    ck_assert_int_eq(skc_connect(&c, &o), SKC_EPROTO);
+    ck_assert_msg(strstr(skc_errmsg(c), "another protocol version"), "%s", skc_errmsg(c));
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
 /* Reads one request, sends half a reply, and hangs up. */
 static void script_close_mid_reply(struct fake *f, int fd)
 {
@@ -1988,6 +2077,8 @@ static Suite *client_suite(void)
     tc = tcase_create("errors");
     tcase_add_test(tc, error_reply);
     tcase_add_test(tc, malformed_reply);
+    tcase_add_test(tc, reply_breaking_the_header_is_eproto);
+    tcase_add_test(tc, hello_of_another_version_is_eproto);
     tcase_add_test(tc, close_mid_reply);
     tcase_add_test(tc, send_after_the_server_hung_up_says_reconnect);
     tcase_add_test(tc, eof_while_waiting_says_reconnect);
