@@ -242,8 +242,13 @@ function restart(note = '', resume = true) {
   player.generation++;
   if (!validSize()) {
     say('The size is width x height in pixels, such as 128x128.');
+    // nothing of the old size plays, nor is offered as a sheet (the size stays editable)
+    ui.play.disabled = ui.frame.disabled = true;
+    ui.sheet.removeAttribute('href');
+    ui.sheet.textContent = '';
     return;
   }
+  ui.play.disabled = ui.frame.disabled = false;
   player.anim = (player.info.animations || []).find((a) => String(a.id) === ui.anim.value) ||
                 null;
   const style = (player.info.styles || []).find((s) => String(s.id) === ui.style.value);
@@ -350,6 +355,11 @@ async function failed(f, generation, attempt) {
   }
   stop();
   player.frames[f] = undefined; // asked for again when playing resumes
+  if (res && res.status === 401) { // the token changed (SIGHUP) or was never given
+    ui.tokenRow.hidden = false;
+    say('This skeld needs its --auth-token (it may have changed): enter it in the Token field.');
+    return;
+  }
   let why = 'skeld is unreachable';
   if (body && body.message) why = body.message;
   else if (res) why = `${res.status} ${res.statusText}`;
@@ -386,7 +396,7 @@ function tick() {
 }
 
 function play() {
-  if (player.playing || !player.anim || frameCount() < 2) return;
+  if (player.playing || !player.anim || frameCount() < 2 || ui.play.disabled) return;
   player.playing = true;
   player.timer = setInterval(tick, 1000 / (player.anim.fps > 0 ? player.anim.fps : 24));
   ui.play.textContent = 'Pause';
