@@ -112,8 +112,9 @@ elif [ "$played" -lt $min_frames ]; then
 else
     echo "preview: the page played $played frames"
 fi
-# The list names a preloaded armature by its file, with the start of its id.
-if [ $brc -eq 0 ] && ! grep -q '<option value="id:[0-9a-f]*">robot\.skf ([0-9a-f]\{8\}' "$tmp/dom"; then
+# The list names a preloaded armature by its file (isolated, U+2068: right-to-left names cannot
+# reorder the label), with the start of its id.
+if [ $brc -eq 0 ] && ! grep -q '<option value="id:[0-9a-f]*">[^<r]*robot\.skf ([0-9a-f]\{8\}' "$tmp/dom"; then
     echo "preview: the armature list does not name robot.skf; its options:"
     grep -o '<option[^<]*' "$tmp/dom" | head -n 10
     fail=1

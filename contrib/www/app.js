@@ -67,6 +67,12 @@ async function fetchJSON(url, options) {
   return body;
 }
 
+// A name from the file, isolated (U+2068 .. U+2069) so that a right-to-left one cannot reorder
+// the text around it.
+function iso(name) {
+  return `\u2068${name}\u2069`;
+}
+
 // How to name an animation or style of `list` to skeld, which takes a name or an index and
 // reads a name first: by name, unless the name would not come back to this item (empty, with a
 // comma, past the 1024 bytes a request holds, or an earlier item's too); then by index, unless
@@ -114,7 +120,7 @@ async function listArmatures(choice, quiet) {
     const file = uploadedNames.get(a.id) || a.file;
     const id = `${a.id.slice(0, file ? 8 : 12)}\u2026`;
     const name = file ? `${file} (${id})` : id;
-    const label = `${name}: ${a.bones} bones; ${a.animations.join(', ') || 'no animations'}`;
+    const label = `${iso(name)}: ${a.bones} bones; ${a.animations.map(iso).join(', ') || 'no animations'}`;
     ui.armature.add(new Option(label, `id:${a.id}`));
   }
   if (choice) ui.armature.value = choice;
@@ -218,12 +224,12 @@ async function open(choice, wanted) {
   player.info = info;
   const notes = [];
   const anims = info.animations || [], styles = info.styles || [];
-  if (!fillSelect(ui.anim, anims, (a) => `${a.name} (${a.frames} frames, ${a.fps} fps)`,
+  if (!fillSelect(ui.anim, anims, (a) => `${iso(a.name)} (${a.frames} frames, ${a.fps} fps)`,
                   wanted.anim, anims.length ? '' : '(rest pose)')) {
-    notes.push(`no animation "${wanted.anim}"; valid: ${anims.map((a) => a.name).join(', ')}`);
+    notes.push(`no animation "${iso(wanted.anim)}"; valid: ${anims.map((a) => iso(a.name)).join(', ')}`);
   }
-  if (!fillSelect(ui.style, styles, (s) => s.name, wanted.style, '(default)')) {
-    notes.push(`no style "${wanted.style}"; valid: ${styles.map((s) => s.name).join(', ')}`);
+  if (!fillSelect(ui.style, styles, (s) => iso(s.name), wanted.style, '(default)')) {
+    notes.push(`no style "${iso(wanted.style)}"; valid: ${styles.map((s) => iso(s.name)).join(', ')}`);
   }
   ui.playback.disabled = false;
   restart(notes.length ? ` (${notes.join(', ')})` : '');
@@ -257,7 +263,7 @@ function restart(note = '', resume = true) {
     size: ui.size.value,
     style: style ? nameFor(style, player.info.styles) : '',
   };
-  player.frames = [];
+  dropFrames();
   player.inFlight = 0;
   player.current = 0;
   player.shown = false;
@@ -265,7 +271,7 @@ function restart(note = '', resume = true) {
   ui.frame.max = String(n - 1);
   ui.frame.value = '0';
   ui.frameText.textContent = `0 / ${n - 1}`;
-  const what = player.anim ? player.anim.name : 'the rest pose';
+  const what = player.anim ? iso(player.anim.name) : 'the rest pose';
   ui.view.setAttribute('aria-label', `${what}, rendered by skeld`);
   updateSheetLink();
   say(player.anim ? `${what}: ${n} frames at ${player.anim.fps} fps, ${ui.size.value}${note}`
@@ -304,6 +310,18 @@ function updateSheetLink() {
   ui.sheet.href = `${player.base}/render.png?${query(q)}`;
   ui.sheet.download = `${player.anim.name || 'animation'}-sheet.png`;
   ui.sheet.textContent = 'Download spritesheet';
+}
+
+// Forgets the frames asked for: those still loading are cancelled (an empty src ends the
+// fetch), so a superseded size or animation does not hold the browser's connections.
+function dropFrames() {
+  for (const slot of player.frames) {
+    if (slot && !slot.ready) {
+      slot.img.onload = slot.img.onerror = null;
+      slot.img.src = '';
+    }
+  }
+  player.frames = [];
 }
 
 // Asks for frames not asked for yet, from the current one onwards (wrapping), a few at a time.
