@@ -860,6 +860,27 @@ static void metrics(struct exchange *ex)
     free(b.data);
 }
 
+/* One of the preview page's files, with a strong ETag of its bytes (revalidated on every
+ * use: no-cache), so that a reload of an unchanged page is a 304. */
+static void page_file(struct exchange *ex, const struct www_file *page)
+{
+    uint8_t digest[32];
+    char hex[33], headers[256];
+    if (sha256(page->bytes, page->length, digest)) {
+        fail(ex, 500, NULL, "out of memory");
+        return;
+    }
+    skp_hex(hex, digest, 16);
+    snprintf(headers, sizeof headers, "Cache-Control: no-cache\r\nETag: \"page-%s\"\r\n%s", hex,
+             PAGE_POLICY);
+    const char *inm = ex->hr->if_none_match;
+    bool same = inm && (!strcmp(inm, "*") || strstr(inm, hex));
+    if (same)
+        reply(ex, 304, NULL, headers, NULL, 0);
+    else
+        reply(ex, 200, page->content_type, headers, page->bytes, page->length);
+}
+
 static void route_ops(struct exchange *ex, const char *path)
 {
     const struct www_file *page;
@@ -875,8 +896,7 @@ static void route_ops(struct exchange *ex, const char *path)
     } else if (!strcmp(path, "/metrics")) {
         metrics(ex);
     } else if ((page = www_find(path))) {
-        reply(ex, 200, page->content_type, "Cache-Control: no-cache\r\n" PAGE_POLICY, page->bytes,
-              page->length);
+        page_file(ex, page);
     } else {
         fail(ex, 404, NULL, "no such resource");
     }

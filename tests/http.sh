@@ -1164,6 +1164,18 @@ get au "$B/"
 check "the page's own files carry a Content-Security-Policy: its own origin, no framing" \
     eval 'case "$(hdr au Content-Security-Policy)" in "default-src '"'self'"';"*"frame-ancestors '"'none'"'"*) true ;; *) false ;; esac'
 tally ops 200
+PAGE_TAG=$(hdr au ETag)
+check "the page's files carry a strong ETag of their bytes ($PAGE_TAG)" \
+    eval 'case "$PAGE_TAG" in \"page-*\") true ;; *) false ;; esac'
+get au "$B/" -H "If-None-Match: $PAGE_TAG"
+check "a reload of the unchanged page is a 304" is "$ST" 304
+tally ops 304
+get au "$B/" -H 'If-None-Match: *'
+check "If-None-Match: * on the page (it exists): 304" is "$ST" 304
+tally ops 304
+get au "$B/app.js" -H "If-None-Match: $PAGE_TAG"
+check "another file's tag is not this one's: 200" is "$ST" 200
+tally ops 200
 get au "$B/v1/armatures" -X OPTIONS -H 'Origin: https://x.example' -H 'Access-Control-Request-Method: GET'
 check "without --cors-origin: a preflight gets 204 without Access-Control-Allow-Origin" \
     eval 'is "$ST" 204 && not has_hdr au Access-Control-Allow-Origin'
