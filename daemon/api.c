@@ -602,7 +602,9 @@ static void route_armature(struct exchange *ex, char *rest)
         fail(ex, 404, NULL, "an armature id is 64 lowercase hex digits");
         return;
     }
-    ex->route = resource_of(slash ? slash + 1 : "");
+    /* "{id}/" names no resource: read as {id}, a balancer hashing the path with its slash
+     * would send it to another node than {id}'s */
+    ex->route = slash && !slash[1] ? R_OTHER : resource_of(slash ? slash + 1 : "");
     if (ex->route == R_OTHER) {
         fail(ex, 404, NULL, "no such resource (pose, mesh, render.png or sheet.json)");
         return;

@@ -768,6 +768,10 @@ static void deliver(struct http_conn *c)
     c->expect = NULL;
     free(c->coding);
     c->coding = NULL;
+    /* A request that began arriving before the drain (an upload under way when the grace
+     * ended) is answered: refused after its whole body, it could not be sent elsewhere. */
+    bool begun_before =
+        c->set->stopping && c->req_since && c->req_since <= c->set->stop_deadline - SHUTDOWN_MS;
     c->req_since = 0;
     if (c->tail)
         c->tail->next = r;
@@ -778,7 +782,7 @@ static void deliver(struct http_conn *c)
     bool probe = probe_url(r) && (r->verb == HTTP_VERB_GET || r->verb == HTTP_VERB_HEAD);
     if (c->probe_only) /* one request only: it holds a place past the limit */
         c->close_after = r->close = true;
-    if (c->set->stopping || (c->probe_only && !probe)) {
+    if ((c->set->stopping && !begun_before) || (c->probe_only && !probe)) {
         c->set->hooks->on_refused(c->set->owner, 503);
         http_error(r, 503, "Retry-After: 1\r\n", "%s",
                    c->set->stopping ? "shutting down" : conn_too_many);
