@@ -862,21 +862,15 @@ static void metrics(struct exchange *ex)
     free(b.data);
 }
 
-/* One of the preview page's files, with a strong ETag of its bytes (revalidated on every
- * use: no-cache), so that a reload of an unchanged page is a 304. */
+/* One of the preview page's files, with the strong ETag of its bytes that contrib/embed made
+ * (revalidated on every use: no-cache), so that a reload of an unchanged page is a 304. */
 static void page_file(struct exchange *ex, const struct www_file *page)
 {
-    uint8_t digest[32];
-    char hex[33], headers[256];
-    if (sha256(page->bytes, page->length, digest)) {
-        fail(ex, 500, NULL, "out of memory");
-        return;
-    }
-    skp_hex(hex, digest, 16);
-    snprintf(headers, sizeof headers, "Cache-Control: no-cache\r\nETag: \"page-%s\"\r\n%s", hex,
+    char headers[256];
+    snprintf(headers, sizeof headers, "Cache-Control: no-cache\r\nETag: %s\r\n%s", page->etag,
              PAGE_POLICY);
     const char *inm = ex->hr->if_none_match;
-    bool same = inm && (!strcmp(inm, "*") || strstr(inm, hex));
+    bool same = inm && (!strcmp(inm, "*") || strstr(inm, page->etag));
     if (same)
         reply(ex, 304, NULL, headers, NULL, 0);
     else

@@ -770,8 +770,7 @@ static void deliver(struct http_conn *c)
     c->coding = NULL;
     /* A request that began arriving before the drain (an upload under way when the grace
      * ended) is answered: refused after its whole body, it could not be sent elsewhere. */
-    bool begun_before =
-        c->set->stopping && c->req_since && c->req_since <= c->set->stop_deadline - SHUTDOWN_MS;
+    bool begun_before = c->set->stopping && c->req_since && c->req_since <= c->set->stop_started;
     c->req_since = 0;
     if (c->tail)
         c->tail->next = r;
@@ -997,7 +996,8 @@ void http_accept(struct http_set *set, uv_stream_t *listener)
 
 void http_set_drain(struct http_set *set)
 {
-    set->stop_deadline = uv_now(set->loop) + SHUTDOWN_MS;
+    set->stop_started = uv_now(set->loop);
+    set->stop_deadline = set->stop_started + SHUTDOWN_MS;
     for (struct conn_link *k = set->list.head, *n; k; k = n) {
         n = k->next;
         finish_if_done(http_conn_of(k));

@@ -80,7 +80,7 @@ struct http_set {
     struct conn_list list;
     struct flush_set flush; /* connections with answers to write this loop iteration */
     bool stopping;
-    uint64_t stop_deadline;
+    uint64_t stop_started, stop_deadline; /* ms: when the drain began, and its bound */
     unsigned probes;      /* connections let in past --max-connections for a health probe */
     char node_header[96]; /* "X-Skeld-Node: NAME\r\n": which node answered, behind a balancer */
 };

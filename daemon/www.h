@@ -10,7 +10,8 @@ struct www_file {
     const char *path;         /* the URL path it answers: "/", "/app.js", "/style.css" */
     const char *content_type; /* for Content-Type, with the charset for text */
     const unsigned char *bytes;
-    size_t length; /* of bytes; a NUL follows them that length does not count */
+    size_t length;    /* of bytes; a NUL follows them that length does not count */
+    const char *etag; /* "\"page-HEX\"": a strong validator of bytes (sha256), made at build time */
 };
 
 extern const struct www_file www_files[];

@@ -160,29 +160,32 @@ run serve-bad timeout 120 "$BIN" serve --listn x
 status serve-bad 2 "skeld serve --listn is a usage error"
 
 # ---- config file errors name the file, the line and the key -----------------------------------
-# Each of these must stop the start; `timeout 120` turns a regression that serves instead into
-# a failure (exit 124), not a hang.
+# refused NAME DESC MESSAGE ARGS...: skeld serve ARGS stops the start, exit 2, saying MESSAGE.
+# Under `timeout 120`: a regression that serves instead fails (exit 124) rather than hangs.
+refused() {
+    local n=$1 desc=$2 msg=$3
+    shift 3
+    run "$n" timeout 120 "$BIN" serve "$@"
+    check "$desc" eval '[ $RC = 2 ] && said "$n" "$msg"'
+}
 printf '# a comment\nlisten = unix:%s/never.sock\n\nlistn = x\n' "$TMP" >"$TMP/c1.conf"
 run conf1 timeout 120 "$BIN" serve --config "$TMP/c1.conf"
 status conf1 2 "an unknown key in --config is a usage error"
 check "it says $TMP/c1.conf:4: unknown key \"listn\"" said conf1 "$TMP/c1.conf:4: unknown key \"listn\""
 printf 'threads = 2\nmax-connections = abc\n' >"$TMP/c2.conf"
-run conf2 timeout 120 "$BIN" serve --config "$TMP/c2.conf"
-check "a value that is not a number: exit 2, c2.conf:2: max-connections: \"abc\" is not a number" \
-    eval '[ $RC = 2 ] && said conf2 "$TMP/c2.conf:2: max-connections: \"abc\" is not a number"'
+refused conf2 "a value that is not a number: exit 2, c2.conf:2: max-connections: \"abc\" is not a number" \
+    "$TMP/c2.conf:2: max-connections: \"abc\" is not a number" --config "$TMP/c2.conf"
 printf 'max-connections = 0\n' >"$TMP/c3.conf"
-run conf3 timeout 120 "$BIN" serve --config "$TMP/c3.conf"
-check "a number out of range: exit 2, c3.conf:1: max-connections: 0 is out of range" \
-    eval '[ $RC = 2 ] && said conf3 "$TMP/c3.conf:1: max-connections: 0 is out of range"'
+refused conf3 "a number out of range: exit 2, c3.conf:1: max-connections: 0 is out of range" \
+    "$TMP/c3.conf:1: max-connections: 0 is out of range" --config "$TMP/c3.conf"
 printf 'threads 2\n' >"$TMP/c4.conf"
-run conf4 timeout 120 "$BIN" serve --config "$TMP/c4.conf"
-check "a line without '=': exit 2, c4.conf:1 named" eval '[ $RC = 2 ] && said conf4 "$TMP/c4.conf:1: expected \"key = value\""'
-run conf5 timeout 120 "$BIN" serve --max-connections abc
-check "on the command line: --max-connections: \"abc\" is not a number" \
-    eval '[ $RC = 2 ] && said conf5 "--max-connections: \"abc\" is not a number"'
-run node-bad timeout 120 "$BIN" serve --node-name 'a b"c' --listen "unix:$TMP/never.sock"
-check "--node-name with a space or quote (it goes into a header and a label): exit 2, named" \
-    eval '[ $RC = 2 ] && said node-bad "--node-name \"a b\"c\": expected 1 to 64 of A-Z a-z 0-9 . _ -"'
+refused conf4 "a line without '=': exit 2, c4.conf:1 named" "$TMP/c4.conf:1: expected \"key = value\"" \
+    --config "$TMP/c4.conf"
+refused conf5 "on the command line: --max-connections: \"abc\" is not a number" \
+    "--max-connections: \"abc\" is not a number" --max-connections abc
+refused node-bad "--node-name with a space or quote (it goes into a header and a label): exit 2, named" \
+    "--node-name \"a b\"c\": expected 1 to 64 of A-Z a-z 0-9 . _ -" --node-name 'a b"c' \
+    --listen "unix:$TMP/never.sock"
 # A listener's host is an address and its port a decimal number in range (atoi read "abc" as
 # port 0, any free one, and 99999 as something else), refused before anything is opened.
 for u in http://localhost:8080 tcp://127.0.0.1:abc tcp://127.0.0.1:99999 "tcp://::1:7878" http://127.0.0.1:; do
@@ -196,44 +199,39 @@ done
 mkfifo "$TMP/fifo.conf"
 for c in "$TMP:a directory, not a configuration file" \
     "$TMP/fifo.conf:not a regular file" "/dev/zero:not a regular file"; do
-    run conf-kind timeout 120 "$BIN" serve --config "${c%%:*}" --listen "unix:$TMP/never.sock"
-    check "--config ${c%%:*}: exit 2, \"${c#*:}\"" \
-        eval '[ $RC = 2 ] && said conf-kind "skeld: ${c%%:*}: ${c#*:}"'
+    refused conf-kind "--config ${c%%:*}: exit 2, \"${c#*:}\"" "skeld: ${c%%:*}: ${c#*:}" \
+        --config "${c%%:*}" --listen "unix:$TMP/never.sock"
 done
 # Lines are read whole however long (a 4 KiB buffer split a comment, its tail read as an
 # option), a NUL byte is refused, a byte order mark skipped; errors name the right line.
 { printf '# %05000d listn = 1\n' 0; printf 'threads = abc\n'; } >"$TMP/c6.conf"
-run conf6 timeout 120 "$BIN" serve --config "$TMP/c6.conf"
-check "a 5000-byte comment is one line: the error is c6.conf:2's" \
-    eval '[ $RC = 2 ] && said conf6 "$TMP/c6.conf:2: threads: \"abc\" is not a number"'
+refused conf6 "a 5000-byte comment is one line: the error is c6.conf:2's" \
+    "$TMP/c6.conf:2: threads: \"abc\" is not a number" --config "$TMP/c6.conf"
 printf 'threads = 2\0 7\n' >"$TMP/c7.conf"
-run conf7 timeout 120 "$BIN" serve --config "$TMP/c7.conf"
-check "a NUL byte: exit 2, c7.conf:1 named" eval '[ $RC = 2 ] && said conf7 "$TMP/c7.conf:1: holds a NUL byte"'
+refused conf7 "a NUL byte: exit 2, c7.conf:1 named" "$TMP/c7.conf:1: holds a NUL byte" \
+    --config "$TMP/c7.conf"
 printf '\357\273\277threads = abc\n' >"$TMP/c8.conf"
-run conf8 timeout 120 "$BIN" serve --config "$TMP/c8.conf"
-check "a byte order mark is skipped: the key is read as threads" \
-    eval '[ $RC = 2 ] && said conf8 "$TMP/c8.conf:1: threads: \"abc\" is not a number"'
+refused conf8 "a byte order mark is skipped: the key is read as threads" \
+    "$TMP/c8.conf:1: threads: \"abc\" is not a number" --config "$TMP/c8.conf"
 # Checks made after reading name the file and line too; empty strings that would mean "none"
 # are refused (an empty auth-token would open a daemon meant to be closed).
 for c in "listen = foo:listen foo: expected unix:/path" 'log-level = loud:log-level "loud": expected' \
     "auth-token =:auth-token: empty" "root = :root: empty" "node-name = a b:node-name \"a b\": expected"; do
     printf '\n%s\n' "${c%%:*}" >"$TMP/c9.conf"
-    run conf9 timeout 120 "$BIN" serve --config "$TMP/c9.conf"
-    check "\"${c%%:*}\" in a config file: exit 2, c9.conf:2: ${c#*:}" \
-        eval '[ $RC = 2 ] && said conf9 "$TMP/c9.conf:2: ${c#*:}"'
+    refused conf9 "\"${c%%:*}\" in a config file: exit 2, c9.conf:2: ${c#*:}" \
+        "$TMP/c9.conf:2: ${c#*:}" --config "$TMP/c9.conf"
 done
 # Whole numbers as every command takes them (skp_cli_whole): no blank, no '+'; a flag once.
 for v in " 4" "+4" "4 "; do
-    run n-blank timeout 120 "$BIN" serve --threads "$v" --listen "unix:$TMP/never.sock"
-    check "--threads \"$v\": exit 2, not a number" eval '[ $RC = 2 ] && said n-blank "--threads: \"$v\" is not a number"'
+    refused n-blank "--threads \"$v\": exit 2, not a number" "--threads: \"$v\" is not a number" \
+        --threads "$v" --listen "unix:$TMP/never.sock"
 done
-run twice timeout 120 "$BIN" serve --threads 2 --threads 3 --listen "unix:$TMP/never.sock"
-check "--threads given twice: exit 2, said" eval '[ $RC = 2 ] && said twice "--threads given twice"'
+refused twice "--threads given twice: exit 2, said" "--threads given twice" --threads 2 --threads 3 \
+    --listen "unix:$TMP/never.sock"
 LONG=$TMP/$(printf 'L%.0s' $(seq 110))
 for u in "unix:" "unix:$LONG/s.sock"; do
-    run unix-len timeout 120 "$BIN" serve --listen "$u"
-    check "--listen ${u:0:20}...: exit 2, a unix socket's path is 1 to 107 bytes" \
-        eval '[ $RC = 2 ] && said unix-len "a unix socket'"'"'s path is 1 to 107 bytes"'
+    refused unix-len "--listen ${u:0:20}...: exit 2, a unix socket's path is 1 to 107 bytes" \
+        "a unix socket's path is 1 to 107 bytes" --listen "$u"
 done
 check "nothing was listened on" eval '[ ! -e "$TMP/never.sock" ]'
 
