@@ -450,21 +450,43 @@ static void progress(uint64_t done, uint64_t total)
 }
 
 /* A frame range goes out as chunks of frames, pipelined a few at a time so the daemon's
- * workers draw them in parallel and the progress bar moves. Each chunk is stateless and
- * replays from the same first step, so the pictures are those of one long request (and of
- * `skeld render --frames`): evaluation steps are cheap next to drawing. */
+ * workers draw them in parallel and the progress bar moves. Each chunk's pictures must be
+ * those of one long request (and of `skeld render --frames`), whose steps carry state from
+ * one frame to the next (physics, smoothing). A short range sends stateless chunks that
+ * replay from the range's first step: the daemon can answer them from its result cache. A
+ * longer one would replay quadratically many steps (16,000 frames took 3x the time of
+ * `skeld render --frames`: contrib/bench/bench-range.sh), so it plays on WINDOW instances,
+ * lanes, each taking every WINDOW-th chunk and stepping through the frames between its
+ * chunks without drawing them: every lane steps the whole range once, in parallel with the
+ * others. A lane has one request in flight at most, so its requests run in order, and one
+ * the daemon refused as busy has changed nothing and goes out again. */
 #define CHUNK_PIXELS (4u << 20) /* per reply, well under the daemon's default bound */
-#define WINDOW 4                /* chunks in flight */
+#define WINDOW 4                /* chunks in flight, and lanes */
+
+struct lane {
+    uint32_t instance;
+    uint64_t from; /* where its next request starts stepping */
+    bool fresh;    /* nothing played yet: the warm-up comes first */
+    bool busy;     /* a request in flight */
+};
 
 struct chunked {
     skc_client *c;
     skc_eval ev;
     skc_render_opts ro;
-    uint32_t first, last, per_chunk;
+    uint32_t first, last, per_chunk, warmup;
+    double from;         /* the range's first step */
     uint64_t next, done; /* 64-bit: a range may end at the last 32-bit frame */
     uint32_t ids[WINDOW], starts[WINDOW];
     unsigned head, count; /* ring of requests in flight, oldest first */
+    bool lanes_on;
+    struct lane lanes[WINDOW];
 };
+
+static struct lane *lane_of(struct chunked *k, uint32_t start)
+{
+    return k->lanes_on ? &k->lanes[(start - k->first) / k->per_chunk % WINDOW] : NULL;
+}
 
 static int send_chunk(struct chunked *k, uint32_t start)
 {
@@ -473,6 +495,14 @@ static int send_chunk(struct chunked *k, uint32_t start)
     k->ro.last = end < k->last ? (uint32_t)end : k->last;
     for (unsigned i = 0; i < k->ev.anim_count; i++)
         k->ev.anims[i].frame = k->ro.last; /* a range ends every animation at its last frame */
+    struct lane *l = lane_of(k, start);
+    if (l) {
+        k->ev.target = SKC_TARGET_INSTANCE;
+        k->ev.instance = l->instance;
+        k->ev.from = l->fresh ? k->from : (double)l->from;
+        k->ev.warmup = l->fresh ? k->warmup : 0;
+        l->busy = true;
+    }
     unsigned slot = (k->head + k->count) % WINDOW;
     if (skc_send_render(k->c, &k->ev, &k->ro, &k->ids[slot]))
         return fail(k->c, "render");
@@ -486,9 +516,12 @@ static int collect_chunk(struct chunked *k, const char *output, int *busy_retrie
 {
     skc_reply *r = NULL;
     uint32_t start = k->starts[k->head];
+    struct lane *l = lane_of(k, start);
     int rc = skc_recv(k->c, k->ids[k->head], &r);
     k->head = (k->head + 1) % WINDOW;
     k->count--;
+    if (l)
+        l->busy = false;
     if (rc == SKC_ESERVER && skc_status(k->c) == SKC_S_BUSY && ++*busy_retries < 500) {
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
         return send_chunk(k, start);
@@ -496,12 +529,57 @@ static int collect_chunk(struct chunked *k, const char *output, int *busy_retrie
     if (rc)
         return fail_eval(k->c, "render");
     *busy_retries = 0; /* the bound is on consecutive refusals */
+    if (l) {
+        uint64_t end = (uint64_t)start + k->per_chunk - 1;
+        l->from = (end < k->last ? end : k->last) + 1;
+        l->fresh = false;
+    }
     uint32_t n;
     skc_reply_images(r, &n);
     rc = write_images(output, skp_cli_frame_pattern(output), r);
     skc_reply_free(r);
     progress(k->done += n, (uint64_t)k->last - k->first + 1);
     return rc;
+}
+
+/* The lanes' instances, for a range of more than 2 x WINDOW chunks (below that, the stateless
+ * chunks replay fewer steps than the lanes would play). A daemon that refuses them (its
+ * --max-instance-mb) gets stateless chunks. */
+static int open_lanes(struct chunked *k)
+{
+    uint64_t chunks = ((uint64_t)k->last - k->first) / k->per_chunk + 1;
+    if (chunks <= 2 * WINDOW)
+        return 0;
+    unsigned opened = 0;
+    int rc = 0;
+    for (; opened < WINDOW; opened++) {
+        struct lane *l = &k->lanes[opened];
+        *l = (struct lane){.fresh = true};
+        if ((rc = skc_instance_new(k->c, k->ev.armature, &l->instance)))
+            break;
+    }
+    if (opened == WINDOW) {
+        k->lanes_on = true;
+        return 0;
+    }
+    while (opened)
+        skc_instance_free(k->c, k->lanes[--opened].instance);
+    return rc == SKC_ESERVER ? 0 : fail(k->c, "render");
+}
+
+static void close_lanes(struct chunked *k)
+{
+    for (unsigned i = 0; k->lanes_on && i < WINDOW; i++)
+        skc_instance_free(k->c, k->lanes[i].instance);
+}
+
+/* Whether the next chunk may go out now: room in the window, and its lane free. */
+static bool may_send(struct chunked *k)
+{
+    if (k->next > k->last || k->count == WINDOW)
+        return false;
+    struct lane *l = lane_of(k, (uint32_t)k->next);
+    return !l || !l->busy;
 }
 
 static int render_chunked(skc_client *c, const skc_eval *ev, const skc_render_opts *ro,
@@ -514,13 +592,13 @@ static int render_chunked(skc_client *c, const skc_eval *ev, const skc_render_op
         k.per_chunk = 16;
     /* A --from later than the range's first frame goes out as given: the daemon refuses the
      * first chunk, as skeld render refuses the range, before any picture is written. */
-    if (!k.ev.has_from) {
-        k.ev.from = ro->first; /* where one request for the whole range would start */
-        k.ev.has_from = 1;
-    }
-    int rc = 0, busy_retries = 0;
+    k.from = ev->has_from ? ev->from : ro->first; /* where one request for the range starts */
+    k.ev.from = k.from;
+    k.ev.has_from = 1;
+    k.warmup = ev->warmup;
+    int rc = open_lanes(&k), busy_retries = 0;
     for (k.next = k.first; !rc && (k.next <= k.last || k.count);) {
-        if (k.next <= k.last && k.count < WINDOW) {
+        if (may_send(&k)) {
             rc = send_chunk(&k, (uint32_t)k.next);
             k.next += k.per_chunk;
         } else {
@@ -532,6 +610,8 @@ static int render_chunked(skc_client *c, const skc_eval *ev, const skc_render_op
         k.head = (k.head + 1) % WINDOW;
         k.count--;
     }
+    if (!rc)
+        close_lanes(&k);
     return rc;
 }
 

@@ -482,6 +482,52 @@ run d-from "$BIN" render "$S/robot.skf" --anim Walk --frames 0-3 --from 2 --size
 status d-from 2 "skeld render --frames 0-3 --from 2: refused"
 check "neither wrote a picture, and both say the range starts before --from" \
     eval '[ -z "$(ls -A "$TMP/from-c")" ] && [ -z "$(ls -A "$TMP/from-d")" ] && said c-from "after the range" && said d-from "after the range"'
+# -- a range draws what skeld render draws, whether it goes out as stateless chunks (a short
+# one) or on instances (lanes, past 8 chunks of 16 frames): the robot's physics, smoothing, a
+# warm-up and a --from before the range carry state from each frame to the next
+instances() { "$CTL" "${R[@]}" stats | sed -n 's/^requests\.INSTANCE_NEW //p'; }
+# same_range NAME FLAGS...: both programs' files for FLAGS are the same, byte for byte
+same_range() {
+    local n=$1
+    shift
+    mkdir "$TMP/$n-c" "$TMP/$n-d"
+    run "$n-c" "$CTL" "${R[@]}" render robot.skf "$@" --size 16x16 -o "$TMP/$n-c/f_%d.png"
+    run "$n-d" "$BIN" render "$S/robot.skf" "$@" --size 16x16 -o "$TMP/$n-d/f_%d.png"
+    [ "$RC" = 0 ] && [ -n "$(ls -A "$TMP/$n-c")" ] && diff -r "$TMP/$n-c" "$TMP/$n-d" >/dev/null
+}
+lanes_before=$(instances)
+check "a short range (0-40): skelctl's files are skeld render's" \
+    same_range short --anim Walk,Wave --frames 0-40 --from 0 --smooth 3,0 --loop
+check "it opened no instance" is "$(instances)" "$lanes_before"
+check "a long range (3-200, 13 chunks, from 1, warm-up 5, smoothing 40): the same files" \
+    same_range long --anim Walk,Wave --frames 3-200 --from 1 --warmup 5 --smooth 40,0 --loop
+check "it played on 4 instances" is "$(instances)" "$((lanes_before + 4))"
+check "a long range whose last chunk is short (0-149, no --from): the same files" \
+    same_range ragged --anim Walk --frames 0-149 --loop
+# The robot with 4,000 more bones: each instance of it takes more than the 1 MiB allowed.
+"$PY" - "$S/robot.skf" "$TMP/padded.skf" <<'PYEOF'
+import json, sys, zipfile
+src = zipfile.ZipFile(sys.argv[1])
+j = json.loads(src.read("armature.json"))
+root = j["bones"][0]
+for i in range(4000):
+    j["bones"].append(dict(root, id=len(j["bones"]), name="Pad %d" % i, parent_id=0))
+with zipfile.ZipFile(sys.argv[2], "w") as out:
+    for n in src.namelist():
+        out.writestr(n, json.dumps(j) if n == "armature.json" else src.read(n))
+PYEOF
+start I --listen "unix:$TMP/i.sock" --max-instance-mb 1 || exit 1
+mkdir "$TMP/few-c" "$TMP/few-d"
+run few-c "$CTL" --uri "unix:$TMP/i.sock" render "$TMP/padded.skf" --anim Walk --frames 0-149 \
+    --loop --size 16x16 -o "$TMP/few-c/f_%d.png"
+run few-d "$BIN" render "$TMP/padded.skf" --anim Walk --frames 0-149 --loop --size 16x16 \
+    -o "$TMP/few-d/f_%d.png"
+run few-s "$CTL" --uri "unix:$TMP/i.sock" stats
+check "a daemon with no room for its instances gets stateless chunks: the same files" \
+    eval '[ $RC = 0 ] && [ -n "$(ls -A "$TMP/few-c")" ] && diff -r "$TMP/few-c" "$TMP/few-d" >/dev/null'
+check "after INSTANCE_NEW was refused (LIMIT)" \
+    eval 'grep -qx "requests.INSTANCE_NEW 1" "$TMP/few-s.out" && grep -qx "refusals.LIMIT 1" "$TMP/few-s.out"'
+stop I
 # -- standard output closed: a picture for it is not sent down the socket in its place
 run c-closed eval '"$CTL" "${R[@]}" render robot.skf --size 16x16 -o - >&-'
 status c-closed 1 "skelctl render -o - with standard output closed fails"
