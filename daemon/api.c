@@ -417,7 +417,9 @@ static void run_query(struct exchange *ex, struct cache_entry *e, char *query)
     uint8_t op = ex->route == R_POSE   ? SKP_OP_POSE
                  : ex->route == R_MESH ? SKP_OP_MESH
                                        : SKP_OP_RENDER;
-    uint8_t output = matrix ? WORK_OUT_JSON_MATRIX : WORK_OUT_JSON;
+    uint8_t output = ex->route == R_SHEET ? WORK_OUT_SHEET_JSON
+                     : matrix             ? WORK_OUT_JSON_MATRIX
+                                          : WORK_OUT_JSON;
     ex->job =
         dispatch_eval(ex->api->d, e, op, output, &m, render ? &rm : NULL,
                       ex->recalled ? &ex->known : NULL, on_eval_done, ex, &st, why, sizeof why);

@@ -510,18 +510,25 @@ struct render_out {
     uint32_t count;     /* pictures in buf */
 };
 
+/* 0 if every number of frame's pose is finite, else -1 with r failed naming the frame. */
+static int check_frame(struct work *r, const struct pose *p, uint32_t frame)
+{
+    struct eng_error err;
+    int rc = pose_check_finite(p, &err);
+    if (rc)
+        fail(r, work_status_of(rc), "frame %u: %s", frame, err.msg);
+    return rc ? -1 : 0;
+}
+
 /* request_play's callback: draws the frame into its cell or as the next picture. */
 static int emit_frame(void *ctx, const struct pose *p, uint32_t frame, uint32_t index)
 {
     struct render_out *out = ctx;
     const struct render_opts *o = &out->r->picture.opts;
     struct eng_error err;
-    int rc = pose_check_finite(p, &err);
-    if (rc) {
-        fail(out->r, work_status_of(rc), "frame %u: %s", frame, err.msg);
+    if (check_frame(out->r, p, frame))
         return -1;
-    }
-    rc = render(p->arm, p, o, &out->w->image);
+    int rc = render(p->arm, p, o, &out->w->image);
     if (rc == ENG_ELIMIT) { /* its triangles would take more than the request's share */
         request_fill_error(&out->r->picture, &out->w->image, frame, &err);
         fail(out->r, work_status_of(rc), "%s", err.msg);
@@ -537,7 +544,19 @@ static int emit_frame(void *ctx, const struct pose *p, uint32_t frame, uint32_t 
     return put_picture(out->r, out->w, &out->w->image, frame, &out->buf);
 }
 
-/* The sheet as the one picture of the reply, then its JSON (sheet.h). */
+/* The sheet's JSON (sheet.h) as the reply's last field. */
+static int put_sheet_json(struct byte_buf *buf, const struct sheet *s, const struct render_opts *o,
+                          const struct bounds *b)
+{
+    size_t len = sheet_json(NULL, 0, s, o, b);
+    if (append_u32(buf, (uint32_t)len) || byte_buf_reserve(buf, len + 1))
+        return -1; /* + 1: sheet_json terminates what it writes */
+    sheet_json((char *)buf->data + buf->len, len + 1, s, o, b);
+    buf->len += len;
+    return 0;
+}
+
+/* The sheet as the one picture of the reply, then its JSON. */
 static int put_sheet(struct work *r, struct worker *w, struct render_out *out,
                      const struct bounds *b)
 {
@@ -546,12 +565,42 @@ static int put_sheet(struct work *r, struct worker *w, struct render_out *out,
     if (put_picture(r, w, &whole, s->first, &out->buf))
         return -1;
     out->count = 1;
-    size_t len = sheet_json(NULL, 0, s, &r->picture.opts, b);
-    if (append_u32(&out->buf, (uint32_t)len) || byte_buf_reserve(&out->buf, len + 1))
-        return -1; /* + 1: sheet_json terminates what it writes */
-    sheet_json((char *)out->buf.data + out->buf.len, len + 1, s, &r->picture.opts, b);
-    out->buf.len += len;
-    return 0;
+    return put_sheet_json(&out->buf, s, &r->picture.opts, b);
+}
+
+/* request_play's callback for a sheet described, not drawn: each frame's pose must be finite,
+ * as for a drawing, and the sheet's first frame is the range's or the one frame's. */
+static int plan_frame(void *ctx, const struct pose *p, uint32_t frame, uint32_t index)
+{
+    struct render_out *out = ctx;
+    if (!index)
+        out->sheet.first = frame;
+    return check_frame(out->r, p, frame);
+}
+
+/* WORK_OUT_SHEET_JSON: a reply of no picture and the sheet's JSON, which needs the frames
+ * played (to fail where a drawing would fail on a pose), the sheet's geometry, camera and
+ * bounds (b), but none of its pixels. */
+static void describe_sheet(struct work *r, struct worker *w, struct pose *p, const struct bounds *b)
+{
+    const struct picture_request *pr = &r->picture;
+    struct render_out out = {r, w, {0}, {0}, 0};
+    struct eng_error err;
+    int rc = sheet_plan(&out.sheet, pr->cols, pr->rows, pr->opts.width, pr->opts.height, pr->first,
+                        pr->range ? pr->last - pr->first + 1 : 1, &err);
+    if (rc) {
+        fail(r, status_of(rc), "%s", err.msg);
+        return;
+    }
+    if (request_play(p, &r->eval, &r->opts, pr, plan_frame, &out))
+        return; /* plan_frame said why */
+    if (append_u32(&out.buf, 0) || put_sheet_json(&out.buf, &out.sheet, &pr->opts, b)) {
+        free(out.buf.data);
+        fail(r, SKP_S_NO_MEMORY, "out of memory");
+        return;
+    }
+    r->body = out.buf.data;
+    r->body_len = out.buf.len;
 }
 
 /* Bounds of the request's animation, for fit and for the sheet JSON: the worker's last ones
@@ -605,6 +654,10 @@ static void render_frames(struct work *r, struct worker *w)
     bool sheet = r->picture.cols != 0;
     if (!p || (request_needs_bounds(&r->picture) && frame_picture(r, w, p, &b)))
         return;
+    if (r->output == WORK_OUT_SHEET_JSON) {
+        describe_sheet(r, w, p, &b);
+        return;
+    }
     r->picture.opts.straight_alpha = true;
     /* A frame that goes out as a PNG is drawn as its scanlines: encoded without a copy. */
     r->picture.opts.png_rows = !sheet && r->format != SKP_FORMAT_RGBA;

@@ -57,10 +57,16 @@ struct work {
  * the daemon runs one such parse at a time. */
 #define WORK_BIG_PARSE_BYTES (1u << 20)
 
-/* What a POSE or MESH job writes: the binary protocol's reply body, or the JSON that
+/* What a job writes: the binary protocol's reply body, or for POSE and MESH the JSON that
  * `skeld eval` and `skelctl mesh` print (the HTTP front's), for POSE with each bone's
- * matrix and tint too as `skeld eval --matrix` prints them. */
-enum work_output { WORK_OUT_WIRE = 0, WORK_OUT_JSON = 1, WORK_OUT_JSON_MATRIX = 2 };
+ * matrix and tint too as `skeld eval --matrix` prints them; for a RENDER of a sheet, its reply
+ * body with no picture, only the sheet's JSON (HTTP's sheet.json: nothing drawn). */
+enum work_output {
+    WORK_OUT_WIRE = 0,
+    WORK_OUT_JSON = 1,
+    WORK_OUT_JSON_MATRIX = 2,
+    WORK_OUT_SHEET_JSON = 3
+};
 
 /* Appends `skeld eval`'s JSON of p's constructed bones to out (matrix: each bone's world
  * matrix and tint too, as `skeld eval --matrix`). 0 or -1 (no memory). */

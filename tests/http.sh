@@ -366,6 +366,19 @@ elif cmd == "renameanim":
                 data = json.dumps(arm).encode()
             zout.writestr(item, data)
 
+elif cmd == "overflowskf":
+    # overflowskf IN OUT: IN (a .skf) with every bone's scale 1e300: its poses overflow
+    import zipfile
+    with zipfile.ZipFile(args[0]) as zin, zipfile.ZipFile(args[1], "w") as zout:
+        for item in zin.infolist():
+            data = zin.read(item.filename)
+            if item.filename == "armature.json":
+                arm = json.loads(data)
+                for b in arm["bones"]:
+                    b["scale"] = b["init_scale"] = {"x": 1e300, "y": 1e300}
+                data = json.dumps(arm).encode()
+            zout.writestr(item, data)
+
 elif cmd == "headlong":
     # headlong PORT: a HEAD whose URL is over the limit; prints its status and whether the
     # answer carried a body (bytes after the head before the end of the connection)
@@ -1278,6 +1291,24 @@ check "D: frame 5 at 16x16 is drawn (200 PNG)" is "$ST $(hdr grow Content-Type)"
 get m "$D/metrics"
 check "D: /metrics counts the refusal by its cause (skeld_refusals_total{status=\"LIMIT\"} 1)" \
     is "$(metric m 'skeld_refusals_total{status="LIMIT"}')" 1
+# sheet.json describes the sheet without drawing it: the sheet whose drawing is past its share
+# is described (200). (Its bytes are skeld render's OUT.json: the sheets above.)
+sheet5="anim=grow&frame=5&size=4096x4096&sheet=1x1"
+get grow "$D/v1/armatures/$GROW/render.png?$sheet5"
+check "D: the 1x1 sheet of frame 5 at 4096x4096 is past its share too (400)" \
+    errjson grow 400 "frame 5: its triangles would take at least" "pixels of fill"
+get grow "$D/v1/armatures/$GROW/sheet.json?$sheet5"
+check "D: its sheet.json is answered, nothing drawn: one 4096x4096 cell holding frame 5" \
+    eval '[ "$ST" = 200 ] && "$PY" -c "import json, sys; j = json.load(open(sys.argv[1])); sys.exit(j[\"cell\"] != {\"w\": 4096, \"h\": 4096} or j[\"frames\"] != [{\"frame\": 5, \"x\": 0, \"y\": 0, \"w\": 4096, \"h\": 4096}])" "$TMP/grow.body"'
+# ... but it plays the frames: a pose that overflows fails it as it fails the drawing
+py overflowskf "$S/robot.skf" "$TMP/over.skf"
+get over -X POST --data-binary @"$TMP/over.skf" "$D/v1/armatures"
+OVER=$(sed -n 's/.*"id":"\([0-9a-f]*\)".*/\1/p' "$TMP/over.body")
+for r in render.png sheet.json; do
+    get over "$D/v1/armatures/$OVER/$r?anim=Walk&frames=0-1&sheet=2x1&size=16x16"
+    check "D: $r of a sheet whose poses overflow: 400 naming frame 0's bone" \
+        errjson over 400 "frame 0: bone" "is not a finite number"
+done
 stop D
 
 # =============================================================================================

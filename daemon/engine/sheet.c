@@ -19,21 +19,28 @@ int sheet_check(uint32_t cols, uint32_t rows, uint32_t cell_w, uint32_t cell_h, 
     return 0;
 }
 
-int sheet_init(struct sheet *s, uint32_t cols, uint32_t rows, uint32_t cell_w, uint32_t cell_h,
+int sheet_plan(struct sheet *s, uint32_t cols, uint32_t rows, uint32_t cell_w, uint32_t cell_h,
                uint32_t first, uint32_t count, struct eng_error *err)
 {
     memset(s, 0, sizeof *s);
     int rc = sheet_check(cols, rows, cell_w, cell_h, count, err);
     if (rc)
         return rc;
-    uint64_t w = (uint64_t)cols * cell_w, h = (uint64_t)rows * cell_h;
-    size_t pitch = (size_t)w * 4 + 1;
-    uint8_t *mem = calloc((size_t)h, pitch); /* the filter bytes are 0: none */
+    uint32_t w = cols * cell_w, h = rows * cell_h; /* within RENDER_MAX_SIDE: sheet_check */
+    *s = (struct sheet){cols, rows, cell_w, cell_h, first, count, w, h, NULL, (size_t)w * 4 + 1};
+    return 0;
+}
+
+int sheet_init(struct sheet *s, uint32_t cols, uint32_t rows, uint32_t cell_w, uint32_t cell_h,
+               uint32_t first, uint32_t count, struct eng_error *err)
+{
+    int rc = sheet_plan(s, cols, rows, cell_w, cell_h, first, count, err);
+    if (rc)
+        return rc;
+    uint8_t *mem = calloc(s->height, s->pitch); /* the filter bytes are 0: none */
     if (!mem)
-        return eng_seterr(err, ENG_ENOMEM, "out of memory for a %llux%llu sheet",
-                          (unsigned long long)w, (unsigned long long)h);
-    *s = (struct sheet){cols,  rows,        cell_w,      cell_h,  first,
-                        count, (uint32_t)w, (uint32_t)h, mem + 1, pitch};
+        return eng_seterr(err, ENG_ENOMEM, "out of memory for a %ux%u sheet", s->width, s->height);
+    s->rgba = mem + 1;
     return 0;
 }
 

@@ -26,7 +26,12 @@ struct sheet {
 int sheet_check(uint32_t cols, uint32_t rows, uint32_t cell_w, uint32_t cell_h, uint64_t count,
                 struct eng_error *err);
 
-/* sheet_check, then allocates the picture. 0, ENG_EINVAL or ENG_ENOMEM. */
+/* sheet_check, then the sheet's geometry without its picture (rgba NULL): what sheet_json
+ * needs to describe it. 0 or ENG_EINVAL. */
+int sheet_plan(struct sheet *s, uint32_t cols, uint32_t rows, uint32_t cell_w, uint32_t cell_h,
+               uint32_t first, uint32_t count, struct eng_error *err);
+
+/* sheet_plan, then allocates the picture. 0, ENG_EINVAL or ENG_ENOMEM. */
 int sheet_init(struct sheet *s, uint32_t cols, uint32_t rows, uint32_t cell_w, uint32_t cell_h,
                uint32_t first, uint32_t count, struct eng_error *err);
 void sheet_close(struct sheet *s);
