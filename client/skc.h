@@ -360,7 +360,9 @@ typedef struct skc_draw {
     const uint32_t *indices;
 } skc_draw;
 
-/* One picture of a RENDER reply: PNG file bytes, or raw RGBA (width * height * 4 bytes). */
+/* One picture of a RENDER reply: PNG file bytes whose header says width x height, or raw RGBA
+ * of exactly width * height * 4 bytes, as the request asked (a reply that breaks this is
+ * SKC_EPROTO). */
 typedef struct skc_image {
     uint32_t frame, width, height;
     size_t size;

@@ -17,10 +17,16 @@ struct skc__frame {
     uint8_t *body; /* h.body_len bytes, owned; never NULL once filed */
 };
 
+/* Set on a RENDER's op while it is pending, never sent: its pictures were asked for as raw
+ * RGBA. The reply does not say which format it holds, and skc.h promises raw pictures of
+ * width x height x 4 bytes and PNG files of the size they are said to be. */
+#define SKC__RAW 0x80u
+#define SKC__WIRE_OP(op) ((uint8_t)((op) & ~SKC__RAW))
+
 /* A request that was sent and whose reply was not collected yet. */
 struct skc__pending {
     uint32_t id;
-    uint8_t op;
+    uint8_t op;   /* its opcode, with SKC__RAW for a RENDER of raw pictures */
     uint64_t seq; /* the order requests were queued in (replies swap them around in pend) */
     int done;     /* 1: f holds the reply; < 0: the reply arrived but an SKC_E* error hit it */
     struct skc__frame f;
@@ -133,9 +139,10 @@ int skc__forget(skc_client *c, uint32_t req_id);
 /* Forgets every pending request and empties both buffers (skc_reconnect). */
 void skc__reset(skc_client *c);
 
-/* Decodes frame f answering op into a new reply (takes f->body in every case). An error
- * status gives SKC_ESERVER with c->status and the server's message. */
-int skc__decode(skc_client *c, uint8_t op, struct skc__frame *f, skc_reply **out);
+/* Decodes frame f answering the pending op (SKC__RAW included) into a new reply (takes f->body
+ * in every case). An error status gives SKC_ESERVER with c->status and the server's
+ * message. */
+int skc__decode(skc_client *c, uint8_t pending_op, struct skc__frame *f, skc_reply **out);
 
 /* Sends HELLO with token (NULL for none) and records the server's answer in c (skc_req.c). */
 int skc__hello(skc_client *c, const char *token, int64_t deadline);

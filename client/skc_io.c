@@ -381,7 +381,7 @@ static int queue_at(skc_client *c, uint8_t op, skc__encoder enc, const void *arg
     /* Pending before any write: a reply can arrive while the write waits. */
     if ((rc = add_pending(c, id, op)))
         return rc;
-    struct skp_header h = {SKP_VERSION, op, 0, 0, id, (uint32_t)len};
+    struct skp_header h = {SKP_VERSION, SKC__WIRE_OP(op), 0, 0, id, (uint32_t)len};
     skp_encode_header(&h, c->out + c->out_len);
     *start = c->out_len;
     c->out_len += SKP_HEADER_SIZE + len;

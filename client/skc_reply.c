@@ -49,6 +49,7 @@ struct dec {
     skc_reply *rep;
     int nomem;
     const char *broken; /* a promise of skc.h the reply breaks, well formed as it may be */
+    bool raw;           /* a RENDER asked for raw RGBA (SKC__RAW) */
 };
 
 static void *arena_alloc(struct dec *d, size_t n)
@@ -227,6 +228,25 @@ static void dec_mesh(struct dec *d)
     d->rep->draw_count = draws ? n : 0;
 }
 
+/* Whether a picture is what was asked for, of the size the reply says: raw RGBA of width x
+ * height x 4 bytes, or a PNG file whose header (the signature, then IHDR) says width x
+ * height. A caller sizes its buffers from width and height. */
+static bool picture_as_said(const skc_image *im, bool raw)
+{
+    static const unsigned char png_start[16] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n',
+                                                0,    0,   0,   13,  'I',  'H',  'D',  'R'};
+    if (!im->data)
+        return true; /* truncated: the reader says so */
+    if (raw)
+        return im->size == (uint64_t)im->width * im->height * 4;
+    const unsigned char *p = im->data;
+    return im->size >= 24 && !memcmp(p, png_start, 16) &&
+           ((uint32_t)p[16] << 24 | (uint32_t)p[17] << 16 | (uint32_t)p[18] << 8 | p[19]) ==
+               im->width &&
+           ((uint32_t)p[20] << 24 | (uint32_t)p[21] << 16 | (uint32_t)p[22] << 8 | p[23]) ==
+               im->height;
+}
+
 static void dec_render(struct dec *d)
 {
     uint32_t n = skp_read_u32(&d->r);
@@ -236,6 +256,9 @@ static void dec_render(struct dec *d)
         im[i].width = skp_read_u32(&d->r);
         im[i].height = skp_read_u32(&d->r);
         im[i].data = skp_read_bytes(&d->r, &im[i].size, SKP_MAX_FRAME);
+        if (!picture_as_said(&im[i], d->raw) && !d->broken)
+            d->broken = d->raw ? "a raw picture is not width x height x 4 bytes"
+                               : "a picture is not a PNG file of the size it is said to be";
     }
     d->rep->images = im;
     d->rep->image_count = im ? n : 0;
@@ -333,8 +356,9 @@ static int check_frame(skc_client *c, uint8_t op, const struct skc__frame *f)
     return 0;
 }
 
-int skc__decode(skc_client *c, uint8_t op, struct skc__frame *f, skc_reply **out)
+int skc__decode(skc_client *c, uint8_t pending_op, struct skc__frame *f, skc_reply **out)
 {
+    uint8_t op = SKC__WIRE_OP(pending_op);
     int rc = check_frame(c, op, f);
     skc_reply *rep = rc ? NULL : calloc(1, sizeof *rep);
     if (!rc && !rep)
@@ -344,7 +368,7 @@ int skc__decode(skc_client *c, uint8_t op, struct skc__frame *f, skc_reply **out
         return rc;
     }
     *rep = (skc_reply){.op = op, .id = f->h.id, .raw = f->body};
-    struct dec d = {.rep = rep};
+    struct dec d = {.rep = rep, .raw = (pending_op & SKC__RAW) != 0};
     skp_reader_init(&d.r, f->body, f->h.body_len);
     decoder_for(op)(&d);
     int err = skp_reader_finish(&d.r);

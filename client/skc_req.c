@@ -197,6 +197,12 @@ static int check_render(skc_client *c, const skc_render_opts *ro)
     return 0;
 }
 
+/* A RENDER's op as it waits for its reply: raw pictures are checked for their size. */
+static uint8_t render_op(const skc_render_opts *ro)
+{
+    return (uint8_t)(SKP_OP_RENDER | (ro->format == SKC_FORMAT_RGBA ? SKC__RAW : 0));
+}
+
 static int check_ptr(skc_client *c, const void *p, const char *what)
 {
     return p ? 0 : skc__fail(c, SKC_EINVAL, "%s is NULL", what);
@@ -416,7 +422,7 @@ int skc_render(skc_client *c, const skc_eval *ev, const skc_render_opts *ro, skc
     int rc = start(c);
     if (rc || (rc = check_eval(c, ev)) || (rc = check_render(c, ro)))
         return rc;
-    return call(c, SKP_OP_RENDER, enc_eval_render, &er, 1024, out);
+    return call(c, render_op(ro), enc_eval_render, &er, 1024, out);
 }
 
 int skc_stats(skc_client *c, skc_reply **out)
@@ -505,7 +511,7 @@ int skc_send_render(skc_client *c, const skc_eval *ev, const skc_render_opts *ro
     int rc = start(c);
     if (rc || (rc = check_eval(c, ev)) || (rc = check_render(c, ro)))
         return rc;
-    return send_req(c, SKP_OP_RENDER, enc_eval_render, &er, 1024, req_id);
+    return send_req(c, render_op(ro), enc_eval_render, &er, 1024, req_id);
 }
 
 int skc_send_stats(skc_client *c, uint32_t *req_id)
@@ -725,7 +731,7 @@ int skc_async_render(skc_async *ac, const skc_eval *ev, const skc_render_opts *r
     int rc = c ? check_eval(c, ev) : SKC_EINVAL;
     if (rc || (rc = check_render(c, ro)))
         return rc;
-    return skc__async_queue(ac, SKP_OP_RENDER, enc_eval_render, &er, 1024, cb, privdata);
+    return skc__async_queue(ac, render_op(ro), enc_eval_render, &er, 1024, cb, privdata);
 }
 
 int skc_async_stats(skc_async *ac, skc_async_cb cb, void *privdata)

@@ -608,6 +608,77 @@ START_TEST(reply_breaking_the_header_is_eproto)
 }
 END_TEST
 
+/* Replies to each RENDER with one 2x2 picture, in turn: 15 bytes of "RGBA", 16 bytes, a PNG
+ * whose header says 3x2, a PNG whose header says 2x2, 16 bytes again. */
+static void script_picture_sizes(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX];
+    static const uint8_t png[2][24] = {{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13,
+                                        'I',  'H', 'D', 'R', 0,    0,    0,    3,    0, 0, 0, 2},
+                                       {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13,
+                                        'I',  'H', 'D', 'R', 0,    0,    0,    2,    0, 0, 0, 2}};
+    static const uint8_t raw[16] = {0};
+    int k = 0;
+    if (srv_hello(f, fd))
+        return;
+    while (srv_read(fd, &h, body) == 0) {
+        uint8_t out[128];
+        struct skp_writer w;
+        skp_writer_init(&w, out, sizeof out);
+        skp_write_u32(&w, 1); /* frame 0, 2x2 */
+        skp_write_u32(&w, 0);
+        skp_write_u32(&w, 2);
+        skp_write_u32(&w, 2);
+        switch (k++ % 5) {
+        case 0: skp_write_bytes(&w, raw, 15); break;
+        case 1: skp_write_bytes(&w, raw, 16); break;
+        case 2: skp_write_bytes(&w, png[0], 24); break;
+        case 3: skp_write_bytes(&w, png[1], 24); break;
+        default: skp_write_bytes(&w, raw, 16); break;
+        }
+        skp_write_bytes(&w, "", 0); /* no sheet */
+        srv_reply(fd, h.opcode, 0, h.id, out, w.len);
+    }
+}
+
+/* skc.h promises raw pictures of width x height x 4 bytes and PNG files of the size said: a
+ * caller sizes its buffers from width and height. */
+START_TEST(picture_not_as_said_is_eproto)
+{
+    struct fake f;
+    fake_start(&f, script_picture_sizes);
+    skc_client *c = connect_to(&f, NULL);
+    skc_eval ev;
+    skc_eval_init(&ev);
+    skc_render_opts ro;
+    skc_render_opts_init(&ro);
+    ro.width = ro.height = 2;
+    ro.format = SKC_FORMAT_RGBA;
+    skc_reply *rep = NULL;
+    ck_assert_int_eq(skc_render(c, &ev, &ro, &rep), SKC_EPROTO);
+    ck_assert_ptr_null(rep);
+    ck_assert_msg(strstr(skc_errmsg(c), "a raw picture is not width x height x 4 bytes"), "%s",
+                  skc_errmsg(c));
+    ck_assert_msg(skc_render(c, &ev, &ro, &rep) == 0, "%s", skc_errmsg(c));
+    skc_reply_free(rep);
+    ro.format = SKC_FORMAT_PNG; /* pipelined, this time */
+    uint32_t id;
+    ck_assert_int_eq(skc_send_render(c, &ev, &ro, &id), 0);
+    ck_assert_int_eq(skc_recv(c, id, &rep), SKC_EPROTO);
+    ck_assert_msg(strstr(skc_errmsg(c), "a picture is not a PNG file of the size it is said to be"),
+                  "%s", skc_errmsg(c));
+    ck_assert_int_eq(skc_send_render(c, &ev, &ro, &id), 0);
+    ck_assert_msg(skc_recv(c, id, &rep) == 0, "%s", skc_errmsg(c));
+    uint32_t n;
+    ck_assert_uint_eq(skc_reply_images(rep, &n)[0].size, 24);
+    skc_reply_free(rep);
+    ck_assert_int_eq(skc_render(c, &ev, &ro, &rep), SKC_EPROTO); /* raw bytes for a PNG */
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
 /* HELLO answered with protocol version 2: not a daemon this library speaks to. */
 static void script_hello_v2(struct fake *f, int fd)
 {
@@ -2078,6 +2149,7 @@ static Suite *client_suite(void)
     tcase_add_test(tc, error_reply);
     tcase_add_test(tc, malformed_reply);
     tcase_add_test(tc, reply_breaking_the_header_is_eproto);
+    tcase_add_test(tc, picture_not_as_said_is_eproto);
     tcase_add_test(tc, hello_of_another_version_is_eproto);
     tcase_add_test(tc, close_mid_reply);
     tcase_add_test(tc, send_after_the_server_hung_up_says_reconnect);
