@@ -140,7 +140,7 @@ static void finish_if_done(struct conn *c)
     bool ending = c->close_after_write || c->set->stopping;
     if (!ending || c->inflight != 0 || uv_stream_get_write_queue_size(&c->h.stream) != 0)
         return;
-    if (!c->close_after_write && input_pending(c)) {
+    if (!c->close_after_write && (input_pending(c) || c->begun_at_drain)) {
         update_reading(c);
         return;
     }
@@ -492,7 +492,10 @@ static void parse_input(struct conn *c)
         }
         off += used;
         conn_note(c, uv_hrtime() / 1000, NULL); /* a reply given at once is timed from here */
+        c->frame_begun = c->begun_at_drain;     /* the frame that was part-way in, if any */
+        c->begun_at_drain = false;
         c->set->hooks->on_frame(c->set->owner, c, &f);
+        c->frame_begun = false;
         c->note_started_us = 0; /* one given later is noted by the owner */
         c->note_has_id = false;
     }
@@ -660,7 +663,11 @@ void conn_set_drain(struct conn_set *set)
     set->stop_deadline = uv_now(set->loop) + SHUTDOWN_MS;
     for (struct conn_link *k = set->list.head, *n; k; k = n) {
         n = k->next;
-        finish_if_done(conn_of(k));
+        struct conn *c = conn_of(k);
+        /* Bytes left over while frames are parsed are a frame part-way in; whole frames
+         * waiting on the limits were not begun (as HTTP's pipelined requests). */
+        c->begun_at_drain = c->in_len > 0 && !over_limits(c) && !c->close_after_write;
+        finish_if_done(c);
     }
 }
 

@@ -101,7 +101,11 @@ struct conn {
     int inflight;         /* jobs, queued writes and the half-close: the conn lives while > 0 */
     int jobs;             /* of which the owner's jobs */
     bool reading, closing, closed, close_after_write;
-    bool parsing;           /* in parse_input: a reply given meanwhile must not parse again */
+    bool parsing; /* in parse_input: a reply given meanwhile must not parse again */
+    /* At shutdown: a frame was part-way in when it began (begun_at_drain), so it is read
+     * whole and, once parsed, runs as before the shutdown (frame_begun, while the owner's
+     * on_frame runs); the frames after it are refused. An upload under way is not wasted. */
+    bool begun_at_drain, frame_begun;
     bool lingering;         /* half-closed, reading only to see the peer's end (conn_finish) */
     uv_shutdown_t shutdown; /* the half-close */
     uint64_t last_active, linger_until;
@@ -155,7 +159,8 @@ void conn_job_started(struct conn *c);
 void conn_job_done(struct conn *c);
 
 /* Shutdown began (set->stopping): every connection keeps reading, so requests already sent
- * are answered rather than reset, and ends once nothing is in flight; idle ones end now. */
+ * are answered rather than reset, and ends once nothing is in flight; idle ones end now,
+ * unless a frame is part-way in (begun_at_drain): it is read whole first. */
 void conn_set_drain(struct conn_set *set);
 
 /* Periodic sweep at now (ms): ends connections idle past --idle-timeout, whose frame has not

@@ -1261,7 +1261,7 @@ static void on_frame(void *owner, struct conn *c, const struct skp_frame *f)
         return;
     }
     disp(c)->requests[op]++;
-    if (disp(c)->conns->stopping) {
+    if (disp(c)->conns->stopping && !c->frame_begun) {
         conn_error(c, op, f->h.id, SKP_S_SHUTDOWN, "shutting down");
         return;
     }

@@ -3192,6 +3192,60 @@ START_TEST(sigterm_answers_unread_requests)
 }
 END_TEST
 
+/* An upload part-way in when the signal comes is read whole and answered, as HTTP answers a
+ * request begun before the drain: refused after its whole body, it could not be sent
+ * elsewhere. A frame sent whole after the signal is refused (SHUTDOWN), then the end. */
+START_TEST(sigterm_answers_a_frame_begun_before)
+{
+    struct daemon *d = daemon_up(g_samples, NULL);
+    char path[PATH_MAX];
+    size_t len;
+    join(path, g_samples, "robot.skf");
+    char *skf = slurp(path, &len);
+    struct raw *r = raw_open(d->unix_uri);
+    skc_client *c = client_open(d->unix_uri, NULL);
+    uint8_t hdr[SKP_HEADER_SIZE];
+    skp_encode_header(
+        &(struct skp_header){SKP_VERSION, SKP_OP_LOAD_BYTES, 0, 0, 7, (uint32_t)(4 + len)}, hdr);
+    uint8_t size[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
+                       (uint8_t)(len >> 24)};
+    raw_send(r, hdr, sizeof hdr);
+    raw_send(r, size, sizeof size);
+    raw_send(r, skf, len / 2);
+    /* A round trip on another connection after those bytes went out: the daemon's loop has
+     * read them (their socket was readable first) before it answers. */
+    ck_assert_int_eq(skc_ping(c, "x", 1), 0);
+    ck_assert_int_eq(kill(d->pid, SIGTERM), 0);
+    skc_options o = {d->unix_uri, NULL, 2000, 2000, 0};
+    for (int64_t until = now_ms() + 60000;; sleep_ms(5)) { /* the listener closes at SIGTERM */
+        skc_client *late = NULL;
+        int rc = skc_connect(&late, &o);
+        skc_free(late);
+        if (rc == SKC_EIO)
+            break;
+        ck_assert_msg(now_ms() < until, "still accepting a minute after SIGTERM");
+    }
+    raw_send(r, skf + len / 2, len - len / 2);
+    raw_ping(r, 8, "after");
+    /* Two replies, in either order: the PING's is given at once, the LOAD's by a worker. */
+    bool loaded = false, refused = false;
+    for (int i = 0; i < 2; i++) {
+        struct skp_header h;
+        const uint8_t *body;
+        ck_assert_int_eq(raw_recv(r, &h, &body), 1);
+        loaded |= h.id == 7 && h.opcode == SKP_OP_LOAD_BYTES && h.status == SKP_S_OK;
+        refused |= h.id == 8 && h.opcode == SKP_OP_PING && h.status == SKP_S_SHUTDOWN;
+    }
+    ck_assert_msg(loaded && refused, "the upload was%s answered, the PING %srefused",
+                  loaded ? "" : " not", refused ? "" : "not ");
+    raw_expect_closed(r);
+    expect_drained_exit(d);
+    raw_close(r);
+    skc_free(c);
+    free(skf);
+}
+END_TEST
+
 /* Requests waiting their turn on an instance when the signal comes still run (the pool keeps
  * working through a shutdown), so all of them are answered OK. */
 START_TEST(sigterm_completes_instance_queue)
@@ -3311,6 +3365,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, sigterm_drains);
     tcase_add_test(tc, sighup_reloads_config);
     tcase_add_test(tc, sigterm_answers_unread_requests);
+    tcase_add_test(tc, sigterm_answers_a_frame_begun_before);
     tcase_add_test(tc, sigterm_completes_instance_queue);
     tcase_add_test(tc, half_closed_client_gets_replies);
     return s;
