@@ -244,7 +244,8 @@ enum skc_target {
 };
 
 typedef struct skc_anim {
-    const char *name; /* animation name, or its index as a decimal string (a name wins) */
+    const char *name; /* animation name, "#N" for index N (never a name), or a decimal index
+                       * ("1": the animation named "1" if there is one) */
     double frame;     /* the frame to reach (a time in ms with SKC_EVAL_MS) */
     double smoothing; /* as `skeld eval --smooth` */
 } skc_anim;

@@ -22,7 +22,7 @@ static const struct {
     const char *camera_arg, *camera_help; /* NULL: as arg and help */
 } flags[SKP_CLI_NFLAGS] = {
     [SKP_CLI_ANIM] = {"anim", true, true, "A[,B..]",
-                      "animations by name or index; several play at once, later ones win"},
+                      "animations by name or index (#N); several play at once, later ones win"},
     [SKP_CLI_FRAME] = {"frame", true, true, "F[,G..]",
                        "each animation's frame (one value for all; default 0)"},
     [SKP_CLI_SMOOTH] = {"smooth", true, true, "S[,..]",
@@ -46,7 +46,7 @@ static const struct {
     [SKP_CLI_FIT] = {"fit", true, true, "F",
                      "frame the animation in this fraction of the canvas (default 0.9)"},
     [SKP_CLI_STYLE] = {"style", true, true, "NAME,..",
-                       "styles by name or index, by priority (default: \"Default\", else all)"},
+                       "styles by name or index (#N), by priority (default: Default, else all)"},
     [SKP_CLI_BACKGROUND] = {"background", true, true, "RRGGBB[AA]",
                             "background colour (default transparent)"},
     [SKP_CLI_SAMPLES] = {"samples", true, true, "1|4", "samples per pixel (default 4)"},

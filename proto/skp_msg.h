@@ -38,7 +38,8 @@ struct skp_str {
 };
 
 struct skp_anim_ref {
-    struct skp_str name; /* a name, or an index as a decimal string (a name wins) */
+    struct skp_str name; /* a name, "#N" (index N, never a name), or a decimal index (a name
+                          * wins) */
     double frame;        /* the frame to reach, or a time in ms with SKP_EVAL_MS */
     double smooth;
 };

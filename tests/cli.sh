@@ -367,6 +367,13 @@ kill -USR2 "${PID[R]}"
 run usr "$CTL" "${R[@]}" ping
 check "after SIGUSR1 and SIGUSR2 the daemon still answers" is "$RC" 0
 
+"$BIN" eval "$S/robot.skf" --anim Walk --frame 3 >"$TMP/walk.json"
+run c-idx "$CTL" "${R[@]}" pose robot.skf --anim '#1' --frame 3
+check "skelctl pose --anim '#1' (an index) is Walk's pose" \
+    eval '[ $RC = 0 ] && same "$TMP/c-idx.out" "$TMP/walk.json"'
+run e-idx "$BIN" eval "$S/robot.skf" --anim '#4'
+status e-idx 1 "skeld eval --anim '#4' (past the last animation) fails"
+check "it says so, with the valid indices" said e-idx "animation #4 is out of range (valid: #0 to #3)"
 run c-anim "$CTL" "${R[@]}" pose robot.skf --anim Foo
 status c-anim 1 "skelctl pose --anim Foo fails"
 check "it prints the daemon's message, the valid animations listed" said c-anim "unknown animation \"Foo\" (valid: $ANIMS)"

@@ -714,6 +714,17 @@ check "400: matrix=2 (a switch), named" errjson e 400 matrix
 "$BIN" eval "$S/lamp-0.7.skf" --anim Stretch --frame 7 --from 0 >"$TMP/want.json"
 get pose "$A/v1/files/lamp-0.7.skf/pose?anim=Stretch&frame=7&from=0"
 check "pose of the 0.7 lamp is skeld eval's JSON" same "$TMP/pose.body" "$TMP/want.json"
+"$BIN" eval "$S/robot.skf" --anim Walk --frame 3 >"$TMP/want.json"
+get pose "$A/v1/files/robot.skf/pose?anim=%231&frame=3"
+check "anim=%231 (\"#1\", an index) is Walk" \
+    eval 'is "$ST" 200 && same "$TMP/pose.body" "$TMP/want.json"'
+"$BIN" render "$S/robot.skf" --anim Walk --frame 3 --style Red --size 48x48 -o "$TMP/want.png"
+get render "$A/v1/files/robot.skf/render.png?anim=%231&frame=3&style=%231&size=48x48"
+check "style=%231 is Red: skeld render's picture" \
+    eval 'is "$ST" 200 && same "$TMP/render.body" "$TMP/want.png"'
+get e "$A/v1/files/robot.skf/pose?anim=%239"
+check "404: anim=%239, out of range, says which are valid" \
+    errjson e 404 "animation #9 is out of range (valid: #0 to #3)"
 
 # ---- mesh: skelctl mesh's JSON over the unix socket -----------------------------------------
 mesh_sets=(

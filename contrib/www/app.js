@@ -73,16 +73,15 @@ function iso(name) {
   return `\u2068${name}\u2069`;
 }
 
-// How to name an animation or style of `list` to skeld, which takes a name or an index and
-// reads a name first: by name, unless the name would not come back to this item (empty, with a
-// comma, past the 1024 bytes a request holds, or an earlier item's too); then by index, unless
-// that number is some item's name, which skeld would take instead.
+// How to name an animation or style of `list` to skeld: by name, unless the name would not come
+// back to this item (empty, with a comma, past the 1024 bytes a request holds, an earlier
+// item's too, or of the "#N" form, which skeld reads as an index); then as "#N", its index,
+// which skeld never reads as a name.
 function nameFor(item, list) {
-  const usable = item.name !== '' && !item.name.includes(',') &&
+  const usable = item.name !== '' && !item.name.includes(',') && !/^#[0-9]+$/.test(item.name) &&
                  new TextEncoder().encode(item.name).length <= 1024 &&
                  list.find((i) => i.name === item.name) === item;
-  const index = String(item.id);
-  return usable || list.some((i) => i.name === index) ? item.name : index;
+  return usable ? item.name : `#${item.id}`;
 }
 
 function frameCount() {
@@ -189,8 +188,10 @@ function fillSelect(select, items, label, wanted, first) {
   if (first) select.add(new Option(first, ''));
   for (const it of items) select.add(new Option(label(it), String(it.id)));
   if (!wanted) return true;
-  const hit = items.find((it) => it.name === wanted) ||
-              items.find((it) => String(it.id) === wanted);
+  // as skeld reads a name: "#N" is index N, else a name, else a decimal index
+  const hit = /^#[0-9]+$/.test(wanted) ? items.find((it) => it.id === Number(wanted.slice(1)))
+                                       : items.find((it) => it.name === wanted) ||
+                                             items.find((it) => String(it.id) === wanted);
   if (hit) select.value = String(hit.id);
   return Boolean(hit);
 }

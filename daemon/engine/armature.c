@@ -67,8 +67,29 @@ static int parse_index(const char *s, uint32_t count)
     return (*end || v < 0 || v >= (long)count) ? -1 : (int)v;
 }
 
+bool armature_is_index_form(const char *s)
+{
+    if (s[0] != '#' || !s[1])
+        return false;
+    for (s++; *s; s++)
+        if (*s < '0' || *s > '9')
+            return false;
+    return true;
+}
+
+/* "#N" as an index below count, or -1. */
+static int index_form(const char *s, uint32_t count)
+{
+    uint64_t v = 0;
+    for (s++; *s && v < count; s++)
+        v = v * 10 + (uint64_t)(*s - '0');
+    return !*s && v < count ? (int)v : -1;
+}
+
 int armature_find_anim(const struct armature *arm, const char *name_or_index)
 {
+    if (armature_is_index_form(name_or_index))
+        return index_form(name_or_index, arm->anim_count);
     for (uint32_t i = 0; i < arm->anim_count; i++)
         if (!strcmp(arm->anims[i].name, name_or_index))
             return (int)i;
@@ -77,6 +98,8 @@ int armature_find_anim(const struct armature *arm, const char *name_or_index)
 
 int armature_find_style(const struct armature *arm, const char *name_or_index)
 {
+    if (armature_is_index_form(name_or_index))
+        return index_form(name_or_index, arm->style_count);
     for (uint32_t i = 0; i < arm->style_count; i++)
         if (!strcmp(arm->styles[i].name, name_or_index))
             return (int)i;

@@ -230,11 +230,15 @@ void armature_free(struct armature *arm);
 /* Index of the bone named name, or -1. A tool API: linear, never on evaluation paths. */
 int armature_find_bone(const struct armature *arm, const char *name);
 
-/* Index of the animation named name, or given as a decimal index; -1 if none. */
+/* How a request names an animation or a style: "#N" (a '#' and decimal digits) is index N and
+ * never a name, so that any item can be named whatever the others are called; else the first
+ * item of that name, else a decimal index ("1": a name wins, for requests written before
+ * "#N"). The index of the item found, or -1 if none. */
 int armature_find_anim(const struct armature *arm, const char *name_or_index);
-
-/* Index of the style named name, or given as a decimal index; -1 if none. */
 int armature_find_style(const struct armature *arm, const char *name_or_index);
+
+/* Whether s is of the "#N" form (an index, never a name), whatever N is. */
+bool armature_is_index_form(const char *s);
 
 /* The texture (index into arm->textures) that tex_name resolves to through the styles in
  * priority order, or -1. styles NULL means all styles in file order. Any thread. */

@@ -46,6 +46,12 @@ static int not_found(const struct armature *arm, const char *what, const char *n
 {
     char q[ENG_QUOTE_MAX], valid[160] = "";
     size_t len = 0;
+    if (armature_is_index_form(name)) {
+        if (count)
+            snprintf(valid, sizeof valid, "valid: #0 to #%u", count - 1);
+        return eng_seterr(err, ENG_ENOTFOUND, "%s %s is out of range (%s)", what,
+                          eng_quote(name, q), count ? valid : "the armature has none");
+    }
     for (uint32_t i = 0; i < count; i++) {
         int w = snprintf(valid + len, sizeof valid - len, "%s%s", i ? ", " : "",
                          eng_quote(name_at(arm, i), q));

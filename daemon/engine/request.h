@@ -37,7 +37,7 @@ struct picture_request {
 /* 512 x 512, transparent, fit 0.9, default styles, 4 samples, one frame, the fast encoder. */
 void picture_request_init(struct picture_request *pr);
 
-/* Resolves an animation or style given by name or decimal index (a name wins). 0 and *out,
+/* Resolves an animation or style given by name or index (armature_find_anim). 0 and *out,
  * or ENG_ENOTFOUND with a message listing the valid names. */
 int request_find_anim(const struct armature *arm, const char *name, int *out,
                       struct eng_error *err);

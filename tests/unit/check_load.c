@@ -978,6 +978,35 @@ START_TEST(find_anim_and_style)
     ck_assert_int_eq(armature_find_style(arm, "3"), -1);
     ck_assert_int_eq(armature_find_style(arm, "Default"), -1);
     ck_assert_int_eq(armature_find_style(arm, ""), -1);
+    ck_assert_int_eq(armature_find_style(arm, "#0"), 0); /* "#N" is an index, never a name */
+    ck_assert_int_eq(armature_find_style(arm, "#2"), 2);
+    ck_assert_int_eq(armature_find_style(arm, "#3"), -1);
+    armature_free(arm);
+}
+END_TEST
+
+/* Names that collide: "#N" reaches every item, whatever the others are called. */
+START_TEST(index_form_reaches_every_item)
+{
+    struct armature *arm = must_load("{'bones':[{'id':0}],'animations':[{'name':'1'},"
+                                     "{'name':'#0'},{'name':'a,b'},{'name':'1'}],"
+                                     "'styles':[{'name':'#1'},{'name':'0'}]}",
+                                     0);
+    ck_assert_int_eq(armature_find_anim(arm, "1"), 0);  /* the first of that name */
+    ck_assert_int_eq(armature_find_anim(arm, "#0"), 0); /* an index, not the name "#0" */
+    ck_assert_int_eq(armature_find_anim(arm, "#1"), 1);
+    ck_assert_int_eq(armature_find_anim(arm, "#3"), 3); /* the second "1" */
+    ck_assert_int_eq(armature_find_anim(arm, "#03"), 3);
+    ck_assert_int_eq(armature_find_anim(arm, "#4"), -1);
+    ck_assert_int_eq(armature_find_anim(arm, "#99999999999999999999999"), -1);
+    ck_assert_int_eq(armature_find_anim(arm, "#"), -1); /* no digits: a name, and none is */
+    ck_assert_int_eq(armature_find_anim(arm, "#-1"), -1);
+    ck_assert_int_eq(armature_find_anim(arm, "#1x"), -1);
+    ck_assert(armature_is_index_form("#12") && !armature_is_index_form("#") &&
+              !armature_is_index_form("# 1") && !armature_is_index_form("12"));
+    ck_assert_int_eq(armature_find_style(arm, "#1"), 1);
+    ck_assert_int_eq(armature_find_style(arm, "0"), 1); /* a name still wins over "0" */
+    ck_assert_int_eq(armature_find_style(arm, "#0"), 0);
     armature_free(arm);
 }
 END_TEST
@@ -2652,6 +2681,7 @@ static Suite *load_suite(void)
     tcase_add_test(tc, texture_first_of_duplicate_names_wins);
     tcase_add_test(tc, many_texture_names);
     tcase_add_test(tc, find_anim_and_style);
+    tcase_add_test(tc, index_form_reaches_every_item);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("keyframes");
