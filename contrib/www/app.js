@@ -84,6 +84,14 @@ function nameFor(item, list) {
   return usable ? item.name : `#${item.id}`;
 }
 
+// The slider at frame f, with its text, which a screen reader reads as the slider's value.
+function showFrameNumber(f) {
+  const text = `${f} / ${frameCount() - 1}`;
+  ui.frame.value = String(f);
+  ui.frame.setAttribute('aria-valuetext', `frame ${text}`);
+  ui.frameText.textContent = text;
+}
+
 function frameCount() {
   return player.anim ? Math.max(1, player.anim.frames) : 1;
 }
@@ -270,8 +278,7 @@ function restart(note = '', resume = true) {
   player.shown = false;
   const n = frameCount();
   ui.frame.max = String(n - 1);
-  ui.frame.value = '0';
-  ui.frameText.textContent = `0 / ${n - 1}`;
+  showFrameNumber(0);
   const what = player.anim ? iso(player.anim.name) : 'the rest pose';
   ui.view.setAttribute('aria-label', `${what}, rendered by skeld`);
   updateSheetLink();
@@ -399,8 +406,7 @@ function show(f) {
   ctx.drawImage(img, 0, 0);
   player.current = f;
   player.shown = true;
-  ui.frame.value = String(f);
-  ui.frameText.textContent = `${f} / ${frameCount() - 1}`;
+  showFrameNumber(f);
   return true;
 }
 
