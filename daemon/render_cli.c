@@ -140,6 +140,7 @@ static int emit(void *ctx, const struct pose *p, uint32_t frame, uint32_t index)
     }
     progress(j->tty, ++j->done, j->total);
     if (j->pr.cols) {
+        sheet_frame_played(&j->sheet, frame, index);
         sheet_put(&j->sheet, &j->img, index);
         return 0;
     }

@@ -536,7 +536,7 @@ static int emit_frame(void *ctx, const struct pose *p, uint32_t frame, uint32_t 
     if (rc)
         return -1;
     if (out->sheet.rgba) {
-        out->sheet.first = out->r->picture.range ? out->r->picture.first : frame;
+        sheet_frame_played(&out->sheet, frame, index);
         sheet_put(&out->sheet, &out->w->image, index);
         return 0;
     }
@@ -573,8 +573,7 @@ static int put_sheet(struct work *r, struct worker *w, struct render_out *out,
 static int plan_frame(void *ctx, const struct pose *p, uint32_t frame, uint32_t index)
 {
     struct render_out *out = ctx;
-    if (!index)
-        out->sheet.first = frame;
+    sheet_frame_played(&out->sheet, frame, index);
     return check_frame(out->r, p, frame);
 }
 

@@ -618,6 +618,12 @@ for d in sheet-d sheet-c; do
 done
 check "the two sheets and their JSON are the same bytes" \
     eval 'same "$TMP/sheet-d/hop.png" "$TMP/sheet-c/hop.png" && same "$TMP/sheet-d/hop.json" "$TMP/sheet-c/hop.json"'
+mkdir -p "$TMP/one-d" "$TMP/one-c"
+one=(--anim Walk --frame 5.7 --sheet 2x1 --size 32x32)
+(cd "$TMP/one-d" && "$BIN" render "$S/robot.skf" "${one[@]}" -o one.png)
+(cd "$TMP/one-c" && "$CTL" "${R[@]}" render robot.skf "${one[@]}" -o one.png)
+check "a sheet of one frame (5.7): both programs' JSON the same, naming frame 5" \
+    eval 'same "$TMP/one-d/one.json" "$TMP/one-c/one.json" && grep -q "\"frames\":\[{\"frame\":5," "$TMP/one-d/one.json"'
 check "hop.json names its picture: \"image\":\"hop.png\"" \
     "$PY" -c 'import json,sys; sys.exit(json.load(open(sys.argv[1]))["image"] != "hop.png")' "$TMP/sheet-d/hop.json"
 mkdir -p "$TMP/sheet-o/sub"

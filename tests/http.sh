@@ -770,6 +770,7 @@ done
 sheet_sets=(
     "critter --anim Hop --frames 0-11 --sheet 4x3 --size 64x64"
     "robot --anim Walk --frames 2-7 --sheet 3x2 --size 48x40 --background ffffffff --samples 1"
+    "robot --anim Walk --frame 5.7 --sheet 2x1 --size 32x32"
 )
 for set in "${sheet_sets[@]}"; do
     f=${set%% *}

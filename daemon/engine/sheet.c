@@ -68,6 +68,12 @@ void sheet_put(struct sheet *s, const struct image *cell, uint32_t index)
         memcpy(s->rgba + (y0 + y) * s->pitch + x0 * 4, cell->rgba + y * cell->pitch, row);
 }
 
+void sheet_frame_played(struct sheet *s, uint32_t frame, uint32_t index)
+{
+    if (index == 0)
+        s->first = frame;
+}
+
 /* snprintf into what is left of buf; counts the full length either way. */
 #define APPEND(...)                                                                                \
     do {                                                                                           \

@@ -42,6 +42,11 @@ struct image sheet_image(const struct sheet *s);
 /* Copies a cell-sized picture into cell index (0 .. count-1). */
 void sheet_put(struct sheet *s, const struct image *cell, uint32_t index);
 
+/* Frame number frame plays in cell index: the first cell's names the sheet's first frame (a
+ * range's first, or the one frame a sheet of one holds, as its picture was played), so that
+ * every front describes a sheet alike. */
+void sheet_frame_played(struct sheet *s, uint32_t frame, uint32_t index);
+
 /* The sheet's JSON without the "image" key (the caller knows the file name, the engine does
  * not): {"cell":..,"cols":..,"rows":..,"scale":..,"pivot":..,"bounds":..,"frames":[..]},
  * no trailing newline. opts is the camera used for every cell; b the animation's bounds in
