@@ -658,15 +658,23 @@ void conn_accept(struct conn_set *set, uv_stream_t *listener)
     c->reading = uv_read_start(&c->h.stream, on_alloc, on_read) == 0;
 }
 
+/* Whether the next frame in c's buffer is only part-way in. A whole frame waiting there on the
+ * limits was not begun (as HTTP's pipelined requests), nor were those behind it. */
+static bool frame_part_way(struct conn *c)
+{
+    struct skp_frame f;
+    size_t used;
+    return c->in_len > 0 &&
+           skp_parser_feed(c->in, c->in_len, c->max_frame, &f, &used) == SKP_NEED_MORE;
+}
+
 void conn_set_drain(struct conn_set *set)
 {
     set->stop_deadline = uv_now(set->loop) + SHUTDOWN_MS;
     for (struct conn_link *k = set->list.head, *n; k; k = n) {
         n = k->next;
         struct conn *c = conn_of(k);
-        /* Bytes left over while frames are parsed are a frame part-way in; whole frames
-         * waiting on the limits were not begun (as HTTP's pipelined requests). */
-        c->begun_at_drain = c->in_len > 0 && !over_limits(c) && !c->close_after_write;
+        c->begun_at_drain = !c->close_after_write && frame_part_way(c);
         finish_if_done(c);
     }
 }

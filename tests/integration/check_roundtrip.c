@@ -3194,24 +3194,30 @@ END_TEST
 
 /* An upload part-way in when the signal comes is read whole and answered, as HTTP answers a
  * request begun before the drain: refused after its whole body, it could not be sent
- * elsewhere. A frame sent whole after the signal is refused (SHUTDOWN), then the end. */
-START_TEST(sigterm_answers_a_frame_begun_before)
+ * elsewhere. A frame sent whole after the signal is refused (SHUTDOWN), then the end. Behind
+ * a slow POSE at --max-inflight 1, the upload waits in the buffer for its turn, still begun. */
+static void upload_across_sigterm(bool behind_slow_pose)
 {
-    struct daemon *d = daemon_up(g_samples, NULL);
+    struct daemon *d = daemon_up(
+        g_samples, behind_slow_pose ? FLAGS("--threads", "1", "--max-inflight", "1") : NULL);
     char path[PATH_MAX];
     size_t len;
     join(path, g_samples, "robot.skf");
     char *skf = slurp(path, &len);
     struct raw *r = raw_open(d->unix_uri);
     skc_client *c = client_open(d->unix_uri, NULL);
-    uint8_t hdr[SKP_HEADER_SIZE];
+    unsigned char id[SKC_ID_SIZE];
+    load_path(c, "robot.skf", id);
+    static uint8_t buf[1 << 16];
+    size_t at = behind_slow_pose ? slow_poses(buf, sizeof buf, id, 1, 1000000) : 0;
     skp_encode_header(
-        &(struct skp_header){SKP_VERSION, SKP_OP_LOAD_BYTES, 0, 0, 7, (uint32_t)(4 + len)}, hdr);
-    uint8_t size[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
-                       (uint8_t)(len >> 24)};
-    raw_send(r, hdr, sizeof hdr);
-    raw_send(r, size, sizeof size);
-    raw_send(r, skf, len / 2);
+        &(struct skp_header){SKP_VERSION, SKP_OP_LOAD_BYTES, 0, 0, 7, (uint32_t)(4 + len)},
+        buf + at);
+    at += SKP_HEADER_SIZE;
+    skp_put_u32(buf + at, (uint32_t)len);
+    ck_assert_uint_lt(at + 4 + len / 2, sizeof buf);
+    memcpy(buf + at + 4, skf, len / 2);
+    raw_send(r, buf, at + 4 + len / 2); /* in one write: read at once, the POSE first */
     /* A round trip on another connection after those bytes went out: the daemon's loop has
      * read them (their socket was readable first) before it answers. */
     ck_assert_int_eq(skc_ping(c, "x", 1), 0);
@@ -3227,22 +3233,35 @@ START_TEST(sigterm_answers_a_frame_begun_before)
     }
     raw_send(r, skf + len / 2, len - len / 2);
     raw_ping(r, 8, "after");
-    /* Two replies, in either order: the PING's is given at once, the LOAD's by a worker. */
-    bool loaded = false, refused = false;
-    for (int i = 0; i < 2; i++) {
+    /* The replies, in any order: the PING's is given at once, the others by a worker. */
+    bool posed = !behind_slow_pose, loaded = false, refused = false;
+    for (int i = behind_slow_pose ? 0 : 1; i < 3; i++) {
         struct skp_header h;
         const uint8_t *body;
         ck_assert_int_eq(raw_recv(r, &h, &body), 1);
+        posed |= h.id == 1 && h.opcode == SKP_OP_POSE && h.status == SKP_S_OK;
         loaded |= h.id == 7 && h.opcode == SKP_OP_LOAD_BYTES && h.status == SKP_S_OK;
         refused |= h.id == 8 && h.opcode == SKP_OP_PING && h.status == SKP_S_SHUTDOWN;
     }
-    ck_assert_msg(loaded && refused, "the upload was%s answered, the PING %srefused",
-                  loaded ? "" : " not", refused ? "" : "not ");
+    ck_assert_msg(posed && loaded && refused, "POSE %s, upload %s, PING %s",
+                  posed ? "answered" : "not answered", loaded ? "answered" : "not answered",
+                  refused ? "refused" : "not refused");
     raw_expect_closed(r);
     expect_drained_exit(d);
     raw_close(r);
     skc_free(c);
     free(skf);
+}
+
+START_TEST(sigterm_answers_a_frame_begun_before)
+{
+    upload_across_sigterm(false);
+}
+END_TEST
+
+START_TEST(sigterm_answers_a_frame_begun_behind_the_limits)
+{
+    upload_across_sigterm(true);
 }
 END_TEST
 
@@ -3366,6 +3385,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, sighup_reloads_config);
     tcase_add_test(tc, sigterm_answers_unread_requests);
     tcase_add_test(tc, sigterm_answers_a_frame_begun_before);
+    tcase_add_test(tc, sigterm_answers_a_frame_begun_behind_the_limits);
     tcase_add_test(tc, sigterm_completes_instance_queue);
     tcase_add_test(tc, half_closed_client_gets_replies);
     return s;
