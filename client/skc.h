@@ -25,7 +25,8 @@
  * Ownership: the library copies everything it is given before the call returns. Replies
  * (skc_reply) belong to the caller, who frees each with skc_reply_free(); every pointer
  * reached through a reply (bones, vertices, names, image bytes) lives inside it and stays
- * valid until then. Strings are NUL-terminated UTF-8.
+ * valid until then. Strings are NUL-terminated and hold no other NUL; skeld sends UTF-8 (its
+ * names come from JSON), which the library passes on as it came, unchecked.
  *
  * This header needs only C99 and includes no libuv or daemon header. */
 #ifndef SKC_H

@@ -1,13 +1,15 @@
 #!/bin/sh
 # Builds a libFuzzer target with clang (ASan + UBSan) and runs it.
 #
-#   contrib/fuzz/run.sh load|json|request|png|encode [SECONDS] [CORPUS-DIR]
-#   contrib/fuzz/run.sh seeds          rewrites contrib/fuzz/corpus/request with make-seeds.c
+#   contrib/fuzz/run.sh load|json|request|reply|png|encode [SECONDS] [CORPUS-DIR]
+#   contrib/fuzz/run.sh seeds          rewrites contrib/fuzz/corpus/request and reply (make-seeds.c)
 #
 # load: arbitrary bytes as a .skf file. json: arbitrary bytes as armature.json inside a
 # valid .skf, with the key dictionary contrib/fuzz/skf.dict so mutations reach the 0.6/0.7
 # arrays. request: a client's byte stream through the frame parser and dispatch to the
 # workers' evaluation, rendering and PNG encoding, on the project's samples (fuzz-request.c).
+# reply: a server's byte stream through libskc's receive path to four pending requests, each
+# decoded reply walked and checked against skc.h's promises (fuzz-reply.c).
 # png: arbitrary bytes through the atlas reader, CRCs mended (fuzz-png.c), seeded with the
 # samples' atlases. encode: pictures made from arbitrary bytes through skeld's own PNG
 # encoders, decoded again and compared (fuzz-encode.c).
@@ -18,13 +20,14 @@
 # sanitizer report or timeout exits nonzero and leaves its input as crash-*, leak-* or
 # timeout-* in ARTIFACTS (default CORPUS-DIR/..). Reproduce with the binary, FILE as its
 # argument: FUZZ_BIN (default /tmp/skeld-fuzz-TARGET.bin; FUZZ_TRACE=1 prints the request
-# target's replies). FUZZ_JOBS compiles in parallel (default: nproc).
+# target's replies, and what became of each of the reply target's requests). FUZZ_JOBS
+# compiles in parallel (default: nproc).
 #
-# Run from a configured and built source tree (request includes daemon/dispatch.c, which
-# needs autoconfig.h, and loads samples/). Needs clang and its runtime libraries (Debian:
+# Run from a configured and built source tree (request includes daemon/dispatch.c and reply
+# client/skc.c, which need autoconfig.h; request loads samples/). Needs clang and its runtime libraries (Debian:
 # clang libclang-rt-dev), plus the project's build dependencies.
 set -eu
-target=${1:?usage: run.sh load|json|request|png|encode|seeds [SECONDS] [CORPUS-DIR]}
+target=${1:?usage: run.sh load|json|request|reply|png|encode|seeds [SECONDS] [CORPUS-DIR]}
 secs=${2:-60}
 corpus=${3:-/tmp/skeld-fuzz-$target}
 out=${FUZZ_BIN:-/tmp/skeld-fuzz-$target.bin}
@@ -35,10 +38,12 @@ if [ "$target" = seeds ]; then
     # shellcheck disable=SC2086
     ${CC:-cc} $cflags contrib/fuzz/make-seeds.c proto/skp_codec.c proto/skp_msg.c \
         -o /tmp/skeld-make-seeds
-    rm -f contrib/fuzz/corpus/request/*
-    mkdir -p contrib/fuzz/corpus/request
-    /tmp/skeld-make-seeds contrib/fuzz/corpus/request
-    ls -l contrib/fuzz/corpus/request
+    for kind in request reply; do
+        rm -f "contrib/fuzz/corpus/$kind"/*
+        mkdir -p "contrib/fuzz/corpus/$kind"
+        /tmp/skeld-make-seeds "$kind" "contrib/fuzz/corpus/$kind"
+        ls -l "contrib/fuzz/corpus/$kind"
+    done
     exit 0
 fi
 
@@ -57,6 +62,11 @@ request)
           daemon/confine.c daemon/rcache.c
           daemon/config.c daemon/sha256.c $(ls proto/*.c) $engine"
     pkgs="$pkgs libuv libcrypto" ;;
+reply)
+    [ -f autoconfig.h ] || { echo "run.sh: run ./configure first (autoconfig.h)" >&2; exit 2; }
+    srcs="contrib/fuzz/fuzz-reply.c $(ls client/skc*.c proto/*.c)"
+    cflags="$cflags -Iclient"
+    pkgs=libcrypto ;;
 *) echo "run.sh: unknown target $target" >&2; exit 2 ;;
 esac
 
@@ -95,6 +105,7 @@ opts="-max_total_time=$secs -rss_limit_mb=4096 -print_final_stats=1"
 case $target in
 load | json | png) opts="$opts -max_len=262144" ;;
 request) opts="$opts -max_len=16384 -timeout=25" ;;
+reply) opts="$opts -max_len=32768" ;; # at most 65,537: the stream must fit the socket's buffer
 encode) opts="$opts -max_len=16387" ;; # 64x64 pixels and the 3 bytes that choose
 esac
 [ "$target" = json ] && opts="$opts -dict=contrib/fuzz/skf.dict"
