@@ -316,8 +316,8 @@ void conn_reply(struct conn *c, uint8_t opcode, uint32_t id, uint16_t status, ui
     if (len > SKP_MAX_FRAME) {
         free(body);
         conn_error(c, opcode, id, SKP_S_LIMIT,
-                   "the reply would be %zu bytes, over the protocol's frame of %u: ask for PNG, "
-                   "fewer frames or a smaller picture",
+                   "the reply would be %zu bytes, over the protocol's frame of %u: ask for fewer "
+                   "frames, a smaller picture or a PNG that compresses (not raw RGBA or level 0)",
                    len, (unsigned)SKP_MAX_FRAME);
         return;
     }

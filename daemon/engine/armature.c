@@ -57,14 +57,15 @@ int armature_find_bone(const struct armature *arm, const char *name)
     return -1;
 }
 
-/* A name wins over an index: an animation may well be called "1". */
-static int parse_index(const char *s, uint32_t count)
+/* Decimal digits only (no sign or space), as a value below count; else -1. */
+static int digits_below(const char *s, uint32_t count)
 {
-    char *end;
+    uint64_t v = 0;
     if (!*s)
         return -1;
-    long v = strtol(s, &end, 10);
-    return (*end || v < 0 || v >= (long)count) ? -1 : (int)v;
+    for (; *s >= '0' && *s <= '9' && v < count; s++)
+        v = v * 10 + (uint64_t)(*s - '0');
+    return !*s && v < count ? (int)v : -1;
 }
 
 bool armature_is_index_form(const char *s)
@@ -77,33 +78,24 @@ bool armature_is_index_form(const char *s)
     return true;
 }
 
-/* "#N" as an index below count, or -1. */
-static int index_form(const char *s, uint32_t count)
-{
-    uint64_t v = 0;
-    for (s++; *s && v < count; s++)
-        v = v * 10 + (uint64_t)(*s - '0');
-    return !*s && v < count ? (int)v : -1;
-}
-
 int armature_find_anim(const struct armature *arm, const char *name_or_index)
 {
     if (armature_is_index_form(name_or_index))
-        return index_form(name_or_index, arm->anim_count);
+        return digits_below(name_or_index + 1, arm->anim_count);
     for (uint32_t i = 0; i < arm->anim_count; i++)
         if (!strcmp(arm->anims[i].name, name_or_index))
             return (int)i;
-    return parse_index(name_or_index, arm->anim_count);
+    return digits_below(name_or_index, arm->anim_count); /* a name wins: "1" may be one */
 }
 
 int armature_find_style(const struct armature *arm, const char *name_or_index)
 {
     if (armature_is_index_form(name_or_index))
-        return index_form(name_or_index, arm->style_count);
+        return digits_below(name_or_index + 1, arm->style_count);
     for (uint32_t i = 0; i < arm->style_count; i++)
         if (!strcmp(arm->styles[i].name, name_or_index))
             return (int)i;
-    return parse_index(name_or_index, arm->style_count);
+    return digits_below(name_or_index, arm->style_count);
 }
 
 int armature_resolve_texture(const struct armature *arm, int tex_name, const int *styles,

@@ -38,8 +38,22 @@ static const char *style_name(const struct armature *arm, uint32_t i)
     return arm->styles[i].name;
 }
 
-/* "unknown animation "x" (valid: a, b, c)", the list cut with "...": a name that is not there
- * says which ones are. */
+/* Whether item i is found by its name: not "#N", no comma (lists split there), and the first
+ * of that name. */
+static bool found_by_name(const struct armature *arm,
+                          const char *(*name_at)(const struct armature *, uint32_t), uint32_t i)
+{
+    const char *n = name_at(arm, i);
+    if (!*n || strchr(n, ',') || armature_is_index_form(n))
+        return false;
+    for (uint32_t k = 0; k < i; k++)
+        if (!strcmp(name_at(arm, k), n))
+            return false;
+    return true;
+}
+
+/* "unknown animation "x" (valid: a, b, #2 (c,d))", the list cut with "...": a name that is not
+ * there says which ones are, each as it can be asked for. */
 static int not_found(const struct armature *arm, const char *what, const char *name,
                      const char *(*name_at)(const struct armature *, uint32_t), uint32_t count,
                      struct eng_error *err)
@@ -53,8 +67,11 @@ static int not_found(const struct armature *arm, const char *what, const char *n
                           eng_quote(name, q), count ? valid : "the armature has none");
     }
     for (uint32_t i = 0; i < count; i++) {
-        int w = snprintf(valid + len, sizeof valid - len, "%s%s", i ? ", " : "",
-                         eng_quote(name_at(arm, i), q));
+        int w = found_by_name(arm, name_at, i)
+                    ? snprintf(valid + len, sizeof valid - len, "%s%s", i ? ", " : "",
+                               eng_quote(name_at(arm, i), q))
+                    : snprintf(valid + len, sizeof valid - len, "%s#%u (%s)", i ? ", " : "", i,
+                               eng_quote(name_at(arm, i), q));
         if (w < 0 || (size_t)w >= sizeof valid - len) {
             memcpy(valid + sizeof valid - 4, "...", 4);
             break;

@@ -17,6 +17,7 @@
 #include <zip.h>
 
 #include "engine/load.h"
+#include "engine/request.h"
 #include "engine/png_read.h"
 #include "testhelp.h"
 
@@ -1007,6 +1008,18 @@ START_TEST(index_form_reaches_every_item)
     ck_assert_int_eq(armature_find_style(arm, "#1"), 1);
     ck_assert_int_eq(armature_find_style(arm, "0"), 1); /* a name still wins over "0" */
     ck_assert_int_eq(armature_find_style(arm, "#0"), 0);
+    ck_assert_int_eq(armature_find_anim(arm, "+1"), -1); /* a plain index is digits only */
+    ck_assert_int_eq(armature_find_anim(arm, " 1"), -1);
+    ck_assert_int_eq(armature_find_anim(arm, "2"), 2);
+    /* The messages list each item as it can be asked for. */
+    struct eng_error err;
+    int i;
+    ck_assert_int_eq(request_find_anim(arm, "nope", &i, &err), ENG_ENOTFOUND);
+    ck_assert_str_eq(err.msg, "unknown animation \"nope\" (valid: 1, #1 (#0), #2 (a,b), #3 (1))");
+    ck_assert_int_eq(request_find_anim(arm, "#9", &i, &err), ENG_ENOTFOUND);
+    ck_assert_str_eq(err.msg, "animation #9 is out of range (valid: #0 to #3)");
+    ck_assert_int_eq(request_find_style(arm, "x", &i, &err), ENG_ENOTFOUND);
+    ck_assert_str_eq(err.msg, "unknown style \"x\" (valid: #0 (#1), 0)");
     armature_free(arm);
 }
 END_TEST
