@@ -54,7 +54,10 @@ struct http_conn {
     bool reading, closing, closed, close_after, lingering;
     bool parsing;    /* in parse_input: an answer given meanwhile must not parse (or read) again */
     bool probe_only; /* let in past --max-connections: a health probe, then the end */
-    int inflight;    /* writes and the half-close: the connection lives while > 0 */
+    /* At the drain, a request was part-way in the bytes read but not parsed yet (parsing
+     * waited on --max-inflight): it is answered, as one being parsed then is (req_since). */
+    bool begun_at_drain;
+    int inflight; /* writes and the half-close: the connection lives while > 0 */
     uv_shutdown_t shutdown;
     uint64_t last_active, linger_until, req_since;
 };
@@ -770,8 +773,11 @@ static void deliver(struct http_conn *c)
     c->coding = NULL;
     /* A request that began arriving before the drain (an upload under way when the grace
      * ended) is answered: refused after its whole body, it could not be sent elsewhere. */
-    bool begun_before = c->set->stopping && c->req_since && c->req_since <= c->set->stop_started;
+    bool begun_before =
+        c->set->stopping &&
+        ((c->req_since && c->req_since <= c->set->stop_started) || c->begun_at_drain);
     c->req_since = 0;
+    c->begun_at_drain = false;
     if (c->tail)
         c->tail->next = r;
     else
@@ -994,13 +1000,37 @@ void http_accept(struct http_set *set, uv_stream_t *listener)
     c->reading = uv_read_start(&c->h.stream, on_alloc, on_read) == 0;
 }
 
+static int whole_request(http_parser *p)
+{
+    *(bool *)p->data = true;
+    return 0;
+}
+
+/* Whether the first request in c's bytes read but not parsed yet is only part-way in: told by
+ * a parser of their own, as the connection's stays where it paused. A whole request waiting
+ * there was not begun (it is refused, as the binary protocol's whole frames are). */
+static bool request_part_way(const struct http_conn *c)
+{
+    static const http_parser_settings only_the_end = {.on_message_complete = whole_request};
+    if (c->cur || c->in_off == c->in_len)
+        return false;
+    bool whole = false;
+    http_parser p;
+    http_parser_init(&p, HTTP_REQUEST);
+    p.data = &whole;
+    http_parser_execute(&p, &only_the_end, (const char *)c->in + c->in_off, c->in_len - c->in_off);
+    return !whole;
+}
+
 void http_set_drain(struct http_set *set)
 {
     set->stop_started = uv_now(set->loop);
     set->stop_deadline = set->stop_started + SHUTDOWN_MS;
     for (struct conn_link *k = set->list.head, *n; k; k = n) {
         n = k->next;
-        finish_if_done(http_conn_of(k));
+        struct http_conn *c = http_conn_of(k);
+        c->begun_at_drain = !c->close_after && request_part_way(c);
+        finish_if_done(c);
     }
 }
 

@@ -220,10 +220,13 @@ elif cmd == "slowloris":
     print(a[0] if a else "none", "%.1f" % (time.time() - t0))
 
 elif cmd == "drain":
-    # drain PORT PID DIR SLOWPATH: SIGTERM with SLOWPATH running on c1 and a request queued
-    # behind it (read only after SIGTERM), half a request read on c2 and c3 idle; prints one
-    # line per answer: what it got.
+    # drain PORT PID DIR SLOWPATH SKF: SIGTERM with SLOWPATH running on c1 and a request queued
+    # behind it (read only after SIGTERM), half a request read on c2, c3 idle, and on c4
+    # SLOWPATH then half an upload of SKF, read but waiting on --max-inflight 1; prints one line
+    # per answer: what it got.
     port, pid, out, slow = int(args[0]), int(args[1]), args[2], args[3]
+    skf = open(args[4], "rb").read()
+    upload = request("POST", "/v1/armatures", "Content-Length: %d\r\n" % len(skf)) + skf
     c1, c3 = connect(port), connect(port)
     c1.sendall(request("GET", slow) + request("GET", "/healthz"))
     b1, b2, b3 = bytearray(), bytearray(), bytearray()
@@ -235,9 +238,11 @@ elif cmd == "drain":
             break
         if time.time() - t0 > 10:
             sys.exit("the slow request never showed in skeld_queue_depth")
-    c2 = connect(port)
+    c2, c4 = connect(port), connect(port)
     c2.sendall(b"GET /healthz HTTP/1.1\r\nHost: skeld\r\n")  # not finished
-    c3.sendall(request("GET", "/healthz"))  # a round trip after c2's bytes went out
+    half = len(request("GET", slow)) + len(upload) // 2
+    c4.sendall((request("GET", slow) + upload)[:half])  # in one write: read at once
+    c3.sendall(request("GET", "/healthz"))  # a round trip after c2's and c4's bytes went out
     read_answer(c3, b3)
     os.kill(pid, signal.SIGTERM)
     t0 = time.time()
@@ -250,7 +255,10 @@ elif cmd == "drain":
     else:
         sys.exit("the listener still accepts 10 s after SIGTERM")
     c2.sendall(b"\r\n")
-    for name, c, buf in (("c2", c2, b2), ("c1", c1, b1), ("c1b", c1, b1)):
+    c4.sendall((request("GET", slow) + upload)[half:])
+    b4 = bytearray()
+    for name, c, buf in (("c2", c2, b2), ("c1", c1, b1), ("c1b", c1, b1), ("c4", c4, b4),
+                         ("c4b", c4, b4)):
         a = read_answer(c, buf)
         if not a:
             print(name, "none")
@@ -1266,7 +1274,7 @@ SLOW="/v1/armatures/$ROBOT/pose?anim=Walk&frame=5&warmup=300000"
 "$BIN" eval "$S/robot.skf" --anim Walk --frame 5 --warmup 300000 >"$TMP/want-slow.json" &
 evalpid=$!
 mkdir -p "$TMP/drain"
-py drain "${PORT[C]}" "${PID[C]}" "$TMP/drain" "$SLOW" >"$TMP/drain.out" 2>&1
+py drain "${PORT[C]}" "${PID[C]}" "$TMP/drain" "$SLOW" "$S/critter.skf" >"$TMP/drain.out" 2>&1
 drc=$?
 wait $evalpid
 [ $drc -eq 0 ] || sed 's/^/# /' "$TMP/drain.out"
@@ -1277,6 +1285,8 @@ check "drain: the request read after SIGTERM behind it gets 503, Connection: clo
 check "drain: a request begun before SIGTERM and finished after is answered, then the end" \
     grep -qx 'c2 200 close end' "$TMP/drain.out"
 check "drain: an idle keep-alive connection is ended" grep -qx 'c3 end' "$TMP/drain.out"
+check "drain: an upload part-way in behind a running request (--max-inflight 1) is answered 201" \
+    eval 'grep -qE "^c4 200 " "$TMP/drain.out" && grep -qx "c4b 201 close end" "$TMP/drain.out"'
 stop C nosignal
 
 # =============================================================================================
