@@ -22,6 +22,7 @@ struct skc__frame {
  * width x height x 4 bytes and PNG files of the size they are said to be. */
 #define SKC__RAW 0x80u
 #define SKC__WIRE_OP(op) ((uint8_t)((op) & ~SKC__RAW))
+_Static_assert(SKP_OP_MAX <= SKC__RAW, "an opcode would collide with SKC__RAW");
 
 /* A request that was sent and whose reply was not collected yet. */
 struct skc__pending {

@@ -488,11 +488,17 @@ static struct lane *lane_of(struct chunked *k, uint32_t start)
     return k->lanes_on ? &k->lanes[(start - k->first) / k->per_chunk % WINDOW] : NULL;
 }
 
-static int send_chunk(struct chunked *k, uint32_t start)
+/* The last frame of the chunk that starts at start. */
+static uint32_t chunk_end(const struct chunked *k, uint32_t start)
 {
     uint64_t end = (uint64_t)start + k->per_chunk - 1;
+    return end < k->last ? (uint32_t)end : k->last;
+}
+
+static int send_chunk(struct chunked *k, uint32_t start)
+{
     k->ro.first = start;
-    k->ro.last = end < k->last ? (uint32_t)end : k->last;
+    k->ro.last = chunk_end(k, start);
     for (unsigned i = 0; i < k->ev.anim_count; i++)
         k->ev.anims[i].frame = k->ro.last; /* a range ends every animation at its last frame */
     struct lane *l = lane_of(k, start);
@@ -530,8 +536,7 @@ static int collect_chunk(struct chunked *k, const char *output, int *busy_retrie
         return fail_eval(k->c, "render");
     *busy_retries = 0; /* the bound is on consecutive refusals */
     if (l) {
-        uint64_t end = (uint64_t)start + k->per_chunk - 1;
-        l->from = (end < k->last ? end : k->last) + 1;
+        l->from = (uint64_t)chunk_end(k, start) + 1;
         l->fresh = false;
     }
     uint32_t n;
@@ -610,7 +615,8 @@ static int render_chunked(skc_client *c, const skc_eval *ev, const skc_render_op
         k.head = (k.head + 1) % WINDOW;
         k.count--;
     }
-    if (!rc)
+    if (!rc) /* after a failure the requests dropped may still run on them: the connection's
+              * end frees them */
         close_lanes(&k);
     return rc;
 }

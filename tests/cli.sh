@@ -489,6 +489,13 @@ run d-from "$BIN" render "$S/robot.skf" --anim Walk --frames 0-3 --from 2 --size
 status d-from 2 "skeld render --frames 0-3 --from 2: refused"
 check "neither wrote a picture, and both say the range starts before --from" \
     eval '[ -z "$(ls -A "$TMP/from-c")" ] && [ -z "$(ls -A "$TMP/from-d")" ] && said c-from "after the range" && said d-from "after the range"'
+# -- a --from that is no whole number of frames before a long range: both name its first frame
+run c-half "$CTL" "${R[@]}" render robot.skf --anim Walk --frames 3-399 --from 1.5 --size 16x16 \
+    -o "$TMP/from-c/f_%d.png"
+run d-half "$BIN" render "$S/robot.skf" --anim Walk --frames 3-399 --from 1.5 --size 16x16 \
+    -o "$TMP/from-d/f_%d.png"
+check "--from 1.5 before --frames 3-399: both refuse it (2) naming the range's first frame" \
+    eval '[ "$RC" = 2 ] && said c-half "from 1.5 must be a whole number of frames before the range'"'"'s first frame 3" && said d-half "from 1.5 must be a whole number of frames before the range'"'"'s first frame 3" && [ -z "$(ls -A "$TMP/from-c")" ]'
 # -- a range draws what skeld render draws, whether it goes out as stateless chunks (a short
 # one) or on instances (lanes, past 8 chunks of 16 frames): the robot's physics, smoothing, a
 # warm-up and a --from before the range carry state from each frame to the next

@@ -81,43 +81,76 @@ if [ -z "$port" ]; then
     exit 1
 fi
 
-url="http://127.0.0.1:$port/?file=robot.skf&anim=Walk&size=96x96"
-echo "preview: $browser --headless --dump-dom $url"
 # Virtual time: the page's timers run 10 s of simulated time (paused while requests are out),
 # so the count does not depend on the machine's speed. HOME and the profile stay in $tmp;
 # `timeout` bounds a browser that hangs.
 guard=
 command -v timeout >/dev/null 2>&1 && guard="timeout 120"
 mkdir -p "$tmp/home"
-# shellcheck disable=SC2086
-HOME=$tmp/home $guard "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
-    --no-first-run --user-data-dir="$tmp/profile" --virtual-time-budget=10000 \
-    --dump-dom "$url" >"$tmp/dom" 2>"$tmp/browser.err"
-brc=$?
-
 fail=0
-played=$(sed -n 's/.*<body[^>]*data-frames-played="\([0-9][0-9]*\)".*/\1/p' "$tmp/dom" | head -n 1)
-if [ $brc -ne 0 ]; then
-    echo "preview: $browser exited with status $brc"
-    tail -n 20 "$tmp/browser.err"
-    fail=1
-elif [ -z "$played" ]; then
-    echo "preview: the dumped DOM has no <body data-frames-played=..> (was the page served?)"
-    head -c 2000 "$tmp/dom"
-    fail=1
-elif [ "$played" -lt $min_frames ]; then
-    echo "preview: the page played $played frames, fewer than $min_frames; its status said:"
-    grep 'id="status"' "$tmp/dom"
-    fail=1
-else
-    echo "preview: the page played $played frames"
-fi
+# plays NAME QUERY: the page opened with ?QUERY must play at least $min_frames frames; its DOM
+# is left in $tmp/NAME.dom, the browser's status in brc.
+plays() {
+    url="http://127.0.0.1:$port/?$2"
+    echo "preview: $browser --headless --dump-dom $url"
+    rm -rf "$tmp/profile"
+    # shellcheck disable=SC2086
+    HOME=$tmp/home $guard "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+        --no-first-run --user-data-dir="$tmp/profile" --virtual-time-budget=10000 \
+        --dump-dom "$url" >"$tmp/$1.dom" 2>"$tmp/browser.err"
+    brc=$?
+    played=$(sed -n 's/.*<body[^>]*data-frames-played="\([0-9][0-9]*\)".*/\1/p' "$tmp/$1.dom" | head -n 1)
+    if [ $brc -ne 0 ]; then
+        echo "preview: $browser exited with status $brc"
+        tail -n 20 "$tmp/browser.err"
+        fail=1
+    elif [ -z "$played" ]; then
+        echo "preview: the dumped DOM has no <body data-frames-played=..> (was the page served?)"
+        head -c 2000 "$tmp/$1.dom"
+        fail=1
+    elif [ "$played" -lt $min_frames ]; then
+        echo "preview: the page played $played frames, fewer than $min_frames; its status said:"
+        grep 'id="status"' "$tmp/$1.dom"
+        fail=1
+    else
+        echo "preview: the page played $played frames"
+    fi
+}
+
+plays robot "file=robot.skf&anim=Walk&size=96x96"
 # The list names a preloaded armature by its file (isolated, U+2068: right-to-left names cannot
 # reorder the label), with the start of its id.
-if [ $brc -eq 0 ] && ! grep -q '<option value="id:[0-9a-f]*">[^<r]*robot\.skf ([0-9a-f]\{8\}' "$tmp/dom"; then
+if [ $brc -eq 0 ] && ! grep -q '<option value="id:[0-9a-f]*">[^<r]*robot\.skf ([0-9a-f]\{8\}' "$tmp/robot.dom"; then
     echo "preview: the armature list does not name robot.skf; its options:"
-    grep -o '<option[^<]*' "$tmp/dom" | head -n 10
+    grep -o '<option[^<]*' "$tmp/robot.dom" | head -n 10
     fail=1
+fi
+
+# An animation and a style only "#N" reaches (a comma in the name), the styles' ids in the
+# file (10, 11, 12) not their places: the page asks for "#1" of each, which must draw.
+if command -v python3 >/dev/null 2>&1 && command -v curl >/dev/null 2>&1; then
+    python3 - "$samples/robot.skf" "$tmp/styled.skf" <<'PYEOF'
+import json, sys, zipfile
+src = zipfile.ZipFile(sys.argv[1])
+j = json.loads(src.read("armature.json"))
+j["animations"][1]["name"] = "Walk,2"
+for k, st in enumerate(j["styles"]):
+    st["id"] = 10 + k
+j["styles"][1]["name"] = "Red,Dark"
+with zipfile.ZipFile(sys.argv[2], "w") as out:
+    for n in src.namelist():
+        out.writestr(n, json.dumps(j) if n == "armature.json" else src.read(n))
+PYEOF
+    id=$(curl -s --max-time 30 --data-binary @"$tmp/styled.skf" "http://127.0.0.1:$port/v1/armatures" |
+        sed -n 's/.*"id":"\([0-9a-f]*\)".*/\1/p')
+    if [ -z "$id" ]; then
+        echo "preview: the upload of styled.skf failed"
+        fail=1
+    else
+        plays styled "id=$id&anim=%231&style=%231&size=64x64"
+    fi
+else
+    echo "preview: python3 or curl missing: the \"#N\" names not checked"
 fi
 
 # SIGTERM drains and stops the daemon: it must exit 0, within 30 s.

@@ -21,20 +21,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "reply-kinds.h"
 #include "skc_int.h"
 
 #define PENDING 4
 #define MAX_STREAM 65536 /* what the socketpair holds before a write would block */
 
-/* What a pending request waits for: every opcode libskc sends, and a RENDER of raw pictures.
- * make-seeds.c writes byte 0 of its seeds from the same table. */
-static const uint8_t kinds[] = {
-    SKP_OP_HELLO,  SKP_OP_PING,      SKP_OP_LOAD_PATH,    SKP_OP_LOAD_BYTES,
-    SKP_OP_UNLOAD, SKP_OP_INFO,      SKP_OP_INSTANCE_NEW, SKP_OP_INSTANCE_FREE,
-    SKP_OP_POSE,   SKP_OP_MESH,      SKP_OP_RENDER,       SKP_OP_RENDER | SKC__RAW,
-    SKP_OP_STATS,  SKP_OP_INFO_JSON,
-};
-#define KINDS (sizeof kinds / sizeof kinds[0])
+/* What a pending request waits for (reply-kinds.h, which make-seeds.c reads too), as the
+ * pending opcode libskc files it under. */
+#define SKP_OP_RENDER_RAW (SKP_OP_RENDER | SKC__RAW)
+#define KIND_OP(name) [K_##name] = SKP_OP_##name,
+static const uint8_t kinds[REPLY_KIND_COUNT] = {REPLY_KINDS(KIND_OP)};
+#define KINDS REPLY_KIND_COUNT
 
 static volatile uint64_t sink; /* what the walk reads goes here, so no read is left out */
 static bool trace;             /* $FUZZ_TRACE: each request's outcome, to see what an input does */

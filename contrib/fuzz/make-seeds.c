@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reply-kinds.h"
 #include "skp_msg.h"
 
 #define MAX_STREAM 8192
@@ -245,27 +246,9 @@ static void request_seeds(const char *dir)
 
 /* ---- the reply fuzzer's seeds --------------------------------------------------------- */
 
-/* fuzz-reply.c's kinds[], in its order: what a pending request waits for. */
-enum kind {
-    K_HELLO,
-    K_PING,
-    K_LOAD_PATH,
-    K_LOAD_BYTES,
-    K_UNLOAD,
-    K_INFO,
-    K_INSTANCE_NEW,
-    K_INSTANCE_FREE,
-    K_POSE,
-    K_MESH,
-    K_RENDER,
-    K_RENDER_RAW, /* a RENDER asked for raw RGBA */
-    K_STATS,
-    K_INFO_JSON,
-};
-
 /* A reply stream starts with the byte that makes requests 1 to 4 wait for the kinds first,
  * first + step, first + 2 step and first + 3 step (of the 14, round again past the last). */
-static void pending(struct stream *s, enum kind first, unsigned step)
+static void pending(struct stream *s, enum reply_kind first, unsigned step)
 {
     memset(s, 0, sizeof *s);
     s->buf[0] = (uint8_t)(first | step << 4);

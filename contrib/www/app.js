@@ -75,13 +75,13 @@ function iso(name) {
 
 // How to name an animation or style of `list` to skeld: by name, unless the name would not come
 // back to this item (empty, with a comma, past the 1024 bytes a request holds, an earlier
-// item's too, or of the "#N" form, which skeld reads as an index); then as "#N", its index,
-// which skeld never reads as a name.
+// item's too, or of the "#N" form, which skeld reads as an index); then as "#N", its place in
+// the list (not its id: a style's is the file's own), which skeld never reads as a name.
 function nameFor(item, list) {
   const usable = item.name !== '' && !item.name.includes(',') && !/^#[0-9]+$/.test(item.name) &&
                  new TextEncoder().encode(item.name).length <= 1024 &&
                  list.find((i) => i.name === item.name) === item;
-  return usable ? item.name : `#${item.id}`;
+  return usable ? item.name : `#${list.indexOf(item)}`;
 }
 
 // The slider at frame f, with its text, which a screen reader reads as the slider's value.
@@ -196,10 +196,10 @@ function fillSelect(select, items, label, wanted, first) {
   if (first) select.add(new Option(first, ''));
   for (const it of items) select.add(new Option(label(it), String(it.id)));
   if (!wanted) return true;
-  // as skeld reads a name: "#N" is index N, else a name, else a decimal index
-  const hit = /^#[0-9]+$/.test(wanted) ? items.find((it) => it.id === Number(wanted.slice(1)))
-                                       : items.find((it) => it.name === wanted) ||
-                                             items.find((it) => String(it.id) === wanted);
+  // as skeld reads a name: "#N" is the Nth item, else a name, else a decimal place in the list
+  const place = (n) => (/^[0-9]+$/.test(n) ? items[Number(n)] : undefined);
+  const hit = /^#[0-9]+$/.test(wanted) ? place(wanted.slice(1))
+                                       : items.find((it) => it.name === wanted) || place(wanted);
   if (hit) select.value = String(hit.id);
   return Boolean(hit);
 }

@@ -265,6 +265,13 @@ static int apply_range(struct eval_request *e, const struct picture_request *pr,
                           "from %g is after the range's first frame %u: a range is drawn from "
                           "its first frame, and from may only start the play earlier",
                           e->from, pr->first);
+    /* Said of the range's first frame, not of the last step's: skelctl, which sends a range
+     * in pieces, then says what skeld render says. */
+    if (e->has_from && (double)pr->first - e->from != floor((double)pr->first - e->from))
+        return eng_seterr(err, ENG_EINVAL,
+                          "from %g must be a whole number of frames before the range's first "
+                          "frame %u",
+                          e->from, pr->first);
     for (unsigned i = 0; i < e->count; i++)
         e->frames[i] = pr->last;
     if (!e->has_from) {
