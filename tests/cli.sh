@@ -43,6 +43,8 @@ trap cleanup EXIT
 is() { [ "$1" = "$2" ]; }
 same() { cmp -s "$1" "$2"; }
 in_dir() { (cd "$1" && shift && exec "$@"); }
+# edit_skf IN OUT CODE: IN with its armature.json changed by CODE (tests/helpers/edit-skf.py)
+edit_skf() { "$PY" "$SRC/tests/helpers/edit-skf.py" "$@"; }
 # small_files CMD...: CMD with files limited to 4 KiB, a write past that failing (EFBIG, its
 # signal ignored) as a full disk would, part way through.
 small_files() { (ulimit -f 4 && trap '' XFSZ && exec "$@"); }
@@ -250,16 +252,9 @@ status e-size 2 "skeld eval --size is a usage error"
 check "it names --size" said e-size "--size does not apply to this command"
 # Valid but extreme numbers (every bone's scale 1e300) overflow: an error naming the bone, never
 # a NaN printed or drawn as if it were an answer.
-"$PY" - "$S/robot.skf" "$TMP/huge.skf" <<'PYEOF'
-import json, sys, zipfile
-src = zipfile.ZipFile(sys.argv[1])
-j = json.loads(src.read("armature.json"))
+edit_skf "$S/robot.skf" "$TMP/huge.skf" '
 for b in j["bones"]:
-    b["scale"] = b["init_scale"] = {"x": 1e300, "y": 1e300}
-with zipfile.ZipFile(sys.argv[2], "w") as out:
-    for n in src.namelist():
-        out.writestr(n, json.dumps(j) if n == "armature.json" else src.read(n))
-PYEOF
+    b["scale"] = b["init_scale"] = {"x": 1e300, "y": 1e300}'
 run o-eval "$BIN" eval "$TMP/huge.skf"
 status o-eval 1 "skeld eval of numbers that overflow fails"
 check "it names the bone and says they overflow, printing no pose" \
@@ -519,17 +514,9 @@ check "it played on 4 instances" is "$(instances)" "$((lanes_before + 4))"
 check "a long range whose last chunk is short (0-149, no --from): the same files" \
     same_range ragged --anim Walk --frames 0-149 --loop
 # The robot with 4,000 more bones: each instance of it takes more than the 1 MiB allowed.
-"$PY" - "$S/robot.skf" "$TMP/padded.skf" <<'PYEOF'
-import json, sys, zipfile
-src = zipfile.ZipFile(sys.argv[1])
-j = json.loads(src.read("armature.json"))
-root = j["bones"][0]
+edit_skf "$S/robot.skf" "$TMP/padded.skf" '
 for i in range(4000):
-    j["bones"].append(dict(root, id=len(j["bones"]), name="Pad %d" % i, parent_id=0))
-with zipfile.ZipFile(sys.argv[2], "w") as out:
-    for n in src.namelist():
-        out.writestr(n, json.dumps(j) if n == "armature.json" else src.read(n))
-PYEOF
+    j["bones"].append(dict(j["bones"][0], id=len(j["bones"]), name="Pad %d" % i, parent_id=0))'
 start I --listen "unix:$TMP/i.sock" --max-instance-mb 1 || exit 1
 mkdir "$TMP/few-c" "$TMP/few-d"
 run few-c "$CTL" --uri "unix:$TMP/i.sock" render "$TMP/padded.skf" --anim Walk --frames 0-149 \
@@ -643,8 +630,6 @@ check "-o DIR/hop.png: DIR/hop.json beside it names hop.png alone, so the two mo
 mkdir -p "$TMP/sheet-u-d" "$TMP/sheet-u-c" "$TMP/sheet-j-d" "$TMP/sheet-j-c"
 mkdir "$TMP/sheet-j-d/hop.json" "$TMP/sheet-j-c/hop.json" # so the JSON cannot be written
 BADNAME=$(printf 'hop\377.png')
-# in_dir DIR CMD...: CMD run in DIR
-in_dir() { (cd "$1" && shift && exec "$@"); }
 declare -A SHEET_RC
 for case in u j; do
     name=hop.png

@@ -362,31 +362,6 @@ elif cmd == "growskf":
         z.writestr("armature.json", json.dumps(arm))
         z.writestr("atlas0.png", png)
 
-elif cmd == "renameanim":
-    # renameanim IN OUT NAME: IN (a .skf) with its second animation called NAME
-    import zipfile
-    with zipfile.ZipFile(args[0]) as zin, zipfile.ZipFile(args[1], "w") as zout:
-        for item in zin.infolist():
-            data = zin.read(item.filename)
-            if item.filename == "armature.json":
-                arm = json.loads(data)
-                arm["animations"][1]["name"] = args[2]
-                data = json.dumps(arm).encode()
-            zout.writestr(item, data)
-
-elif cmd == "overflowskf":
-    # overflowskf IN OUT: IN (a .skf) with every bone's scale 1e300: its poses overflow
-    import zipfile
-    with zipfile.ZipFile(args[0]) as zin, zipfile.ZipFile(args[1], "w") as zout:
-        for item in zin.infolist():
-            data = zin.read(item.filename)
-            if item.filename == "armature.json":
-                arm = json.loads(data)
-                for b in arm["bones"]:
-                    b["scale"] = b["init_scale"] = {"x": 1e300, "y": 1e300}
-                data = json.dumps(arm).encode()
-            zout.writestr(item, data)
-
 elif cmd == "headlong":
     # headlong PORT: a HEAD whose URL is over the limit; prints its status and whether the
     # answer carried a body (bytes after the head before the end of the connection)
@@ -507,6 +482,8 @@ else:
     sys.exit("h.py: unknown command " + cmd)
 EOF
 py() { "$PY" "$TMP/h.py" "$@"; }
+# edit_skf IN OUT CODE: IN with its armature.json changed by CODE (tests/helpers/edit-skf.py)
+edit_skf() { "$PY" "${SKELD_SRCDIR:-.}/tests/helpers/edit-skf.py" "$@"; }
 
 # ---- daemons --------------------------------------------------------------------------------
 # start NAME OPTIONS...: skeld serve with an http listener on port 0, in the background; its
@@ -1059,7 +1036,7 @@ check "If-None-Match: * on a request that succeeds: 304, no body" \
     eval 'is "$ST" 304 && empty "$TMP/inm.body"'
 # Names long enough that the canonical request is over 8 KiB: every byte counts in the key
 long=$(printf 'W%.0s' $(seq 490))
-py renameanim "$S/robot.skf" "$TMP/long.skf" "$long"
+edit_skf "$S/robot.skf" "$TMP/long.skf" "j['animations'][1]['name'] = '$long'"
 get up "$A/v1/armatures" -X POST --data-binary "@$TMP/long.skf"
 LONG=$(sed -n 's|^/v1/armatures/||p' <<<"$(hdr up Location)")
 uploads_201=$((uploads_201 + 1))
@@ -1323,7 +1300,9 @@ get grow "$D/v1/armatures/$GROW/sheet.json?$sheet5"
 check "D: its sheet.json is answered, nothing drawn: one 4096x4096 cell holding frame 5" \
     eval '[ "$ST" = 200 ] && "$PY" -c "import json, sys; j = json.load(open(sys.argv[1])); sys.exit(j[\"cell\"] != {\"w\": 4096, \"h\": 4096} or j[\"frames\"] != [{\"frame\": 5, \"x\": 0, \"y\": 0, \"w\": 4096, \"h\": 4096}])" "$TMP/grow.body"'
 # ... but it plays the frames: a pose that overflows fails it as it fails the drawing
-py overflowskf "$S/robot.skf" "$TMP/over.skf"
+edit_skf "$S/robot.skf" "$TMP/over.skf" '
+for b in j["bones"]:
+    b["scale"] = b["init_scale"] = {"x": 1e300, "y": 1e300}'
 get over -X POST --data-binary @"$TMP/over.skf" "$D/v1/armatures"
 OVER=$(sed -n 's/.*"id":"\([0-9a-f]*\)".*/\1/p' "$TMP/over.body")
 for r in render.png sheet.json; do

@@ -129,18 +129,11 @@ fi
 # An animation and a style only "#N" reaches (a comma in the name), the styles' ids in the
 # file (10, 11, 12) not their places: the page asks for "#1" of each, which must draw.
 if command -v python3 >/dev/null 2>&1 && command -v curl >/dev/null 2>&1; then
-    python3 - "$samples/robot.skf" "$tmp/styled.skf" <<'PYEOF'
-import json, sys, zipfile
-src = zipfile.ZipFile(sys.argv[1])
-j = json.loads(src.read("armature.json"))
+    python3 "${SKELD_SRCDIR:-.}/tests/helpers/edit-skf.py" "$samples/robot.skf" "$tmp/styled.skf" '
 j["animations"][1]["name"] = "Walk,2"
 for k, st in enumerate(j["styles"]):
     st["id"] = 10 + k
-j["styles"][1]["name"] = "Red,Dark"
-with zipfile.ZipFile(sys.argv[2], "w") as out:
-    for n in src.namelist():
-        out.writestr(n, json.dumps(j) if n == "armature.json" else src.read(n))
-PYEOF
+j["styles"][1]["name"] = "Red,Dark"'
     id=$(curl -s --max-time 30 --data-binary @"$tmp/styled.skf" "http://127.0.0.1:$port/v1/armatures" |
         sed -n 's/.*"id":"\([0-9a-f]*\)".*/\1/p')
     if [ -z "$id" ]; then
