@@ -517,6 +517,52 @@ static int send_chunk(struct chunked *k, uint32_t start)
     return 0;
 }
 
+/* After a failure: what is still in flight is dropped. */
+static void drop_in_flight(struct chunked *k)
+{
+    while (k->count) {
+        skc_discard(k->c, k->ids[k->head]);
+        k->head = (k->head + 1) % WINDOW;
+        k->count--;
+    }
+}
+
+/* After the chunk from start failed: the frames before the one that failed, as `skeld render
+ * --frames` writes them before it stops. The daemon's error reply carries no pictures, so the
+ * longest part of the chunk it draws is found by halving, each try a stateless request from
+ * the range's first step (a lane's instance may have stepped part way). At most five tries,
+ * on a path that ends the command anyway; their own errors are the first one's, unsaid. */
+static void salvage_chunk(struct chunked *k, uint32_t start, const char *output)
+{
+    skc_eval ev = k->ev;
+    skc_render_opts ro = k->ro;
+    ev.target = SKC_TARGET_ARMATURE;
+    ev.from = k->from;
+    ev.warmup = k->warmup;
+    ro.first = start;
+    skc_reply *best = NULL;
+    /* [start, lo) draws; [start, hi] fails */
+    for (uint32_t lo = start, hi = chunk_end(k, start); lo < hi;) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        skc_reply *r = NULL;
+        ro.last = mid;
+        for (unsigned i = 0; i < ev.anim_count; i++)
+            ev.anims[i].frame = mid;
+        if (skc_render(k->c, &ev, &ro, &r) == 0) {
+            skc_reply_free(best);
+            best = r;
+            lo = mid + 1;
+        } else if (skc_status(k->c) != SKC_S_BAD_FILE && skc_status(k->c) != SKC_S_LIMIT) {
+            break; /* busy, or the connection gone: what is known is kept */
+        } else {
+            hi = mid;
+        }
+    }
+    if (best)
+        write_images(output, skp_cli_frame_pattern(output), best);
+    skc_reply_free(best);
+}
+
 /* Collects the oldest chunk; one the daemon was too busy for goes out again. */
 static int collect_chunk(struct chunked *k, const char *output, int *busy_retries)
 {
@@ -532,8 +578,17 @@ static int collect_chunk(struct chunked *k, const char *output, int *busy_retrie
         nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
         return send_chunk(k, start);
     }
-    if (rc)
-        return fail_eval(k->c, "render");
+    if (rc) {
+        /* A pose that overflows (BAD_FILE) or a picture past a limit fails at one frame, and
+         * skeld render would have written those before it. */
+        int status = rc == SKC_ESERVER ? skc_status(k->c) : 0;
+        rc = fail_eval(k->c, "render");
+        if (status == SKC_S_BAD_FILE || status == SKC_S_LIMIT) {
+            drop_in_flight(k);
+            salvage_chunk(k, start, output);
+        }
+        return rc;
+    }
     *busy_retries = 0; /* the bound is on consecutive refusals */
     if (l) {
         l->from = (uint64_t)chunk_end(k, start) + 1;
@@ -610,11 +665,7 @@ static int render_chunked(skc_client *c, const skc_eval *ev, const skc_render_op
             rc = collect_chunk(&k, output, &busy_retries);
         }
     }
-    while (k.count) { /* after a failure: drop what is still in flight */
-        skc_discard(c, k.ids[k.head]);
-        k.head = (k.head + 1) % WINDOW;
-        k.count--;
-    }
+    drop_in_flight(&k);
     if (!rc) /* after a failure the requests dropped may still run on them: the connection's
               * end frees them */
         close_lanes(&k);

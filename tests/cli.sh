@@ -528,6 +528,36 @@ check "a daemon with no room for its instances gets stateless chunks: the same f
     eval '[ $RC = 0 ] && [ -n "$(ls -A "$TMP/few-c")" ] && diff -r "$TMP/few-c" "$TMP/few-d" >/dev/null'
 check "after INSTANCE_NEW was refused (LIMIT)" \
     eval 'grep -qx "requests.INSTANCE_NEW 1" "$TMP/few-s.out" && grep -qx "refusals.LIMIT 1" "$TMP/few-s.out"'
+# A pose that overflows at frame 41 (every bone's ScaleX 1e300 from frame 40, smoothed): both
+# programs write the frames before it and fail naming it, whether the failing chunk went out
+# stateless (3-60) or on a lane (3-299, 19 chunks); skelctl finds the frames its error reply
+# did not carry by asking again.
+edit_skf "$S/robot.skf" "$TMP/late.skf" '
+walk = [a for a in j["animations"] if a["name"] == "Walk"][0]
+for k in walk["keyframes"]:
+    k.pop("next_kf", None)
+snap = {"x": 0, "y": 999}
+for b in j["bones"]:
+    for f, v in ((39, 1.0), (40, 1e300)):
+        walk["keyframes"].append({"frame": f, "bone_id": b["id"], "element": "ScaleX",
+                                  "value": v, "start_handle": snap, "end_handle": snap})
+walk["keyframes"].sort(key=lambda k: k["frame"])'
+# late_range NAME FRAMES: both programs fail at frame 41, having written the same files 3-40
+late_range() {
+    mkdir "$TMP/$1-c" "$TMP/$1-d"
+    local flags=(--anim Walk --frames "$2" --from 2 --warmup 3 --smooth 40 --size 16x16)
+    run "$1-c" "$CTL" --uri "unix:$TMP/i.sock" render "$TMP/late.skf" "${flags[@]}" \
+        -o "$TMP/$1-c/f_%d.png"
+    [ "$RC" = 1 ] && said "$1-c" 'frame 41: bone 1 "Hips"' || return 1
+    run "$1-d" "$BIN" render "$TMP/late.skf" "${flags[@]}" -o "$TMP/$1-d/f_%d.png"
+    [ "$RC" = 1 ] && [ "$(ls "$TMP/$1-c" | wc -l)" = 38 ] && [ -e "$TMP/$1-c/f_40.png" ] &&
+        diff -r "$TMP/$1-c" "$TMP/$1-d" >/dev/null
+}
+check "a range that overflows part way (3-60, stateless): frames 3-40 written by both, the same" \
+    late_range late-short 3-60
+check "the same on lanes (3-299)" late_range late-long 3-299
+run late-s "$CTL" --uri "unix:$TMP/i.sock" stats
+check "which played on 4 instances" grep -qx "requests.INSTANCE_NEW 5" "$TMP/late-s.out"
 stop I
 # -- standard output closed: a picture for it is not sent down the socket in its place
 run c-closed eval '"$CTL" "${R[@]}" render robot.skf --size 16x16 -o - >&-'
