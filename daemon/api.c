@@ -78,19 +78,6 @@ static struct http_req *finish(struct exchange *ex)
     return hr;
 }
 
-/* The headers every answer of ex carries: CORS, no MIME sniffing (a JSON error naming a
- * file's "<script>" is never read as a page), no Referer to other sites (a page's URL holds
- * the armature's id), then the caller's. */
-static const char *with_cors(const struct exchange *ex, const char *extra, char *buf, size_t cap)
-{
-    const char *origin = ex->api->cfg->cors_origin;
-    snprintf(buf, cap,
-             "%s%s%sX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n%s",
-             origin ? "Access-Control-Allow-Origin: " : "", origin ? origin : "",
-             origin ? "\r\nVary: Origin\r\n" : "", extra ? extra : "");
-    return buf;
-}
-
 /* The preview page's own files: what they may load (their own origin only), and no framing
  * by other sites. */
 #define PAGE_POLICY                                                                                \
@@ -102,7 +89,7 @@ static void reply(struct exchange *ex, int status, const char *type, const char 
 {
     char headers[1024];
     count(ex->api, ex->route, status);
-    with_cors(ex, extra, headers, sizeof headers);
+    http_common_headers(ex->api->cfg, extra, headers, sizeof headers);
     http_respond(finish(ex), status, type, headers, body, len);
 }
 
@@ -116,7 +103,7 @@ static void fail(struct exchange *ex, int status, const char *extra, const char 
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     count(ex->api, ex->route, status);
-    with_cors(ex, extra, headers, sizeof headers);
+    http_common_headers(ex->api->cfg, extra, headers, sizeof headers);
     http_error(finish(ex), status, headers, "%s", msg);
 }
 
@@ -175,7 +162,7 @@ static void reply_content_owned(struct exchange *ex, const char *type, uint8_t *
     }
     char h[256], headers[1024];
     count(ex->api, ex->route, 200);
-    with_cors(ex, cache_headers(ex, h, sizeof h), headers, sizeof headers);
+    http_common_headers(ex->api->cfg, cache_headers(ex, h, sizeof h), headers, sizeof headers);
     http_respond_owned(finish(ex), 200, type, headers, body, len);
 }
 
@@ -740,17 +727,61 @@ static bool cookie_token(const char *cookie, char *out, size_t cap)
 }
 
 /* Authorization: Bearer TOKEN, or the cookie skeld_token=TOKEN, when --auth-token is set. */
-static bool authorized(const struct exchange *ex)
+static bool authorized_req(const struct config *cfg, const struct http_req *hr)
 {
-    const struct config *cfg = ex->api->cfg;
-    const char *got = ex->hr->authorization;
+    const char *got = hr->authorization;
     char from_cookie[3 * 1024 + 1];            /* a 1024-byte token percent-encoded whole */
     if (!cfg->auth_token || !*cfg->auth_token) /* no cookie to read */
         return true;
     if (got && !strncasecmp(got, "Bearer ", 7)) /* the scheme is case-insensitive (RFC 9110 11.1) */
         return config_token_ok(cfg, got + 7, strlen(got + 7));
-    return cookie_token(ex->hr->cookie, from_cookie, sizeof from_cookie) &&
+    return cookie_token(hr->cookie, from_cookie, sizeof from_cookie) &&
            config_token_ok(cfg, from_cookie, strlen(from_cookie));
+}
+
+static bool authorized(const struct exchange *ex)
+{
+    return authorized_req(ex->api->cfg, ex->hr);
+}
+
+/* The path of a request target, with its length: absolute form's authority skipped (RFC 9112
+ * 3.2.2), up to the query, a fragment ('#' starts one: HTTP.md) or the end. */
+static const char *target_path(const char *url, size_t *len)
+{
+    if (!url) {
+        *len = 1;
+        return "/";
+    }
+    size_t scheme = !strncasecmp(url, "http://", 7) ? 7 : !strncasecmp(url, "https://", 8) ? 8 : 0;
+    if (scheme)
+        url += scheme + strcspn(url + scheme, "/?#");
+    *len = strcspn(url, "?#");
+    return url;
+}
+
+/* What needs no token: the checks, and the preview page's own files (code, no data: it asks
+ * for its token). */
+static bool open_path(const char *path)
+{
+    return !strcmp(path, "/healthz") || !strcmp(path, "/readyz") || www_find(path);
+}
+
+/* A request whose body follows, its head read: without the token it is refused before the
+ * body is read (or a 100 Continue sent), so that a client without it cannot make the daemon
+ * hold --max-input-mb. */
+static int on_head(void *owner, const struct http_req *hr)
+{
+    struct api *a = owner;
+    if (hr->verb == HTTP_VERB_OPTIONS || authorized_req(a->cfg, hr))
+        return 0;
+    size_t len;
+    const char *at = target_path(hr->url, &len);
+    char path[256]; /* longer than any open path */
+    if (len >= sizeof path)
+        return 401;
+    memcpy(path, at, len);
+    path[len] = 0;
+    return open_path(len ? path : "/") ? 0 : 401;
 }
 
 static void on_request(void *owner, struct http_req *hr)
@@ -764,18 +795,11 @@ static void on_request(void *owner, struct http_req *hr)
     ex->api = a;
     ex->hr = hr;
     hr->ctx = ex;
-    const char *full = hr->url ? hr->url : "/";
-    /* absolute-form (RFC 9112 3.2.2): the authority ends at the path, the query or the end */
-    size_t scheme = !hr->url                               ? 0
-                    : !strncasecmp(hr->url, "http://", 7)  ? 7
-                    : !strncasecmp(hr->url, "https://", 8) ? 8
-                                                           : 0;
-    if (scheme)
-        full = hr->url + scheme + strcspn(hr->url + scheme, "/?#");
-    const char *q = strchr(full, '?');
-    size_t path_len = q ? (size_t)(q - full) : strlen(full);
+    size_t path_len;
+    const char *full = target_path(hr->url, &path_len);
+    const char *q = full[path_len] == '?' ? full + path_len + 1 : NULL;
     ex->path = path_len ? strndup(full, path_len) : strdup("/");
-    ex->query = strdup(q ? q + 1 : "");
+    ex->query = q ? strndup(q, strcspn(q, "#")) : strdup("");
     if (!ex->path || !ex->query) {
         fail(ex, 500, NULL, "out of memory");
         return;
@@ -788,9 +812,7 @@ static void on_request(void *owner, struct http_req *hr)
               NULL, 0);
         return;
     }
-    /* Checks, and the preview page's own files (code, no data: it asks for its token) */
-    bool open = !strcmp(url, "/healthz") || !strcmp(url, "/readyz") || www_find(url);
-    if (!open && !authorized(ex)) {
+    if (!open_path(url) && !authorized(ex)) {
         fail(ex, 401, "WWW-Authenticate: Bearer\r\n", "send Authorization: Bearer TOKEN");
         return;
     }
@@ -817,7 +839,7 @@ static void on_refused(void *owner, int status)
     count(owner, R_OTHER, status);
 }
 
-const struct http_hooks api_http_hooks = {on_request, on_gone, on_refused};
+const struct http_hooks api_http_hooks = {on_request, on_gone, on_refused, on_head};
 
 void api_init(struct api *a, struct dispatch *d, const struct config *cfg, struct http_set *http)
 {

@@ -55,9 +55,11 @@ struct http_conn {
     bool parsing;    /* in parse_input: an answer given meanwhile must not parse (or read) again */
     bool probe_only; /* let in past --max-connections: a health probe, then the end */
     /* At the drain, a request was part-way in the bytes read but not parsed yet (parsing
-     * waited on --max-inflight): it is answered, as one being parsed then is (req_since). */
-    bool begun_at_drain;
-    int inflight; /* writes and the half-close: the connection lives while > 0 */
+     * waited on --max-inflight): it is answered, as one being parsed then is (req_since).
+     * The count of whole requests before it there (refused), or -1 for none part-way. */
+    int64_t part_way_at_drain;
+    uint64_t requests; /* delivered so far: bytes that start none (CRLF) are not activity */
+    int inflight;      /* writes and the half-close: the connection lives while > 0 */
     uv_shutdown_t shutdown;
     uint64_t last_active, linger_until, req_since;
 };
@@ -497,6 +499,19 @@ void http_respond_owned(struct http_req *r, int status, const char *content_type
     respond(r, status, content_type, headers, NULL, body, len);
 }
 
+const char *http_common_headers(const struct config *cfg, const char *extra, char *buf, size_t cap)
+{
+    const char *origin = cfg->cors_origin;
+    snprintf(buf, cap,
+             "%s%s%sX-Content-Type-Options: nosniff\r\nReferrer-Policy: no-referrer\r\n%s",
+             origin ? "Access-Control-Allow-Origin: " : "", origin ? origin : "",
+             origin ? "\r\nAccess-Control-Expose-Headers: ETag, Location, Retry-After, "
+                      "X-Skeld-Node\r\nVary: Origin\r\n"
+                    : "",
+             extra ? extra : "");
+    return buf;
+}
+
 void http_error(struct http_req *r, int status, const char *headers, const char *fmt, ...)
 {
     char msg[512], body[3200];
@@ -509,7 +524,11 @@ void http_error(struct http_req *r, int status, const char *headers, const char 
     int n = snprintf(body, sizeof body, "{\"error\":\"%s\",\"message\":%s}\n", http_reason(status),
                      quoted);
     log_msg(LOG_DEBUG, "http %s: %d %s", r->url ? r->url : "", status, msg);
-    http_respond(r, status, "application/json", headers, body, (size_t)n);
+    /* an error is a statement about now: no cache (a CDN would keep a 404 for an upload's
+     * URL heuristically: RFC 9110 15.1) */
+    char all[1100];
+    snprintf(all, sizeof all, "Cache-Control: no-store\r\n%s", headers ? headers : "");
+    http_respond(r, status, "application/json", all, body, (size_t)n);
 }
 
 /* ---- parsing ------------------------------------------------------------------------------- */
@@ -602,6 +621,11 @@ static int on_header_field(http_parser *p, const char *at, size_t n)
     struct http_conn *c = conn_of(p);
     if ((c->header_bytes += n) > MAX_HEADER_BYTES)
         return fail(c, 431);
+    /* RFC 9112 5.1: no whitespace between a field name and its colon, answered 400. The
+     * parser would still read "Transfer-Encoding :" as the coding, which skeld's own checks
+     * (the 501, the Host count) would not see. */
+    if (memchr(at, ' ', n) || memchr(at, '\t', n))
+        return fail_why(c, 400, "whitespace between a header field name and its colon");
     /* a chunked body's trailer: never merged into the headers (RFC 9110 6.5.1) */
     if (c->headers_done)
         return 0;
@@ -637,7 +661,17 @@ static int on_header_value(http_parser *p, const char *at, size_t n)
                    : !strcmp(c->field, "expect")            ? &c->expect
                    : !strcmp(c->field, "transfer-encoding") ? &c->coding
                                                             : NULL;
-        if (c->value && *c->value) { /* a repeated header: the last one counts */
+        /* A repeated list header is one list (RFC 9110 5.3): "gzip" then "chunked" is
+         * "gzip, chunked" (a 501), two If-None-Match lines are both matched. Of the others
+         * the last one counts. */
+        bool list =
+            c->value == &r->if_none_match || c->value == &c->coding || c->value == &r->cookie;
+        if (c->value && *c->value && list) {
+            size_t len = strlen(*c->value);
+            const char *sep = c->value == &r->cookie ? "; " : ", ";
+            if (append(c->value, &len, sep, 2, MAX_HEADER_BYTES))
+                return fail(c, 431);
+        } else if (c->value && *c->value) {
             free(*c->value);
             *c->value = NULL;
         }
@@ -701,6 +735,9 @@ static int on_headers_complete(http_parser *p)
     if ((p->flags & F_CONTENTLENGTH) && p->content_length > max_body(c))
         return fail(c, 413);
     bool body = (p->flags & F_CHUNKED) || p->content_length > 0;
+    int refused = body && c->set->hooks->on_head ? c->set->hooks->on_head(c->set->owner, r) : 0;
+    if (refused)
+        return fail_why(c, refused, "send Authorization: Bearer TOKEN (before the body)");
     /* The client waits for this before sending the body (an HTTP/1.0 client never asks: RFC
      * 9110 10.1.1). An interim answer may not overtake the answers still due before it, so
      * it then waits for them (flush_answers). */
@@ -775,22 +812,25 @@ static void deliver(struct http_conn *c)
      * ended) is answered: refused after its whole body, it could not be sent elsewhere. */
     bool begun_before =
         c->set->stopping &&
-        ((c->req_since && c->req_since <= c->set->stop_started) || c->begun_at_drain);
+        ((c->req_since && c->req_since <= c->set->stop_started) || c->part_way_at_drain == 0);
     c->req_since = 0;
-    c->begun_at_drain = false;
+    if (c->part_way_at_drain >= 0)
+        c->part_way_at_drain--;
     if (c->tail)
         c->tail->next = r;
     else
         c->head = r;
     c->tail = r;
     c->pending++;
+    c->requests++;
     bool probe = probe_url(r) && (r->verb == HTTP_VERB_GET || r->verb == HTTP_VERB_HEAD);
     if (c->probe_only) /* one request only: it holds a place past the limit */
         c->close_after = r->close = true;
     if ((c->set->stopping && !begun_before) || (c->probe_only && !probe)) {
+        char h[768];
         c->set->hooks->on_refused(c->set->owner, 503);
-        http_error(r, 503, "Retry-After: 1\r\n", "%s",
-                   c->set->stopping ? "shutting down" : conn_too_many);
+        http_error(r, 503, http_common_headers(c->set->cfg, "Retry-After: 1\r\n", h, sizeof h),
+                   "%s", c->set->stopping ? "shutting down" : conn_too_many);
     } else {
         c->set->hooks->on_request(c->set->owner, r);
     }
@@ -836,9 +876,15 @@ static void reject(struct http_conn *c, int status, const char *why)
     c->close_after = r->close = true;
     uv_read_stop(&c->h.stream);
     c->reading = false;
+    char h[768];
     c->set->hooks->on_refused(c->set->owner, status);
-    http_error(r, status, status == 503 ? "Retry-After: 1\r\n" : NULL, "%s",
-               why ? why : reject_reason(status));
+    http_error(r, status,
+               http_common_headers(c->set->cfg,
+                                   status == 503   ? "Retry-After: 1\r\n"
+                                   : status == 401 ? "WWW-Authenticate: Bearer\r\n"
+                                                   : NULL,
+                                   h, sizeof h),
+               "%s", why ? why : reject_reason(status));
 }
 
 static void parse_input(struct http_conn *c)
@@ -910,9 +956,14 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
         http_close(c);
         return;
     }
-    c->last_active = now_ms(c);
+    uint64_t seen = c->requests;
     c->in_len += (size_t)nread;
     parse_input(c);
+    /* Only bytes of a request are activity: the parser skips CRLFs between requests without
+     * starting one, and a client trickling them would otherwise outlive --idle-timeout and
+     * --frame-timeout both (and hold a --max-connections place, or a probe's). */
+    if (c->cur || c->requests != seen)
+        c->last_active = now_ms(c);
     update_reading(c);
     finish_if_done(c);
 }
@@ -975,6 +1026,7 @@ void http_accept(struct http_set *set, uv_stream_t *listener)
     }
     c->h.handle.data = c;
     c->set = set;
+    c->part_way_at_drain = -1;
     c->in = malloc(IN_SIZE);
     http_parser_init(&c->parser, HTTP_REQUEST);
     c->parser.data = c;
@@ -1000,26 +1052,39 @@ void http_accept(struct http_set *set, uv_stream_t *listener)
     c->reading = uv_read_start(&c->h.stream, on_alloc, on_read) == 0;
 }
 
-static int whole_request(http_parser *p)
+/* Requests begun and whole in the bytes request_part_way reads. */
+struct drain_count {
+    int64_t begun, whole;
+};
+
+static int request_begun(http_parser *p)
 {
-    *(bool *)p->data = true;
+    ((struct drain_count *)p->data)->begun++;
     return 0;
 }
 
-/* Whether the first request in c's bytes read but not parsed yet is only part-way in: told by
- * a parser of their own, as the connection's stays where it paused. A whole request waiting
- * there was not begun (it is refused, as the binary protocol's whole frames are). */
-static bool request_part_way(const struct http_conn *c)
+static int request_whole(http_parser *p)
 {
-    static const http_parser_settings only_the_end = {.on_message_complete = whole_request};
+    ((struct drain_count *)p->data)->whole++;
+    return 0;
+}
+
+/* Whether c's bytes read but not parsed yet end part-way into a request: then the count of
+ * whole requests before it there (they were not begun, and are refused as the binary
+ * protocol's whole frames are), else -1. Told by a parser of their own, as the connection's
+ * stays where it paused. */
+static int64_t request_part_way(const struct http_conn *c)
+{
+    static const http_parser_settings counted = {.on_message_begin = request_begun,
+                                                 .on_message_complete = request_whole};
     if (c->cur || c->in_off == c->in_len)
-        return false;
-    bool whole = false;
+        return -1;
+    struct drain_count n = {0, 0};
     http_parser p;
     http_parser_init(&p, HTTP_REQUEST);
-    p.data = &whole;
-    http_parser_execute(&p, &only_the_end, (const char *)c->in + c->in_off, c->in_len - c->in_off);
-    return !whole;
+    p.data = &n;
+    http_parser_execute(&p, &counted, (const char *)c->in + c->in_off, c->in_len - c->in_off);
+    return n.begun > n.whole ? n.whole : -1;
 }
 
 void http_set_drain(struct http_set *set)
@@ -1029,7 +1094,7 @@ void http_set_drain(struct http_set *set)
     for (struct conn_link *k = set->list.head, *n; k; k = n) {
         n = k->next;
         struct http_conn *c = http_conn_of(k);
-        c->begun_at_drain = !c->close_after && request_part_way(c);
+        c->part_way_at_drain = c->close_after ? -1 : request_part_way(c);
         finish_if_done(c);
     }
 }

@@ -67,6 +67,10 @@ struct http_hooks {
     /* A request answered by the connection layer itself (a limit, malformed, draining), for
      * the owner's counters; the owner never sees r otherwise. */
     void (*on_refused)(void *owner, int status);
+    /* Optional: r's head (method, URL, headers) is whole and a body follows. Nonzero (an
+     * HTTP status, 401) refuses r before its body is read or a 100 Continue sent: a client
+     * without the token must not make the daemon hold --max-skf-mb for it. */
+    int (*on_head)(void *owner, const struct http_req *r);
 };
 
 /* Every HTTP connection. Shares --max-connections and --max-input-mb with the binary
@@ -104,6 +108,12 @@ void http_respond(struct http_req *r, int status, const char *content_type, cons
  * if r is gone or the answer has no body): no copy of a large answer. */
 void http_respond_owned(struct http_req *r, int status, const char *content_type,
                         const char *headers, uint8_t *body, size_t len);
+
+/* The headers every answer carries (HTTP.md), then extra, written to buf (returned): the CORS
+ * headers when --cors-origin is set, no MIME sniffing (a JSON error naming a file's
+ * "<script>" is never read as a page), no Referer to other sites (a page's URL holds the
+ * armature's id). */
+const char *http_common_headers(const struct config *cfg, const char *extra, char *buf, size_t cap);
 
 /* An error answer with the JSON body {"error": reason, "message": message}. */
 void http_error(struct http_req *r, int status, const char *headers, const char *fmt, ...)

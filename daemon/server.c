@@ -183,6 +183,12 @@ static void on_sweep(uv_timer_t *t);
 /* The end of a shutdown: no connection is left, so no job is either; the workers are idle. */
 static void finish_shutdown(struct server *s)
 {
+    uv_signal_stop(&s->sigint);
+    uv_signal_stop(&s->sigterm);
+    uv_signal_stop(&s->sighup);
+    close_if_open((uv_handle_t *)&s->sigint);
+    close_if_open((uv_handle_t *)&s->sigterm);
+    close_if_open((uv_handle_t *)&s->sighup);
     pool_shutdown(&s->pool);
     http_set_close(&s->http);
     conn_set_close(&s->conns);
@@ -206,12 +212,8 @@ static void begin_shutdown(struct server *s)
         close_if_open(&s->listeners[i].h.handle);
     uv_timer_stop(&s->grace);
     close_if_open((uv_handle_t *)&s->grace);
-    uv_signal_stop(&s->sigint);
-    uv_signal_stop(&s->sigterm);
-    uv_signal_stop(&s->sighup);
-    close_if_open((uv_handle_t *)&s->sigint);
-    close_if_open((uv_handle_t *)&s->sigterm);
-    close_if_open((uv_handle_t *)&s->sighup);
+    /* The signal handlers stay until finish_shutdown: stopped here, SIGTERM, SIGINT and
+     * SIGHUP (logrotate) would take their default action and kill the drain mid-way. */
     s->http.stopping = true;
     conn_set_drain(&s->conns);
     http_set_drain(&s->http);
@@ -240,23 +242,35 @@ static void log_said(enum log_level level, FILE *said, char **text)
     free(*text);
 }
 
+/* logrotate moved the file: write to a new one at the same path (--log-file is not live, so
+ * the running configuration's is the path log_open was given) */
+static void reopen_log(const struct server *s)
+{
+    if (log_reopen())
+        log_msg(LOG_ERROR, "SIGHUP: cannot reopen the log file %s: %s", s->cfg->log_file,
+                strerror(errno));
+}
+
 /* SIGHUP: the command line and its --config file read again; what can change at run time
- * changes (nothing in flight is touched: requests read their limits as they arrive). */
+ * changes (nothing in flight is touched: requests read their limits as they arrive). While
+ * draining only the log is reopened: nothing new will be served, and READY=1 would tell
+ * systemd otherwise. */
 static void on_reload(uv_signal_t *h, int signum)
 {
     struct server *s = h->data;
     struct config fresh;
     (void)signum;
+    if (s->stopping) {
+        reopen_log(s);
+        log_msg(LOG_INFO, "SIGHUP while draining: the log reopened, the configuration kept");
+        return;
+    }
     /* While preloading, systemd still waits for the start's READY=1: a reload's RELOADING=1
      * and READY=1 would end the start early. The reload itself happens all the same. */
     bool starting = preload_running(&s->preload);
     if (!starting)
         notify_reloading();
-    /* logrotate moved the file: write to a new one at the same path (--log-file is not
-     * live, so the running configuration's is the path log_open was given) */
-    if (log_reopen())
-        log_msg(LOG_ERROR, "SIGHUP: cannot reopen the log file %s: %s", s->cfg->log_file,
-                strerror(errno));
+    reopen_log(s);
     char *text = NULL;
     size_t text_len = 0;
     FILE *said = open_memstream(&text, &text_len); /* for the log; NULL: straight to stderr */

@@ -219,11 +219,35 @@ elif cmd == "slowloris":
     open(body, "wb").write(a[3] if a else b"")
     print(a[0] if a else "none", "%.1f" % (time.time() - t0))
 
+elif cmd == "crlfs":
+    # crlfs PORT: "\r\n" every 100 ms, which starts no request; prints "closed" once the
+    # daemon ends the connection (bounded at 20 s: "open").
+    s = connect(int(args[0]))
+    s.settimeout(0.1)
+    t0 = time.time()
+    while time.time() - t0 < 20:
+        try:
+            s.sendall(b"\r\n")
+            if not s.recv(65536):
+                break
+        except socket.timeout:
+            continue
+        except OSError:
+            break
+    print("closed" if time.time() - t0 < 20 else "open")
+
+elif cmd == "rawhead":
+    # rawhead PORT BYTES HEADER: as raw, then the value of the answer's HEADER ("-" if none)
+    s = connect(int(args[0]))
+    s.sendall(args[1].replace("\\r\\n", "\r\n").encode())
+    a = read_answer(s, bytearray())
+    print(a[0] if a else "none", a[2].get(args[2].lower(), "-") if a else "-")
+
 elif cmd == "drain":
     # drain PORT PID DIR SLOWPATH SKF: SIGTERM with SLOWPATH running on c1 and a request queued
     # behind it (read only after SIGTERM), half a request read on c2, c3 idle, and on c4
-    # SLOWPATH then half an upload of SKF, read but waiting on --max-inflight 1; prints one line
-    # per answer: what it got.
+    # SLOWPATH, a whole request and half an upload of SKF, read but waiting on --max-inflight
+    # 1; prints one line per answer: what it got.
     port, pid, out, slow = int(args[0]), int(args[1]), args[2], args[3]
     skf = open(args[4], "rb").read()
     upload = request("POST", "/v1/armatures", "Content-Length: %d\r\n" % len(skf)) + skf
@@ -240,8 +264,9 @@ elif cmd == "drain":
             sys.exit("the slow request never showed in skeld_queue_depth")
     c2, c4 = connect(port), connect(port)
     c2.sendall(b"GET /healthz HTTP/1.1\r\nHost: skeld\r\n")  # not finished
-    half = len(request("GET", slow)) + len(upload) // 2
-    c4.sendall((request("GET", slow) + upload)[:half])  # in one write: read at once
+    c4_all = request("GET", slow) + request("GET", "/healthz") + upload
+    half = len(c4_all) - len(upload) // 2
+    c4.sendall(c4_all[:half])  # in one write: read at once
     c3.sendall(request("GET", "/healthz"))  # a round trip after c2's and c4's bytes went out
     read_answer(c3, b3)
     os.kill(pid, signal.SIGTERM)
@@ -254,11 +279,15 @@ elif cmd == "drain":
         time.sleep(0.01)
     else:
         sys.exit("the listener still accepts 10 s after SIGTERM")
+    # logrotate's SIGHUP and a repeated SIGTERM change nothing in a drain (their default
+    # actions would end it, and the answers below with it)
+    os.kill(pid, signal.SIGHUP)
+    os.kill(pid, signal.SIGTERM)
     c2.sendall(b"\r\n")
-    c4.sendall((request("GET", slow) + upload)[half:])
+    c4.sendall(c4_all[half:])
     b4 = bytearray()
     for name, c, buf in (("c2", c2, b2), ("c1", c1, b1), ("c1b", c1, b1), ("c4", c4, b4),
-                         ("c4b", c4, b4)):
+                         ("c4h", c4, b4), ("c4b", c4, b4)):
         a = read_answer(c, buf)
         if not a:
             print(name, "none")
@@ -812,6 +841,10 @@ check "If-None-Match with the ETag: 304, empty body, the same ETag" \
 check "the 304 keeps Cache-Control" is "$(hdr nm Cache-Control)" "public, max-age=31536000, immutable"
 get nm "$R" -H "If-None-Match: \"v1-0000\", $etag"
 check "If-None-Match with a list holding the ETag: 304" is "$ST" 304
+get nm "$R" -H 'If-None-Match: "v1-0000"' -H "If-None-Match: $etag"
+check "If-None-Match on two lines, the ETag on the second: one list, 304" is "$ST" 304
+get nm "$R" -H "If-None-Match: $etag" -H 'If-None-Match: "v1-0000"'
+check "... and on the first: 304" is "$ST" 304
 get nm "$R" -H 'If-None-Match: "v1-0000"'
 check "If-None-Match with another tag: 200 and the PNG" \
     eval 'is "$ST" 200 && same "$TMP/nm.body" "$TMP/c1.body"'
@@ -1013,6 +1046,10 @@ check "--cors-origin: Access-Control-Allow-Origin on answers" \
 get cors "$A/v1/files/nope.skf" -H 'Origin: https://x.example'
 check "--cors-origin: Access-Control-Allow-Origin on errors too" \
     is "$ST $(hdr cors Access-Control-Allow-Origin)" "404 https://x.example"
+check "an error is not to be cached (Cache-Control: no-store: a CDN would keep a 404)" \
+    is "$(hdr cors Cache-Control)" no-store
+check "--cors-origin: a page may read ETag, Location, Retry-After and X-Skeld-Node" \
+    is "$(hdr cors Access-Control-Expose-Headers)" "ETag, Location, Retry-After, X-Skeld-Node"
 get cors "$A/v1/armatures/$ROBOT/render.png" -X OPTIONS -H 'Origin: https://x.example' \
     -H 'Access-Control-Request-Method: GET' -H 'Access-Control-Request-Headers: If-None-Match'
 check "OPTIONS preflight: 204 with Allow-Origin, Allow-Methods (GET) and Allow-Headers" eval '
@@ -1052,6 +1089,13 @@ get del "$A/v1/armatures/$LONG" -X DELETE
 check "a Transfer-Encoding other than chunked: 501" \
     is "$(py raw "${PORT[A]}" 'POST /v1/armatures HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n')" 501
 check "a HEAD refused for its URL's length: 414 with no body" is "$(py headlong "${PORT[A]}")" "414 nobody"
+check "Transfer-Encoding gzip and chunked on two lines are one list: 501" \
+    is "$(py raw "${PORT[A]}" 'POST /v1/armatures HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n')" 501
+check "whitespace between a field name and its colon: 400 (RFC 9112 5.1), said by the connection layer with nosniff" \
+    is "$(py rawhead "${PORT[A]}" 'GET /healthz HTTP/1.1\r\nHost : a\r\nHost: b\r\n\r\n' X-Content-Type-Options)" "400 nosniff"
+check "a fragment in the request target is no part of the query: 200" \
+    is "$(py raw "${PORT[A]}" "GET /v1/armatures/$ROBOT/pose?anim=Walk#frag HTTP/1.1\r\nHost: a\r\n\r\n")" 200
+check "... nor of the path" is "$(py raw "${PORT[A]}" 'GET /healthz#x HTTP/1.1\r\nHost: a\r\n\r\n')" 200
 check "Expect: 100-continue behind a request still being answered: 200, then 100, then 201" \
     is "$(py expectpipe "${PORT[A]}" "$S/lamp-0.7.skf")" "200 100 201"
 uploads_201=$((uploads_201 + 1))
@@ -1158,6 +1202,9 @@ tally list 200
 get au "$B/v1/armatures" -H 'Authorization:   Bearer s3cret  '
 check "spaces around the Authorization value are not part of it: 200" is "$ST" 200
 tally list 200
+check "a body without the token is refused at its head, before a 100 Continue: 401" \
+    is "$(py raw "${PORT[B]}" 'POST /v1/armatures HTTP/1.1\r\nHost: a\r\nContent-Length: 1000000\r\nExpect: 100-continue\r\n\r\n')" 401
+tally other 401
 check "a token in a chunked body's trailer is no Authorization header: 401" \
     is "$(py raw "${PORT[B]}" 'POST /v1/armatures HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nAuthorization: Bearer s3cret\r\n\r\n')" 401
 tally other 401
@@ -1264,6 +1311,7 @@ check "drain: a request begun before SIGTERM and finished after is answered, the
 check "drain: an idle keep-alive connection is ended" grep -qx 'c3 end' "$TMP/drain.out"
 check "drain: an upload part-way in behind a running request (--max-inflight 1) is answered 201" \
     eval 'grep -qE "^c4 200 " "$TMP/drain.out" && grep -qx "c4b 201 close end" "$TMP/drain.out"'
+check "drain: the whole request waiting before it there gets 503" grep -qE "^c4h 503 " "$TMP/drain.out"
 stop C nosignal
 
 # =============================================================================================
@@ -1329,8 +1377,10 @@ stop E
 # =============================================================================================
 # Daemon F: --drain-grace. SIGTERM turns /readyz to 503 and serves the rest as before (a long
 # grace, so nothing here depends on timing); a second SIGTERM drains at once.
-start F --root "$S" --drain-grace 3600 || exit 1
+start F --root "$S" --drain-grace 3600 --idle-timeout 1 || exit 1
 F=http://127.0.0.1:${PORT[F]}
+check "F: a client sending only CR LFs (no request) is ended by --idle-timeout 1" \
+    is "$(py crlfs "${PORT[F]}")" closed
 kill -TERM "${PID[F]}"
 for i in $(seq 2400); do
     [ "$(curl -s --max-time 5 -o /dev/null -w '%{http_code}' "$F/readyz")" = 503 ] && break
