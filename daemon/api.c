@@ -23,8 +23,10 @@
 /* 2: info's JSON begins with the armature's "id"; 3: PNGs from the fitted-Huffman encoder by
  * default; 4: texture positions stepped in fixed point, integer tints (pixels may differ by 1
  * in 255), POSE matrices from construct's cos/sin (last bits); 5: the PNG encoder's codes from
- * sampled counts, and sheets' repeats one cell to the left (the same pixels, other bytes) */
-#define OUTPUT_VERSION 5
+ * sampled counts, and sheets' repeats one cell to the left (the same pixels, other bytes); 6:
+ * a 0.6/0.7 bone without visuals never takes a texture or zindex from keys, sway under a
+ * parent listed after its bone, time in ms to frames as ms / 1000 * fps (SPEC.md) */
+#define OUTPUT_VERSION 6
 
 enum route { R_OTHER, R_LIST, R_UPLOAD, R_INFO, R_POSE, R_MESH, R_RENDER, R_SHEET, R_OPS };
 static const char *const route_names[API_ROUTES] = {"other", "list",   "upload", "info", "pose",

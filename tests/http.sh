@@ -809,7 +809,7 @@ R="$A/v1/armatures/$ROBOT/render.png?anim=Walk&frame=4&size=64x64"
 get c1 "$R"
 get c2 "$R"
 etag=$(hdr c1 ETag)
-check "ETag is \"v5-<hex>\"" eval '[[ $etag =~ ^\"v5-[0-9a-f]+\"$ ]]'
+check "ETag is \"v6-<hex>\"" eval '[[ $etag =~ ^\"v6-[0-9a-f]+\"$ ]]'
 check "ETag is stable across requests" is "$(hdr c2 ETag)" "$etag"
 get c3 "$A/v1/armatures/$ROBOT/render.png?size=64x64&frame=4&anim=Walk"
 check "the same query in another order has the same ETag" is "$(hdr c3 ETag)" "$etag"
@@ -834,7 +834,7 @@ check "Cache-Control under /v1/armatures/{id}/: public, max-age=31536000, immuta
     is "$(hdr c1 Cache-Control)" "public, max-age=31536000, immutable"
 get c6 "$A/v1/files/robot.skf/render.png?anim=Walk&frame=4&size=64x64"
 check "Cache-Control under /v1/files/: public, max-age=60" is "$(hdr c6 Cache-Control)" "public, max-age=60"
-check "under /v1/files/ the same answer has an ETag" eval '[[ $(hdr c6 ETag) =~ ^\"v5-[0-9a-f]+\"$ ]]'
+check "under /v1/files/ the same answer has an ETag" eval '[[ $(hdr c6 ETag) =~ ^\"v6-[0-9a-f]+\"$ ]]'
 get nm "$R" -H "If-None-Match: $etag"
 check "If-None-Match with the ETag: 304, empty body, the same ETag" \
     eval 'is "$ST $(hdr nm ETag)" "304 $etag" && empty "$TMP/nm.body"'

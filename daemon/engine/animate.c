@@ -273,9 +273,9 @@ double anim_format_frame(const struct armature *arm, int anim, double frame, boo
 
 double anim_time_to_frame(const struct armature *arm, int anim, double ms)
 {
-    double elapsed = ms / 1000.0;
-    double frametime = 1.0 / arm->anims[anim].fps;
-    return elapsed / frametime;
+    /* SPEC.md: "the fractional frame ms / 1000 * fps" (elapsed / (1 / fps) differs in the
+     * last bit, which decides halves: 940 ms at 25 fps is frame 23.5, rounded up to 24) */
+    return ms / 1000.0 * arm->anims[anim].fps;
 }
 
 double anim_time_frame(const struct armature *arm, int anim, double ms, bool reverse, bool loop)

@@ -80,6 +80,9 @@ struct arm_bone {
     /* Every vertex is laid by a path bind before any weighted bind reads it, so placing
      * them on the bone first would be lost (mesh_plan). */
     bool verts_laid_by_paths;
+    /* 0.6/0.7: visuals_id -1. No texture, zindex 0, never drawn (SPEC.md section 4), whatever
+     * Texture or Zindex keys an animation has for the bone. */
+    bool no_visuals;
 };
 
 struct arm_bind {

@@ -68,14 +68,15 @@ static bool inherit_parent(struct pose *p, uint32_t b, int pi, enum pass pass, s
 {
     /* A parent listed after its child has not been inherited yet in this pass: the
      * reference then reads its raw local fields. */
+    bool sway = pass == PASS_PHYS && p->arm->bones[b].phys.sway > 0.0;
     if ((uint32_t)pi > b) {
         struct bone_out raw = {
             .pos = p->local[pi].pos, .scale = p->local[pi].scale, .rot = p->local[pi].rot};
-        construct_inherit(o, &raw, raw.rot);
+        construct_inherit(o, &raw, sway ? raw.rot - p->phys[b].orbit_diff : raw.rot);
         return false;
     }
     const struct bone_out *parent = &p->out[pi];
-    if (pass == PASS_PHYS && p->arm->bones[b].phys.sway > 0.0) {
+    if (sway) {
         construct_inherit(o, parent, parent->rot - p->phys[b].orbit_diff);
         return false;
     }
@@ -145,6 +146,10 @@ static void finish_bone(struct pose *p, uint32_t b, const struct construct_opts 
     o->hidden = lf->hidden;
     o->zindex = lf->zindex;
     o->tex = lf->tex;
+    if (p->arm->bones[b].no_visuals) { /* keys have nowhere to put a texture or a zindex */
+        o->zindex = 0;
+        o->tex = -1;
+    }
     for (int i = 0; i < 4; i++)
         o->tint[i] = lf->tint[i];
     if (!opts)

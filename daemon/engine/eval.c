@@ -1,5 +1,6 @@
 #include "eval.h"
 
+#include <float.h>
 #include <math.h>
 
 void eval_request_init(struct eval_request *r)
@@ -7,11 +8,20 @@ void eval_request_init(struct eval_request *r)
     *r = (struct eval_request){.count = 0};
 }
 
+/* frames[0] - from, taken as the whole number it is meant to be when the decimal numbers the
+ * client wrote differ by one but not in binary (2.3 - 0.3 is 1.9999999999999998). */
+static double from_span(const struct eval_request *r)
+{
+    double span = r->frames[0] - r->from, whole = nearbyint(span);
+    double slack = 4 * DBL_EPSILON * fmax(1.0, fmax(fabs(r->frames[0]), fabs(r->from)));
+    return fabs(span - whole) <= slack ? whole : span;
+}
+
 long eval_steps(const struct eval_request *r)
 {
     if (!r->count || !r->has_from)
         return 1;
-    return (long)(r->frames[0] - r->from) + 1;
+    return (long)from_span(r) + 1;
 }
 
 int eval_check(const struct armature *arm, const struct eval_request *r, struct eng_error *err)
@@ -31,7 +41,7 @@ int eval_check(const struct armature *arm, const struct eval_request *r, struct 
         return eng_seterr(err, ENG_EINVAL, "warmup %ld is out of range (0..%ld)", r->warmup,
                           EVAL_MAX_STEPS);
     if (r->has_from && r->count) {
-        double span = r->frames[0] - r->from;
+        double span = from_span(r);
         if (!isfinite(r->from) || span < 0 || span != floor(span) || span >= EVAL_MAX_STEPS)
             return eng_seterr(err, ENG_EINVAL,
                               "from %g must be at most frame %g, a whole number of frames "

@@ -640,6 +640,7 @@ static int read_parts(struct ctx *c, json_t *jb, const char *path, uint32_t i,
     int rc = bone_visual(c, jb, path, &vis.obj, vpath);
     if (rc || (c->arrays && (rc = bone_links(c, jb, path, i, &phys, ppath))))
         return rc;
+    b->no_visuals = c->arrays && !vis.obj;
     if ((rc = read_looks(c, &vis, b)) || (rc = read_pivots(c, &vis, b)) ||
         (rc = read_phys(c, &phys, &b->phys)) ||
         (!c->arrays && (rc = read_ik(c, jb, path, b, &cur->chain))) ||

@@ -929,6 +929,33 @@ START_TEST(time_frame)
 }
 END_TEST
 
+START_TEST(time_frame_is_ms_times_fps)
+{
+    /* The SPEC's fractional frame is ms / 1000 * fps. At 25 and 50 fps some times land on
+     * an exact half: 940 / 1000 * 25 = 23.5 and 470 / 1000 * 50 = 23.5 in binary too. The
+     * runtime's (ms / 1000) / (1 / fps) gives 23.499999999999996 there, which rounds down. */
+    struct armature *arm =
+        load_q("{'bones':[{'id':0,'name':'b'}],'animations':["
+               " {'name':'pal','fps':25,'keyframes':["
+               "   {'frame':0,'bone_id':0,'element':'PositionX','value':0},"
+               "   {'frame':49,'bone_id':0,'element':'PositionX','value':98}]},"
+               " {'name':'pal2','fps':50,'keyframes':["
+               "   {'frame':0,'bone_id':0,'element':'PositionX','value':0},"
+               "   {'frame':49,'bone_id':0,'element':'PositionX','value':98}]}]}");
+    /* Halves round up, with or without loop (last frame 49: nothing wraps). */
+    ck_assert_double_eq(anim_time_frame(arm, 0, 940, false, false), 24);
+    ck_assert_double_eq(anim_time_frame(arm, 0, 940, false, true), 24);
+    ck_assert_double_eq(anim_time_frame(arm, 0, 1180, false, false), 30);
+    ck_assert_double_eq(anim_time_frame(arm, 1, 470, false, true), 24);
+    ck_assert_double_eq(anim_time_frame(arm, 1, 590, false, true), 30);
+    /* The fractional frame itself is the exact half. */
+    ck_assert_double_eq(anim_time_to_frame(arm, 0, 940), 23.5);
+    ck_assert_double_eq(anim_time_to_frame(arm, 0, 1180), 29.5);
+    ck_assert_double_eq(anim_time_to_frame(arm, 1, 470), 23.5);
+    armature_free(arm);
+}
+END_TEST
+
 /* ====================================================================================== */
 /* eval requests                                                                           */
 
@@ -1001,6 +1028,44 @@ START_TEST(eval_check_rejects_bad_requests)
     eval_request_init(&r); /* no animation at all: construct at rest */
     ck_assert_int_eq(eval_check(arm, &r, NULL), 0);
     ck_assert_int_eq(eval_steps(&r), 1);
+    armature_free(arm);
+}
+END_TEST
+
+/* from and frame as a client writes them in decimal: a whole number of frames apart in
+ * decimal is accepted even when the binary difference is not whole. */
+START_TEST(eval_from_decimal_whole_frames_apart)
+{
+    struct armature *arm = load_q(EVAL_ARM);
+    struct eval_request r;
+    /* Frame 2.3 from 0.3 is frames 0.3, 1.3 and 2.3: three steps. In binary 2.3 - 0.3 is
+     * 1.9999999999999998, so a plain floor test refuses it and truncation loses a step. */
+    ck_assert_double_ne(2.3 - 0.3, 2.0);
+    one_anim(&r, 2.3, 0);
+    r.has_from = true;
+    r.from = 0.3;
+    ck_assert_int_eq(eval_check(arm, &r, NULL), 0);
+    ck_assert_int_eq(eval_steps(&r), 3);
+    /* 20.6 - 10.6 is 10.000000000000002: eleven steps. */
+    one_anim(&r, 20.6, 0);
+    r.has_from = true;
+    r.from = 10.6;
+    r.loop = true;
+    ck_assert_int_eq(eval_check(arm, &r, NULL), 0);
+    ck_assert_int_eq(eval_steps(&r), 11);
+    /* Negative frames the same way: -3.3, -2.3, -1.3. */
+    one_anim(&r, -1.3, 0);
+    r.has_from = true;
+    r.from = -3.3;
+    ck_assert_int_eq(eval_check(arm, &r, NULL), 0);
+    ck_assert_int_eq(eval_steps(&r), 3);
+    /* 0.7 - 0.1 is 0.6 frames, not a whole number: still refused. */
+    struct eng_error err = {0, ""};
+    one_anim(&r, 0.7, 0);
+    r.has_from = true;
+    r.from = 0.1;
+    ck_assert_int_eq(eval_check(arm, &r, &err), ENG_EINVAL);
+    ck_assert_int_eq(err.code, ENG_EINVAL);
     armature_free(arm);
 }
 END_TEST
@@ -1158,11 +1223,13 @@ static Suite *animate_suite(void)
     tcase_add_test(tc, format_frame_loop);
     tcase_add_test(tc, format_frame_reverse);
     tcase_add_test(tc, time_frame);
+    tcase_add_test(tc, time_frame_is_ms_times_fps);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("eval");
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, eval_check_rejects_bad_requests);
+    tcase_add_test(tc, eval_from_decimal_whole_frames_apart);
     tcase_add_test(tc, eval_warmup_runs_rest_constructs);
     tcase_add_test(tc, eval_steps_from_to_frame);
     tcase_add_test(tc, eval_loop_formats_every_step);

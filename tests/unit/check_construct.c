@@ -823,6 +823,59 @@ START_TEST(sway_and_bounce_move_the_orbit)
 }
 END_TEST
 
+/* A pendulum (sway 1, bounce 0.5) hanging 40 below a holder that the animation moves +200 in
+ * x and turns by 1 over 10 frames. back: the pendulum is bone 0 and its parent, the holder,
+ * bone 1. Otherwise the ids are swapped, so the parent comes first. */
+static struct armature *sway_rig(bool back)
+{
+    static const char *pendulum = "{'id':%d,'name':'pendulum','parent_id':%d,"
+                                  "'pos':{'x':0,'y':-40},'phys_sway':1,'phys_rot_bounce':0.5}";
+    static const char *holder = "{'id':%d,'name':'holder'}";
+    char pend[256], hold[64];
+    snprintf(pend, sizeof pend, pendulum, back ? 0 : 1, back ? 1 : 0);
+    snprintf(hold, sizeof hold, holder, back ? 1 : 0);
+    int h = back ? 1 : 0;
+    return load_q("{'bones':[%s,%s],'animations':[{'name':'swing','keyframes':["
+                  " {'frame':0,'bone_id':%d,'element':'PositionX','value':0},"
+                  " {'frame':0,'bone_id':%d,'element':'Rotation','value':0},"
+                  " {'frame':10,'bone_id':%d,'element':'PositionX','value':200},"
+                  " {'frame':10,'bone_id':%d,'element':'Rotation','value':1}]}]}",
+                  back ? pend : hold, back ? hold : pend, h, h, h, h);
+}
+
+START_TEST(sway_with_parent_listed_after_child)
+{
+    /* The SPEC's sway rule has no exception for the order of ids: the raw parent a child
+     * reads when its parent comes later is turned by -orbit_diff all the same. So the
+     * pendulum swings exactly as in the parent-first rig, step by step. */
+    struct armature *back = sway_rig(true), *front = sway_rig(false);
+    struct pose *pb = pose_new(back), *pf = pose_new(front);
+    for (int f = 0; f <= 8; f++) {
+        struct anim_play pl = {0, f, 0};
+        animate(pb, &pl, 1);
+        construct(pb, NULL);
+        animate(pf, &pl, 1);
+        construct(pf, NULL);
+        assert_pos(pb, 0, pf->out[1].pos.x, pf->out[1].pos.y, 1e-9);
+        ck_assert_double_eq_tol(pb->out[0].rot, pf->out[1].rot, 1e-9);
+        assert_pos(pb, 1, pf->out[0].pos.x, pf->out[0].pos.y, 1e-9);
+    }
+    /* And it does swing: a rigid pendulum would turn with the holder (rot 0.8 at frame 8)
+     * and hang at holder + R(0.8)(0, -40). */
+    const struct bone_out *hold = &pb->out[1], *pend = &pb->out[0];
+    ck_assert_double_eq_tol(hold->rot, 0.8, 1e-6);
+    ck_assert_double_gt(fabs(pend->rot - hold->rot), 0.1);
+    struct vec2 rigid = {hold->pos.x + 40 * sin(hold->rot), hold->pos.y - 40 * cos(hold->rot)};
+    ck_assert_double_gt(dist(pend->pos, rigid), 1.0);
+    /* Still 40 from the holder: sway only turns it. */
+    ck_assert_double_eq_tol(dist(pend->pos, hold->pos), 40.0, 1e-9);
+    pose_free(pb);
+    pose_free(pf);
+    armature_free(back);
+    armature_free(front);
+}
+END_TEST
+
 /* ====================================================================================== */
 /* Mesh binds                                                                              */
 
@@ -1512,6 +1565,45 @@ START_TEST(mesh_pivot_pos_never_moves_vertices)
 END_TEST
 
 /* ====================================================================================== */
+/* 0.6/0.7: bones without visuals (SPEC.md section 4)                                      */
+
+START_TEST(no_visuals_ignores_texture_and_zindex_keys)
+{
+    /* A bone without visuals has no texture and zindex 0, and is never drawn. Texture and
+     * Zindex keys for it have nowhere to go, so they change neither. The bone with visuals
+     * takes the same keys. The bone without visuals is written once with no visuals_id and
+     * once with visuals_id -1. */
+    static const char *const novis[] = {"", ",'visuals_id':-1"};
+    for (size_t i = 0; i < sizeof novis / sizeof novis[0]; i++) {
+        struct armature *arm =
+            load_q("{'version':'0.7.0','visuals':[{'tex':'red','zindex':2}],"
+                   " 'bones':[{'id':0,'name':'root','visuals_id':0},"
+                   "  {'id':1,'name':'novis','parent_id':0,'pos':{'x':40,'y':0}%s}],"
+                   " 'animations':[{'name':'t','keyframes':["
+                   "  {'frame':0,'bone_id':1,'element':'Texture','value_str':'blue'},"
+                   "  {'frame':0,'bone_id':1,'element':'Zindex','value':5},"
+                   "  {'frame':0,'bone_id':0,'element':'Texture','value_str':'blue'},"
+                   "  {'frame':0,'bone_id':0,'element':'Zindex','value':3}]}]}",
+                   novis[i]);
+        struct pose *p = pose_new(arm);
+        rest_step(p, NULL);
+        ck_assert_int_eq(p->out[1].tex, -1);
+        ck_assert_int_eq(p->out[1].zindex, 0);
+        struct anim_play pl = {0, 0, 0};
+        animate(p, &pl, 1);
+        construct(p, NULL);
+        ck_assert_str_eq(armature_tex_name(arm, p->out[0].tex), "blue");
+        ck_assert_int_eq(p->out[0].zindex, 3);
+        ck_assert_msg(p->out[1].tex == -1, "bone without visuals has tex \"%s\"",
+                      armature_tex_name(arm, p->out[1].tex));
+        ck_assert_int_eq(p->out[1].zindex, 0);
+        pose_free(p);
+        armature_free(arm);
+    }
+}
+END_TEST
+
+/* ====================================================================================== */
 
 /* IK's atan2 against libm's on vectors of every quadrant and scale, on the axes and the
  * diagonals, with signed zeros, infinities and NaN: within 2^-51 (about an ulp of pi). */
@@ -1581,6 +1673,7 @@ static Suite *construct_suite(void)
     tcase_add_test(tc, scale_damping);
     tcase_add_test(tc, rotation_damping);
     tcase_add_test(tc, sway_and_bounce_move_the_orbit);
+    tcase_add_test(tc, sway_with_parent_listed_after_child);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("mesh binds");
@@ -1601,6 +1694,10 @@ static Suite *construct_suite(void)
     tcase_add_test(tc, mesh_pivot_weighted_bind);
     tcase_add_test(tc, mesh_pivot_path_bind_ignores_pivots);
     tcase_add_test(tc, mesh_pivot_pos_never_moves_vertices);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("0.6/0.7 bones without visuals");
+    tcase_add_test(tc, no_visuals_ignores_texture_and_zindex_keys);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("options");

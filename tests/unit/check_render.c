@@ -3107,6 +3107,46 @@ START_TEST(arrays_equal_zindex_higher_id_on_top)
 }
 END_TEST
 
+START_TEST(arrays_no_visuals_never_drawn)
+{
+    /* Bone b has no visuals, so it is never drawn, even when an animation keys a texture
+     * and a zindex for it. Only a's red 40 x 40 quad shows: canvas 200 x 200, scale 1,
+     * position (100, -100), so a covers [80, 120) x [80, 120). b at (60, 0) would cover
+     * [140, 180) in green. */
+    struct atlas a[2] = {atlas_new(40, 40, RED), atlas_new(40, 40, GREEN)};
+    struct armature *arm = load_arm(
+        a, 2,
+        "{'version':'0.7.0','atlases':[{'filename':'atlas0.png','size':{'x':40,'y':40}},"
+        "            {'filename':'atlas1.png','size':{'x':40,'y':40}}],"
+        " 'styles':[{'id':0,'name':'Default','textures':["
+        "   {'name':'red','offset':{'x':0,'y':0},'size':{'x':40,'y':40},'atlas_idx':0},"
+        "   {'name':'green','offset':{'x':0,'y':0},'size':{'x':40,'y':40},'atlas_idx':1}]}],"
+        " 'visuals':[{'tex':'red'}],"
+        " 'bones':[{'id':0,'name':'a','visuals_id':0},"
+        "          {'id':1,'name':'b','pos':{'x':60,'y':0}}],"
+        " 'animations':[{'name':'t','keyframes':["
+        "   {'frame':0,'bone_id':1,'element':'Texture','value_str':'green'},"
+        "   {'frame':0,'bone_id':1,'element':'Zindex','value':5}]}]}");
+    struct pose *p = pose_new(arm);
+    struct anim_play play = {0, 0, 0};
+    animate(p, &play, 1);
+    construct(p, NULL);
+    struct image img;
+    image_init(&img);
+    struct render_opts o;
+    opts_canvas(&o, 200, 200, 1, 100, -100, CLEAR, 4);
+    render_ok(arm, p, &o, &img);
+    assert_rect(&img, 80, 80, 120, 120, RED, CLEAR, "0.7: keyed bone without visuals");
+    /* Nor is it in the draw order. */
+    ck_assert_int_eq(image_reserve_bones(&img, arm->bone_count), 0);
+    ck_assert_uint_eq(render_draw_order(arm, p, &o, img.order, img.keys, img.skip), 1);
+    ck_assert_uint_eq(img.order[0], 0);
+    image_close(&img);
+    pose_free(p);
+    armature_free(arm);
+}
+END_TEST
+
 /* tinted() in the 0.7 layout; tint is a 0..1 colour. */
 static struct armature *tinted_arrays(const uint8_t c[4], const char *tint)
 {
@@ -3515,6 +3555,7 @@ static Suite *render_suite(void)
     tcase_add_test(tc, pivot_offset_moves_mesh);
     tcase_add_test(tc, render_bounds_include_pivot_offset);
     tcase_add_test(tc, arrays_equal_zindex_higher_id_on_top);
+    tcase_add_test(tc, arrays_no_visuals_never_drawn);
     tcase_add_test(tc, arrays_tint_0_1_multiplies_like_0_255);
     tcase_add_test(tc, arrays_identity_pivots_match_bones_layout);
     suite_add_tcase(s, tc);
