@@ -425,11 +425,21 @@ static int write_sheet(const char *output, const skc_reply *r)
     return rc;
 }
 
-/* Every picture of a reply, to OUT or to the frame pattern. */
-static int write_images(const char *output, bool pattern, const skc_reply *r)
+/* Every picture of a reply, to OUT or to the frame pattern: exactly the frames first..last
+ * asked for (one picture when !range), else nothing is written. */
+static int write_images(const char *output, bool pattern, const skc_reply *r, bool range,
+                        uint32_t first, uint32_t last)
 {
     uint32_t n;
     const skc_image *img = skc_reply_images(r, &n);
+    bool whole = range ? n == (uint64_t)last - first + 1 : n == 1;
+    for (uint32_t i = 0; whole && range && i < n; i++)
+        whole = img[i].frame == first + i;
+    if (!whole) {
+        fprintf(stderr, "skelctl: render: the daemon sent %u pictures, not the frames asked for\n",
+                (unsigned)n);
+        return 1;
+    }
     for (uint32_t i = 0; i < n; i++) {
         char path[SKP_CLI_PATH_MAX];
         if (skp_cli_out_path(path, sizeof path, output, pattern, img[i].frame, ""))
@@ -495,7 +505,7 @@ static uint32_t chunk_end(const struct chunked *k, uint32_t start)
     return end < k->last ? (uint32_t)end : k->last;
 }
 
-static int send_chunk(struct chunked *k, uint32_t start)
+static int send_chunk_at(struct chunked *k, uint32_t start, unsigned slot)
 {
     k->ro.first = start;
     k->ro.last = chunk_end(k, start);
@@ -509,12 +519,38 @@ static int send_chunk(struct chunked *k, uint32_t start)
         k->ev.warmup = l->fresh ? k->warmup : 0;
         l->busy = true;
     }
-    unsigned slot = (k->head + k->count) % WINDOW;
     if (skc_send_render(k->c, &k->ev, &k->ro, &k->ids[slot]))
         return fail(k->c, "render");
     k->starts[slot] = start;
-    k->count++;
     return 0;
+}
+
+static int send_chunk(struct chunked *k, uint32_t start)
+{
+    int rc = send_chunk_at(k, start, (k->head + k->count) % WINDOW);
+    if (!rc)
+        k->count++;
+    return rc;
+}
+
+/* A request the daemon was too busy for (BUSY: its queue full) has changed nothing and is sent
+ * again, 10 ms later, up to BUSY_TRIES times in a row. */
+#define BUSY_TRIES 500
+
+static void busy_pause(void)
+{
+    nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+}
+
+/* skc_render, sent again while the daemon answers BUSY. */
+static int render_through_busy(skc_client *c, const skc_eval *ev, const skc_render_opts *ro,
+                               skc_reply **r)
+{
+    int rc, tries = 0;
+    while ((rc = skc_render(c, ev, ro, r)) == SKC_ESERVER && skc_status(c) == SKC_S_BUSY &&
+           ++tries < BUSY_TRIES)
+        busy_pause();
+    return rc;
 }
 
 /* After a failure: what is still in flight is dropped. */
@@ -541,6 +577,7 @@ static void salvage_chunk(struct chunked *k, uint32_t start, const char *output)
     ev.warmup = k->warmup;
     ro.first = start;
     skc_reply *best = NULL;
+    uint32_t best_last = start;
     /* [start, lo) draws; [start, hi] fails */
     for (uint32_t lo = start, hi = chunk_end(k, start); lo < hi;) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -548,18 +585,19 @@ static void salvage_chunk(struct chunked *k, uint32_t start, const char *output)
         ro.last = mid;
         for (unsigned i = 0; i < ev.anim_count; i++)
             ev.anims[i].frame = mid;
-        if (skc_render(k->c, &ev, &ro, &r) == 0) {
+        if (render_through_busy(k->c, &ev, &ro, &r) == 0) {
             skc_reply_free(best);
             best = r;
+            best_last = mid;
             lo = mid + 1;
         } else if (skc_status(k->c) != SKC_S_BAD_FILE && skc_status(k->c) != SKC_S_LIMIT) {
-            break; /* busy, or the connection gone: what is known is kept */
+            break; /* busy still, or the connection gone: what is known is kept */
         } else {
             hi = mid;
         }
     }
     if (best)
-        write_images(output, skp_cli_frame_pattern(output), best);
+        write_images(output, skp_cli_frame_pattern(output), best, true, start, best_last);
     skc_reply_free(best);
 }
 
@@ -570,14 +608,16 @@ static int collect_chunk(struct chunked *k, const char *output, int *busy_retrie
     uint32_t start = k->starts[k->head];
     struct lane *l = lane_of(k, start);
     int rc = skc_recv(k->c, k->ids[k->head], &r);
-    k->head = (k->head + 1) % WINDOW;
-    k->count--;
     if (l)
         l->busy = false;
-    if (rc == SKC_ESERVER && skc_status(k->c) == SKC_S_BUSY && ++*busy_retries < 500) {
-        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
-        return send_chunk(k, start);
+    if (rc == SKC_ESERVER && skc_status(k->c) == SKC_S_BUSY && ++*busy_retries < BUSY_TRIES) {
+        /* again in its own slot, still the oldest: the chunks are written (and a failing
+         * one salvaged) in the range's order, as skeld render writes them */
+        busy_pause();
+        return send_chunk_at(k, start, k->head);
     }
+    k->head = (k->head + 1) % WINDOW;
+    k->count--;
     if (rc) {
         /* A pose that overflows (BAD_FILE) or a picture past a limit fails at one frame, and
          * skeld render would have written those before it. */
@@ -596,7 +636,7 @@ static int collect_chunk(struct chunked *k, const char *output, int *busy_retrie
     }
     uint32_t n;
     skc_reply_images(r, &n);
-    rc = write_images(output, skp_cli_frame_pattern(output), r);
+    rc = write_images(output, skp_cli_frame_pattern(output), r, true, start, chunk_end(k, start));
     skc_reply_free(r);
     progress(k->done += n, (uint64_t)k->last - k->first + 1);
     return rc;
@@ -647,12 +687,22 @@ static int render_chunked(skc_client *c, const skc_eval *ev, const skc_render_op
 {
     struct chunked k = {.c = c, .ev = *ev, .ro = *ro, .first = ro->first, .last = ro->last};
     uint64_t px = (uint64_t)ro->width * ro->height;
-    k.per_chunk = px >= CHUNK_PIXELS ? 1 : (uint32_t)(CHUNK_PIXELS / px);
+    /* an empty canvas is the daemon's to refuse (its message), not a division by zero */
+    k.per_chunk = px >= CHUNK_PIXELS || px == 0 ? 1 : (uint32_t)(CHUNK_PIXELS / px);
     if (k.per_chunk > 16)
         k.per_chunk = 16;
     /* A --from later than the range's first frame goes out as given: the daemon refuses the
      * first chunk, as skeld render refuses the range, before any picture is written. */
     k.from = ev->has_from ? ev->from : ro->first; /* where one request for the range starts */
+    /* The chunks each step less than the whole range: refuse what skeld render refuses
+     * (daemon/engine/eval.c, EVAL_MAX_STEPS), before any file is written. */
+    if ((double)ro->last - k.from >= SKP_CLI_MAX_STEPS) {
+        fprintf(stderr,
+                "skelctl render: from %g must be at most frame %g, a whole number of frames "
+                "before it, and fewer than %ld steps\n",
+                k.from, (double)ro->last, SKP_CLI_MAX_STEPS);
+        return SKP_EXIT_USAGE;
+    }
     k.ev.from = k.from;
     k.ev.has_from = 1;
     k.warmup = ev->warmup;
@@ -691,7 +741,7 @@ static int cmd_render(skc_client *c, struct skp_cli_args *f)
     skc_reply *r = NULL;
     if (skc_render(c, &ev, &ro, &r))
         return fail_eval(c, "render");
-    rc = ro.sheet_cols ? write_sheet(output, r) : write_images(output, false, r);
+    rc = ro.sheet_cols ? write_sheet(output, r) : write_images(output, false, r, false, 0, 0);
     skc_reply_free(r);
     return rc;
 }

@@ -14,6 +14,8 @@
 #include "skp_cli.h"
 #include "skp_json.h"
 
+_Static_assert(SKP_CLI_MAX_STEPS == EVAL_MAX_STEPS, "skelctl refuses the ranges skeld render does");
+
 /* ---- shared helpers ------------------------------------------------------------------- */
 
 int cli_fail(const char *cmd, const struct eng_error *err)

@@ -172,6 +172,15 @@ int skp_cli_parse(int argc, char **argv, uint32_t allowed, int max_args, struct 
             return -1;
         a->value[f] = optarg ? optarg : (char *)"";
     }
+    /* "--" ends the flags: what follows is arguments, counted as any other (getopt_long
+     * stops there and leaves them at argv[optind..], unread). */
+    for (int i = optind; i < argc; i++) {
+        if (a->nargs == max_args || a->nargs == SKP_CLI_MAX_ARGS) {
+            snprintf(msg, cap, "unexpected argument \"%s\"", argv[i]);
+            return -1;
+        }
+        a->arg[a->nargs++] = argv[i];
+    }
     return 0;
 }
 

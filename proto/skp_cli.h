@@ -99,6 +99,11 @@ void skp_cli_as_query(char *msg);
  * contract as snprintf. */
 size_t skp_cli_help(char *buf, size_t cap, uint32_t allowed, bool camera);
 
+/* The most steps one play may take (the engine's EVAL_MAX_STEPS, asserted equal where both
+ * are seen): skelctl refuses a range past it before sending anything, as skeld render does,
+ * since its requests each take a part of the range. */
+#define SKP_CLI_MAX_STEPS 100000000L
+
 /* The room the programs give an output path (OUT, OUT.json, a frame pattern filled in). */
 #define SKP_CLI_PATH_MAX 4096
 

@@ -593,6 +593,33 @@ run c-top "$CTL" "${R[@]}" render robot.skf --anim Walk --frames 4294967294-4294
 status c-top 0 "skelctl render of the last two 32-bit frames"
 check "both written, named by their numbers" \
     is "$(ls "$TMP/top-f" | tr '\n' ' ')" "f_4294967294.png f_4294967295.png "
+# A range of more steps than one play may take (100,000,000) is refused by both before any
+# file is written: skelctl's requests would each pass, and write billions of files.
+mkdir "$TMP/all-c" "$TMP/all-d"
+for p in c d; do
+    if [ $p = c ]; then
+        run all-c "$CTL" "${R[@]}" render robot.skf --anim Walk --frames 0-4294967295 --size 8x8 \
+            -o "$TMP/all-c/f_%d.png"
+    else
+        run all-d "$BIN" render "$S/robot.skf" --anim Walk --frames 0-4294967295 --size 8x8 \
+            -o "$TMP/all-d/f_%d.png"
+    fi
+    check "--frames 0-4294967295 ($p): refused (2), the limit named, no file" \
+        eval '[ $RC = 2 ] && said all-'$p' "fewer than 100000000 steps" && [ -z "$(ls -A "$TMP/all-'$p'")" ]'
+done
+# A range on an empty canvas: the daemon's message (skelctl divided by zero sizing its requests)
+run c-zero "$CTL" "${R[@]}" render robot.skf --anim Walk --frames 0-3 --size 0x8 -o "$TMP/z_%d.png"
+check "skelctl render --frames 0-3 --size 0x8: refused (2), naming the size" \
+    eval '[ $RC = 2 ] && said c-zero "size 0x8 is out of range"'
+# Words after "--" are arguments, counted as any: one too many is a usage error, not dropped.
+run dd-eval "$BIN" eval "$S/robot.skf" -- --anim Walk
+check "skeld eval FILE -- --anim Walk: an unexpected argument (2), not the rest pose" \
+    eval '[ $RC = 2 ] && said dd-eval "unexpected argument \"--anim\"" && [ ! -s "$TMP/dd-eval.out" ]'
+run dd-ping "$CTL" "${R[@]}" ping -- junk
+check "skelctl ping -- junk: an unexpected argument (2)" \
+    eval '[ $RC = 2 ] && said dd-ping "unexpected argument \"junk\""'
+run dd-info "$BIN" info -- "$S/robot.skf"
+check "skeld info -- FILE: FILE is the argument" eval '[ $RC = 0 ] && [ -s "$TMP/dd-info.out" ]'
 # -- a local file past what an upload may be: said, not read
 truncate -s 300M "$TMP/huge.skf"
 run c-huge "$CTL" "${R[@]}" info "$TMP/huge.skf"
