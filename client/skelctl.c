@@ -382,8 +382,11 @@ static int make_render(struct skp_cli_args *f, skc_render_opts *ro, const char *
     ro->samples = r.samples;
     ro->png_level = skp_cli_png_wire(r.png_level); /* SKC_PNG_* are the wire's values */
     /* The range is cut into requests here, so it must be one. */
-    if (r.range && r.last < r.first)
-        return bad("--frames: expected F0-F1 with F0 <= F1", NULL);
+    if (r.range && r.last < r.first) { /* said as skeld render says it */
+        fprintf(stderr, "skelctl render: frames %u-%u: the first frame is after the last\n",
+                (unsigned)r.first, (unsigned)r.last);
+        return SKP_EXIT_USAGE;
+    }
     ro->has_range = r.range;
     ro->first = r.first;
     ro->last = r.last;

@@ -327,17 +327,21 @@ int skp_cli_eval_parse(struct skp_cli_args *a, bool engine_opts, struct skp_cli_
         snprintf(msg, cap, "--from: expected a number");
         return -1;
     }
-    if (v[SKP_CLI_WARMUP] &&
-        (skp_cli_numbers(v[SKP_CLI_WARMUP], &e->warmup, 1) != 1 || e->warmup != floor(e->warmup))) {
+    /* a whole number as every front reads one (no '+', no exponent); the wire's u32 bounds
+     * it, and the request model judges the rest (its own limit) */
+    long long warmup = 0;
+    int wrc = v[SKP_CLI_WARMUP] ? skp_cli_whole(v[SKP_CLI_WARMUP], 0, UINT32_MAX, &warmup) : 0;
+    if (wrc == SKP_CLI_NOT_WHOLE) {
         snprintf(msg, cap, "--warmup: expected a whole number");
         return -1;
     }
-    /* the wire's u32 cannot say these; the request model judges the rest (its own limit) */
-    if (v[SKP_CLI_WARMUP] && (e->warmup < 0 || e->warmup > UINT32_MAX)) {
+    if (wrc == SKP_CLI_OUT_OF_RANGE) {
         snprintf(msg, cap, "--warmup: %s is out of range (a number of steps, 0 or more)",
                  v[SKP_CLI_WARMUP]);
         return -1;
     }
+    if (v[SKP_CLI_WARMUP])
+        e->warmup = (double)warmup;
     e->loop = v[SKP_CLI_LOOP] != NULL;
     e->reverse = v[SKP_CLI_REVERSE] != NULL;
     e->y_down = v[SKP_CLI_Y_DOWN] != NULL;

@@ -236,6 +236,11 @@ for u in "unix:" "unix:$LONG/s.sock"; do
         "a unix socket's path is 1 to 107 bytes" --listen "$u"
 done
 check "nothing was listened on" eval '[ ! -e "$TMP/never.sock" ]'
+for v in 1e3 +5 5.0; do # --warmup is a whole number too (it was read as a decimal)
+    run w-whole "$BIN" eval "$S/robot.skf" --warmup "$v"
+    check "skeld eval --warmup $v: exit 2, not a whole number" \
+        eval '[ $RC = 2 ] && said w-whole "--warmup: expected a whole number"'
+done
 
 # ---- offline: exit statuses and messages --------------------------------------------------------
 ANIMS=$("$BIN" info "$S/robot.skf" | "$PY" -c 'import json,sys; print(", ".join(a["name"] for a in json.load(sys.stdin)["animations"]))')
@@ -611,6 +616,11 @@ done
 run c-zero "$CTL" "${R[@]}" render robot.skf --anim Walk --frames 0-3 --size 0x8 -o "$TMP/z_%d.png"
 check "skelctl render --frames 0-3 --size 0x8: refused (2), naming the size" \
     eval '[ $RC = 2 ] && said c-zero "size 0x8 is out of range"'
+# A range backwards: both programs say the same
+run back-c "$CTL" "${R[@]}" render robot.skf --anim Walk --frames 5-1 -o "$TMP/b_%d.png"
+run back-d "$BIN" render "$S/robot.skf" --anim Walk --frames 5-1 -o "$TMP/b_%d.png"
+check "--frames 5-1: both refuse it (2) saying the same" \
+    eval '[ $RC = 2 ] && said back-c "frames 5-1: the first frame is after the last" && said back-d "frames 5-1: the first frame is after the last"'
 # Words after "--" are arguments, counted as any: one too many is a usage error, not dropped.
 run dd-eval "$BIN" eval "$S/robot.skf" -- --anim Walk
 check "skeld eval FILE -- --anim Walk: an unexpected argument (2), not the rest pose" \

@@ -258,8 +258,11 @@ static int check_camera(const struct picture_request *pr, struct eng_error *err)
 static int apply_range(struct eval_request *e, const struct picture_request *pr,
                        struct eng_error *err)
 {
-    if (pr->first > pr->last || !e->count)
-        return eng_seterr(err, ENG_EINVAL, "a frame range needs animations and first <= last");
+    if (!e->count)
+        return eng_seterr(err, ENG_EINVAL, "a frame range needs an animation to play");
+    if (pr->first > pr->last)
+        return eng_seterr(err, ENG_EINVAL, "frames %u-%u: the first frame is after the last",
+                          pr->first, pr->last);
     if (e->has_from && e->from > pr->first)
         return eng_seterr(err, ENG_EINVAL,
                           "from %g is after the range's first frame %u: a range is drawn from "

@@ -3473,7 +3473,7 @@ START_TEST(request_picture_checks_and_range_rule)
                "from 5 is after the range's first frame 4");
     pr.first = 8;
     expect_req(request_check_picture(arm, &e, NULL, &pr, &lim, &err), ENG_EINVAL, &err,
-               "first <= last");
+               "frames 8-7: the first frame is after the last");
     /* a sheet needs room; all pictures of a reply are bounded */
     e.from = 1;
     pr.first = 1;
