@@ -233,8 +233,11 @@ static int read_config_file(const char *path, char **text, size_t *len, FILE *er
     return 0;
 }
 
-/* One "key = value" line (its end cut off already) of file path, at lineno. */
-static int config_line(struct config *c, char *line, const char *path, int lineno, FILE *err)
+/* One "key = value" line (its end cut off already) of file path, at lineno. seen_at: the line
+ * each key was given on so far (0: not yet), so that a key given twice is refused, as a flag
+ * given twice is, never read as its last line. */
+static int config_line(struct config *c, char *line, const char *path, int lineno, int *seen_at,
+                       FILE *err)
 {
     char *p = line + strspn(line, " \t");
     p[strcspn(p, "#\r")] = 0;
@@ -258,6 +261,13 @@ static int config_line(struct config *c, char *line, const char *path, int linen
         fprintf(err, "skeld: %s:%d: unknown key \"%s\"\n", path, lineno, q);
         return -1;
     }
+    int *seen = &seen_at[o - options];
+    if (o->type != OPT_LIST && *seen) {
+        fprintf(err, "skeld: %s:%d: \"%s\" given twice (first on line %d)\n", path, lineno,
+                o->name, *seen);
+        return -1;
+    }
+    *seen = lineno;
     char *v = eq + 1 + strspn(eq + 1, " \t");
     size_t vlen = strlen(v);
     while (vlen && (v[vlen - 1] == ' ' || v[vlen - 1] == '\t'))
@@ -281,7 +291,7 @@ int config_load_file(struct config *c, const char *path, FILE *err)
     char *p = text, *end = text + len;
     if (len >= 3 && !memcmp(p, "\xef\xbb\xbf", 3)) /* a UTF-8 byte order mark */
         p += 3;
-    int rc = 0;
+    int rc = 0, seen_at[NOPTS] = {0};
     for (int lineno = 1; !rc && p < end; lineno++) {
         char *nl = memchr(p, '\n', (size_t)(end - p)), *stop = nl ? nl : end;
         if (memchr(p, 0, (size_t)(stop - p))) {
@@ -290,7 +300,7 @@ int config_load_file(struct config *c, const char *path, FILE *err)
             break;
         }
         *stop = 0;
-        rc = config_line(c, p, path, lineno, err);
+        rc = config_line(c, p, path, lineno, seen_at, err);
         p = stop + 1;
     }
     free(text);

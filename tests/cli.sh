@@ -180,6 +180,9 @@ refused conf2 "a value that is not a number: exit 2, c2.conf:2: max-connections:
 printf 'max-connections = 0\n' >"$TMP/c3.conf"
 refused conf3 "a number out of range: exit 2, c3.conf:1: max-connections: 0 is out of range" \
     "$TMP/c3.conf:1: max-connections: 0 is out of range" --config "$TMP/c3.conf"
+printf 'threads = 2\n# listen may repeat\nlisten = unix:%s/never.sock\nlisten = unix:%s/never2.sock\nthreads = 3\n' "$TMP" "$TMP" >"$TMP/c7.conf"
+refused conf7 "a key given twice in the file: exit 2, both lines named (never read as the last)" \
+    "$TMP/c7.conf:5: \"threads\" given twice (first on line 1)" --config "$TMP/c7.conf"
 printf 'threads 2\n' >"$TMP/c4.conf"
 refused conf4 "a line without '=': exit 2, c4.conf:1 named" "$TMP/c4.conf:1: expected \"key = value\"" \
     --config "$TMP/c4.conf"
