@@ -514,7 +514,8 @@ static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_read
     else if (!rc && !render)
         rc = request_check_eval(arm, &r->work.eval, &r->work.opts, &lim, &err);
     if (rc)
-        conn_error(c, f->h.opcode, f->h.id, work_status_of(rc), "%s", err.msg);
+        conn_error(c, f->h.opcode, f->h.id, work_status_of(rc), "%s%s", err.msg,
+                   work_limit_option(&err));
     return rc == 0;
 }
 
@@ -1489,7 +1490,7 @@ struct request *dispatch_eval(struct dispatch *d, struct cache_entry *e, uint8_t
         rc = request_check_eval(e->arm, &r->work.eval, &r->work.opts, &lim, &err);
     if (rc) {
         *status = work_status_of(rc);
-        snprintf(why, whylen, "%s", err.msg);
+        snprintf(why, whylen, "%s%s", err.msg, work_limit_option(&err));
         free_request(r);
         return NULL;
     }

@@ -47,6 +47,21 @@ uint16_t work_status_of(int eng)
     }
 }
 
+const char *work_limit_option(const struct eng_error *err)
+{
+    if (err->code != ENG_ELIMIT)
+        return "";
+    switch (err->limit) {
+    case ENG_LIMIT_UNCOMPRESSED: return " (--max-skf-mb: 4 times it, uncompressed)";
+    case ENG_LIMIT_JSON: return " (--max-json-mb)";
+    case ENG_LIMIT_BONES: return " (--max-bones)";
+    case ENG_LIMIT_IMAGE_PIXELS: return " (--max-image-pixels)";
+    case ENG_LIMIT_REPLY_PIXELS: return " (16 x --max-image-pixels)";
+    case ENG_LIMIT_BONE_STEPS: return " (--max-bone-steps)";
+    default: return "";
+    }
+}
+
 static uint16_t status_of(int eng)
 {
     return work_status_of(eng);
@@ -158,7 +173,7 @@ void work_load_parse(struct job *job, struct worker *w)
     if (rc || r->json_size > WORK_BIG_PARSE_BYTES)
         trim_memory();
     if (rc) {
-        fail(r, status_of(rc), "%s", err.msg);
+        fail(r, status_of(rc), "%s%s", err.msg, work_limit_option(&err));
     } else if (r->loaded->mem_bytes > r->max_arm_bytes) {
         fail(r, SKP_S_LIMIT, "the armature takes %zu MiB, more than the whole cache (--cache-mb)",
              (r->loaded->mem_bytes + (1u << 20) - 1) >> 20);
@@ -247,7 +262,7 @@ static struct pose *evaluate(struct work *r, struct worker *w, const struct cons
     struct eng_error err;
     int rc = pose_check_finite(p, &err);
     if (rc) {
-        fail(r, work_status_of(rc), "%s", err.msg);
+        fail(r, work_status_of(rc), "%s%s", err.msg, work_limit_option(&err));
         return NULL;
     }
     return p;
@@ -516,7 +531,7 @@ static int check_frame(struct work *r, const struct pose *p, uint32_t frame)
     struct eng_error err;
     int rc = pose_check_finite(p, &err);
     if (rc)
-        fail(r, work_status_of(rc), "frame %u: %s", frame, err.msg);
+        fail(r, work_status_of(rc), "frame %u: %s%s", frame, err.msg, work_limit_option(&err));
     return rc ? -1 : 0;
 }
 
@@ -531,7 +546,7 @@ static int emit_frame(void *ctx, const struct pose *p, uint32_t frame, uint32_t 
     int rc = render(p->arm, p, o, &out->w->image);
     if (rc == ENG_ELIMIT) { /* its triangles would take more than the request's share */
         request_fill_error(&out->r->picture, &out->w->image, frame, &err);
-        fail(out->r, work_status_of(rc), "%s", err.msg);
+        fail(out->r, work_status_of(rc), "%s%s", err.msg, work_limit_option(&err));
     }
     if (rc)
         return -1;
@@ -588,7 +603,7 @@ static void describe_sheet(struct work *r, struct worker *w, struct pose *p, con
     int rc = sheet_plan(&out.sheet, pr->cols, pr->rows, pr->opts.width, pr->opts.height, pr->first,
                         pr->range ? pr->last - pr->first + 1 : 1, &err);
     if (rc) {
-        fail(r, status_of(rc), "%s", err.msg);
+        fail(r, status_of(rc), "%s%s", err.msg, work_limit_option(&err));
         return;
     }
     if (request_play(p, &r->eval, &r->opts, pr, plan_frame, &out))
@@ -628,7 +643,7 @@ static int start_sheet(struct work *r, struct render_out *out)
     int rc = sheet_init(&out->sheet, pr->cols, pr->rows, pr->opts.width, pr->opts.height, pr->first,
                         count, &err);
     if (rc)
-        fail(r, status_of(rc), "%s", err.msg);
+        fail(r, status_of(rc), "%s%s", err.msg, work_limit_option(&err));
     return rc;
 }
 

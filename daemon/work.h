@@ -82,6 +82,10 @@ void work_release(struct work *w);
 /* The wire status for an engine error. Any thread. */
 uint16_t work_status_of(int eng);
 
+/* " (--max-bones)" and the like: the option that sets the limit err broke, for its message
+ * (the engine knows the limit, not the option); "" when none does. */
+const char *work_limit_option(const struct eng_error *err);
+
 /* Job bodies, worker thread. LOAD runs in two steps, so content already cached is never
  * parsed again: read (by path) and hash; then, if the id is not cached, parse. work_load
  * does both (preload). */

@@ -665,11 +665,20 @@ run d-pair "$BIN" render "$S/robot.skf" --anim Walk --frames 0-3 --sheet 2x2 --s
 status d-pair 1 "skeld render --sheet with OUT.json a directory fails"
 check "skeld render leaves the old OUT.png as it was too" is "$(cat "$TMP/pair.png")" old
 # -- a picture larger than the daemon is set to draw is its limit (1), not a malformed flag (2)
-start L --listen "unix:$TMP/l.sock" --max-image-pixels 1000 || exit 1
+start L --listen "unix:$TMP/l.sock" --max-image-pixels 1000 --max-bone-steps 2000 || exit 1
 run c-limit "$CTL" --uri "unix:$TMP/l.sock" render "$S/robot.skf" --size 100x100 -o "$TMP/x.png"
 status c-limit 1 "skelctl render --size 100x100 against --max-image-pixels 1000 fails"
-check "it names the daemon's limit" said c-limit "over the limit of 1000 pixels"
+check "it names the daemon's limit, and the option that sets it" \
+    said c-limit "over the limit of 1000 pixels a picture (--max-image-pixels)"
+run c-steps "$CTL" --uri "unix:$TMP/l.sock" pose "$S/robot.skf" --anim Walk --frame 500 --from 0
+check "a pose past --max-bone-steps 2000: exit 1, the option named" \
+    eval '[ $RC = 1 ] && said c-steps "exceed the limit of 2000 bone-steps a request (--max-bone-steps)"'
 stop L
+start M --listen "unix:$TMP/m.sock" --max-bones 5 || exit 1
+run c-bones "$CTL" --uri "unix:$TMP/m.sock" info "$S/robot.skf"
+check "a file past --max-bones 5: exit 1, the option named" \
+    eval '[ $RC = 1 ] && said c-bones "25 bones exceed the limit of 5 (--max-bones)"'
+stop M
 
 # -- the sheet's JSON file is OUT.json beside OUT.png, in both programs
 mkdir -p "$TMP/sheet-d" "$TMP/sheet-c"

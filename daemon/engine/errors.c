@@ -4,16 +4,33 @@
 #include <stdio.h>
 #include <string.h>
 
-int eng_seterr(struct eng_error *err, int code, const char *fmt, ...)
+static int set_error(struct eng_error *err, int code, enum eng_limit which, const char *fmt,
+                     va_list ap)
 {
     if (err) {
-        va_list ap;
-        va_start(ap, fmt);
         err->code = code;
+        err->limit = which;
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
     }
     return code;
+}
+
+int eng_seterr(struct eng_error *err, int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_error(err, code, ENG_LIMIT_FIXED, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int eng_setlimit(struct eng_error *err, enum eng_limit which, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_error(err, ENG_ELIMIT, which, fmt, ap);
+    va_end(ap);
+    return ENG_ELIMIT;
 }
 
 const char *eng_strerror(int code)

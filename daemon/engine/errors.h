@@ -19,13 +19,30 @@ enum eng_err {
 
 #define ENG_ERRMSG_MAX 256
 
+/* Which limit an ENG_ELIMIT broke, when it is one the caller chose (load_limits,
+ * request_limits): a server then names the option that sets it. */
+enum eng_limit {
+    ENG_LIMIT_FIXED = 0,    /* the engine's own, or not a limit */
+    ENG_LIMIT_UNCOMPRESSED, /* load_limits.max_uncompressed */
+    ENG_LIMIT_JSON,         /* load_limits.max_json */
+    ENG_LIMIT_BONES,        /* load_limits.max_bones */
+    ENG_LIMIT_IMAGE_PIXELS, /* request_limits.max_image_pixels */
+    ENG_LIMIT_REPLY_PIXELS, /* request_limits.max_reply_pixels */
+    ENG_LIMIT_BONE_STEPS    /* request_limits.max_bone_steps, or a picture's share of it */
+};
+
 struct eng_error {
     int code;
     char msg[ENG_ERRMSG_MAX];
+    enum eng_limit limit;
 };
 
 /* Fills err (if not NULL) with code and a printf-style message; returns code. Any thread. */
 int eng_seterr(struct eng_error *err, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* As eng_seterr with ENG_ELIMIT, naming the limit broken; returns ENG_ELIMIT. */
+int eng_setlimit(struct eng_error *err, enum eng_limit which, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* A string from a file made safe to quote in a message: printable ASCII only (others become

@@ -72,9 +72,9 @@ static int read_member(zip_t *za, const char *name, const char *shown, uint64_t 
     if (zip_stat(za, name, 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
         return eng_seterr(err, ENG_EBADFILE, "%s is not in the archive", shown);
     if (st.size > *budget)
-        return eng_seterr(err, ENG_ELIMIT,
-                          "%s: %llu bytes uncompressed exceed the remaining limit of %llu", shown,
-                          (unsigned long long)st.size, (unsigned long long)*budget);
+        return eng_setlimit(err, ENG_LIMIT_UNCOMPRESSED,
+                            "%s: %llu bytes uncompressed exceed the remaining limit of %llu", shown,
+                            (unsigned long long)st.size, (unsigned long long)*budget);
     char *buf = malloc(st.size + 1);
     if (!buf)
         return eng_seterr(err, ENG_ENOMEM, "out of memory");
@@ -475,9 +475,9 @@ static int check_json_size(zip_t *za, const struct load_limits *lim, struct eng_
     if (zip_stat(za, "armature.json", 0, &st) != 0 || !(st.valid & ZIP_STAT_SIZE))
         return eng_seterr(err, ENG_EBADFILE, "armature.json is not in the archive");
     if (st.size > lim->max_json)
-        return eng_seterr(err, ENG_ELIMIT,
-                          "armature.json: %llu bytes uncompressed exceed the limit of %llu",
-                          (unsigned long long)st.size, (unsigned long long)lim->max_json);
+        return eng_setlimit(err, ENG_LIMIT_JSON,
+                            "armature.json: %llu bytes uncompressed exceed the limit of %llu",
+                            (unsigned long long)st.size, (unsigned long long)lim->max_json);
     return 0;
 }
 

@@ -733,8 +733,9 @@ static int alloc_bones(struct ctx *c, json_t *bones, struct mesh_cursor *sizes)
     struct armature *arm = c->arm;
     size_t n = json_array_size(bones);
     if (n > c->lim->max_bones)
-        return eng_seterr(c->err, ENG_ELIMIT, "armature.json: %zu bones exceed the limit of %u", n,
-                          c->lim->max_bones);
+        return eng_setlimit(c->err, ENG_LIMIT_BONES,
+                            "armature.json: %zu bones exceed the limit of %u", n,
+                            c->lim->max_bones);
     arm->bone_count = (uint32_t)n;
     int rc = count_mesh(c, bones, &sizes->verts, &sizes->indices, &sizes->binds, &sizes->bind_verts,
                         &sizes->chain);

@@ -140,10 +140,10 @@ static int check_budget(const struct armature *arm, const struct eval_request *e
                  "%llu bone-steps each (%llu bones, with their IK chains, mesh vertices and "
                  "keyframes)",
                  (unsigned long long)weight, (unsigned long long)bones);
-    return eng_seterr(err, ENG_ELIMIT,
-                      "%llu steps of %s%s exceed the limit of %llu bone-steps a request",
-                      (unsigned long long)steps, each, extra_work ? " and their pictures" : "",
-                      (unsigned long long)lim->max_bone_steps);
+    return eng_setlimit(err, ENG_LIMIT_BONE_STEPS,
+                        "%llu steps of %s%s exceed the limit of %llu bone-steps a request",
+                        (unsigned long long)steps, each, extra_work ? " and their pictures" : "",
+                        (unsigned long long)lim->max_bone_steps);
 }
 
 /* What zlib's levels cost over skeld's own encoder, in bone-steps a pixel: measured
@@ -221,8 +221,9 @@ static int check_canvas(const struct armature *arm, const struct picture_request
     /* a well-formed size over what this server was configured to draw: its limit, not a
      * malformed request (skeld render, with no such limit, draws it) */
     if (lim && lim->max_image_pixels && px > lim->max_image_pixels)
-        return eng_seterr(err, ENG_ELIMIT, "size %ux%u is over the limit of %llu pixels a picture",
-                          o->width, o->height, (unsigned long long)lim->max_image_pixels);
+        return eng_setlimit(err, ENG_LIMIT_IMAGE_PIXELS,
+                            "size %ux%u is over the limit of %llu pixels a picture", o->width,
+                            o->height, (unsigned long long)lim->max_image_pixels);
     if (o->samples != 1 && o->samples != 4)
         return eng_seterr(err, ENG_EINVAL, "samples %u: must be 1 or 4", o->samples);
     if (o->style_count > RENDER_MAX_STYLES)
@@ -296,10 +297,10 @@ static int check_output(const struct picture_request *pr, const struct request_l
     uint64_t pictures = pr->cols || pr->rows ? (uint64_t)pr->cols * pr->rows : frames;
     uint64_t px = (uint64_t)pr->opts.width * pr->opts.height;
     if (lim && lim->max_reply_pixels && pictures > lim->max_reply_pixels / px)
-        return eng_seterr(err, ENG_ELIMIT,
-                          "%llu pictures of %ux%u exceed the limit of %llu pixels a request",
-                          (unsigned long long)pictures, pr->opts.width, pr->opts.height,
-                          (unsigned long long)lim->max_reply_pixels);
+        return eng_setlimit(err, ENG_LIMIT_REPLY_PIXELS,
+                            "%llu pictures of %ux%u exceed the limit of %llu pixels a request",
+                            (unsigned long long)pictures, pr->opts.width, pr->opts.height,
+                            (unsigned long long)lim->max_reply_pixels);
     return 0;
 }
 
@@ -331,12 +332,12 @@ int request_fill_error(const struct picture_request *pr, const struct image *img
                        struct eng_error *err)
 {
     double area = (double)pr->opts.width * pr->opts.height;
-    return eng_seterr(err, ENG_ELIMIT,
-                      "frame %u: its triangles would take at least %llu pixels of fill, %.3g "
-                      "times the %ux%u picture; the request's limit of bone-steps allows %llu a "
-                      "picture",
-                      frame, (unsigned long long)img->fill, (double)img->fill / area,
-                      pr->opts.width, pr->opts.height, (unsigned long long)pr->opts.max_fill);
+    return eng_setlimit(err, ENG_LIMIT_BONE_STEPS,
+                        "frame %u: its triangles would take at least %llu pixels of fill, %.3g "
+                        "times the %ux%u picture; the request's limit of bone-steps allows %llu a "
+                        "picture",
+                        frame, (unsigned long long)img->fill, (double)img->fill / area,
+                        pr->opts.width, pr->opts.height, (unsigned long long)pr->opts.max_fill);
 }
 
 void request_frame(const struct armature *arm, struct pose *scratch, const struct eval_request *e,
