@@ -263,8 +263,8 @@ static int config_line(struct config *c, char *line, const char *path, int linen
     }
     int *seen = &seen_at[o - options];
     if (o->type != OPT_LIST && *seen) {
-        fprintf(err, "skeld: %s:%d: \"%s\" given twice (first on line %d)\n", path, lineno,
-                o->name, *seen);
+        fprintf(err, "skeld: %s:%d: \"%s\" given twice (first on line %d)\n", path, lineno, o->name,
+                *seen);
         return -1;
     }
     *seen = lineno;
