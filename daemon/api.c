@@ -746,21 +746,6 @@ static bool authorized(const struct exchange *ex)
     return authorized_req(ex->api->cfg, ex->hr);
 }
 
-/* The path of a request target, with its length: absolute form's authority skipped (RFC 9112
- * 3.2.2), up to the query, a fragment ('#' starts one: HTTP.md) or the end. */
-static const char *target_path(const char *url, size_t *len)
-{
-    if (!url) {
-        *len = 1;
-        return "/";
-    }
-    size_t scheme = !strncasecmp(url, "http://", 7) ? 7 : !strncasecmp(url, "https://", 8) ? 8 : 0;
-    if (scheme)
-        url += scheme + strcspn(url + scheme, "/?#");
-    *len = strcspn(url, "?#");
-    return url;
-}
-
 /* What needs no token: the checks, and the preview page's own files (code, no data: it asks
  * for its token). */
 static bool open_path(const char *path)
@@ -777,7 +762,7 @@ static int on_head(void *owner, const struct http_req *hr)
     if (hr->verb == HTTP_VERB_OPTIONS || authorized_req(a->cfg, hr))
         return 0;
     size_t len;
-    const char *at = target_path(hr->url, &len);
+    const char *at = http_target_path(hr->url, &len);
     char path[256]; /* longer than any open path */
     if (len >= sizeof path)
         return 401;
@@ -798,7 +783,7 @@ static void on_request(void *owner, struct http_req *hr)
     ex->hr = hr;
     hr->ctx = ex;
     size_t path_len;
-    const char *full = target_path(hr->url, &path_len);
+    const char *full = http_target_path(hr->url, &path_len);
     const char *q = full[path_len] == '?' ? full + path_len + 1 : NULL;
     ex->path = path_len ? strndup(full, path_len) : strdup("/");
     ex->query = q ? strndup(q, strcspn(q, "#")) : strdup("");

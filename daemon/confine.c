@@ -30,7 +30,11 @@
 
 uint16_t confine_check(const char *rel, size_t len, char *why, size_t whylen)
 {
-    if (len == 0 || rel[0] == '/' || memchr(rel, 0, len)) {
+    if (len == 0) { /* not a path out of the root: no file named */
+        snprintf(why, whylen, "no file named (an empty path)");
+        return SKP_S_NOT_FOUND;
+    }
+    if (rel[0] == '/' || memchr(rel, 0, len)) {
         snprintf(why, whylen, "path must be relative to the root");
         return SKP_S_FORBIDDEN_PATH;
     }

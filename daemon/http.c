@@ -98,6 +98,7 @@ const char *http_reason(int status)
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
     case 503: return "Service Unavailable";
+    case 505: return "HTTP Version Not Supported";
     default: return status < 400 ? "OK" : status < 500 ? "Bad Request" : "Server Error";
     }
 }
@@ -300,13 +301,24 @@ static void write_owned(struct http_conn *c, uint8_t *data, size_t len)
 /* A health probe answered 200: a balancer asks every second or two, and so does a liveness
  * probe, which would drown the traffic in the log. Those are logged at debug level only; a
  * probe answered otherwise (503 while preloading or draining) is news, and logged. */
+const char *http_target_path(const char *url, size_t *len)
+{
+    if (!url) {
+        *len = 1;
+        return "/";
+    }
+    size_t scheme = !strncasecmp(url, "http://", 7) ? 7 : !strncasecmp(url, "https://", 8) ? 8 : 0;
+    if (scheme)
+        url += scheme + strcspn(url + scheme, "/?#");
+    *len = strcspn(url, "?#");
+    return url;
+}
+
 static bool probe_url(const struct http_req *r)
 {
-    if (!r->url)
-        return false;
-    const char *q = memchr(r->url, '?', r->url_len);
-    size_t n = q ? (size_t)(q - r->url) : r->url_len;
-    return (n == 8 && !memcmp(r->url, "/healthz", 8)) || (n == 7 && !memcmp(r->url, "/readyz", 7));
+    size_t n;
+    const char *path = http_target_path(r->url, &n);
+    return (n == 8 && !memcmp(path, "/healthz", 8)) || (n == 7 && !memcmp(path, "/readyz", 7));
 }
 
 static bool quiet_probe(const struct http_req *r)
@@ -724,6 +736,10 @@ static int on_headers_complete(http_parser *p)
         trim_value(values[i]);
     r->verb = verb_of(p->method);
     snprintf(r->method, sizeof r->method, "%s", http_method_str((enum http_method)p->method));
+    /* HTTP/1.x only: an HTTP/2.0 request line or a bare one (0.9) would be answered in a
+     * version the client did not speak (RFC 9112 2.3, RFC 9110 15.6.6) */
+    if (p->http_major != 1)
+        return fail(c, 505);
     /* RFC 9112 3.2: a server answers 400 to an HTTP/1.1 request without exactly one Host. */
     if (p->http_major == 1 && p->http_minor >= 1 && c->hosts != 1)
         return fail_why(c, 400,
@@ -846,6 +862,7 @@ static const char *reject_reason(int status)
     case 431: return "the headers are larger than 16 KiB or more than 100";
     case 500: return "out of memory";
     case 501: return "an unknown method: skeld takes GET, HEAD, POST, PUT, DELETE and OPTIONS";
+    case 505: return "skeld speaks HTTP/1.1 and HTTP/1.0";
     case 503: return "the server is at its connection limit (--max-connections) or shutting down";
     default: return "malformed HTTP request";
     }

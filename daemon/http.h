@@ -109,6 +109,10 @@ void http_respond(struct http_req *r, int status, const char *content_type, cons
 void http_respond_owned(struct http_req *r, int status, const char *content_type,
                         const char *headers, uint8_t *body, size_t len);
 
+/* The path of a request target, with its length: absolute form's authority skipped (RFC 9112
+ * 3.2.2), up to the query, a fragment ('#' starts one: HTTP.md) or the end. */
+const char *http_target_path(const char *url, size_t *len);
+
 /* The headers every answer carries (HTTP.md), then extra, written to buf (returned): the CORS
  * headers when --cors-origin is set, no MIME sniffing (a JSON error naming a file's
  * "<script>" is never read as a page), no Referer to other sites (a page's URL holds the

@@ -187,7 +187,7 @@ elif cmd == "maxconn":
         print("third none")
     # past the limit, health probes are still answered (a liveness probe must not restart a
     # busy node), each on a connection of its own that ends after it
-    for path in ("/healthz", "/readyz"):
+    for path in ("/healthz", "/readyz", "http://skeld/healthz"):
         p = connect(int(args[0]))
         p.sendall(request("GET", path))
         buf = bytearray()
@@ -1096,6 +1096,12 @@ check "whitespace between a field name and its colon: 400 (RFC 9112 5.1), said b
 check "a fragment in the request target is no part of the query: 200" \
     is "$(py raw "${PORT[A]}" "GET /v1/armatures/$ROBOT/pose?anim=Walk#frag HTTP/1.1\r\nHost: a\r\n\r\n")" 200
 check "... nor of the path" is "$(py raw "${PORT[A]}" 'GET /healthz#x HTTP/1.1\r\nHost: a\r\n\r\n')" 200
+check "HTTP/2.0 in a request line: 505, not an answer in HTTP/1.1 to a client that spoke 2.0" \
+    is "$(py raw "${PORT[A]}" 'GET /healthz HTTP/2.0\r\nHost: a\r\n\r\n')" 505
+check "a bare request line (HTTP/0.9): 505" is "$(py raw "${PORT[A]}" 'GET /healthz\r\n\r\n')" 505
+get e "$A/v1/files/"
+check "/v1/files/ with no file named: 404 saying so (was 403 'relative to the root')" \
+    errjson e 404 "no file named"
 check "Expect: 100-continue behind a request still being answered: 200, then 100, then 201" \
     is "$(py expectpipe "${PORT[A]}" "$S/lamp-0.7.skf")" "200 100 201"
 uploads_201=$((uploads_201 + 1))
@@ -1405,6 +1411,8 @@ check "G: a third, HTTP, gets 503, Retry-After: 1, a message naming --max-connec
     grep -qx 'third 503 1 names end' "$TMP/maxconn.out"
 check "G: past the limit /healthz and /readyz are still answered 200, then the connection ends" \
     eval "grep -qx 'probe /healthz 200 end' '$TMP/maxconn.out' && grep -qx 'probe /readyz 200 end' '$TMP/maxconn.out'"
+check "G: ... and so is a probe in absolute form (http://skeld/healthz)" \
+    grep -qx 'probe http://skeld/healthz 200 end' "$TMP/maxconn.out"
 for i in $(seq 2400); do # until the daemon has seen both end: the limit held /metrics too
     get gm "http://127.0.0.1:${PORT[G]}/metrics"
     [ "$ST" = 200 ] && break
