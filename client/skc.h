@@ -331,7 +331,8 @@ typedef struct skc_bone_info {
 } skc_bone_info;
 
 /* One bone of a POSE reply, in bone id order: its world transform (pos, rot, scale after
- * Construct, as `skeld eval` prints them; matrix the same as a 2x3 matrix). */
+ * Construct, as `skeld eval` prints them; matrix the same as a 2x3 matrix). Every number of
+ * a bone or a draw is finite (a reply with another is SKC_EPROTO). */
 typedef struct skc_bone {
     skc_vec2 pos;
     double rot;

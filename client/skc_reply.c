@@ -3,6 +3,7 @@
  * NUL-terminated strings, so skc_reply_free releases everything in a few free() calls.
  * Counts from the wire are checked against the bytes left before anything is allocated. */
 #include <stdalign.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,10 +100,20 @@ static const char *read_str(struct dec *d)
     return copy;
 }
 
+/* A number of a pose or a draw: the daemon never sends one that is not finite (it refuses a
+ * pose that overflows), and a caller prints or draws it as it is (skc.h). */
+static double read_finite(struct dec *d)
+{
+    double v = skp_read_f64(&d->r);
+    if (!isfinite(v) && !d->broken)
+        d->broken = "a number that is not finite";
+    return v;
+}
+
 static void read_f64s(struct dec *d, double *out, int n)
 {
     for (int i = 0; i < n; i++)
-        out[i] = skp_read_f64(&d->r);
+        out[i] = read_finite(d);
 }
 
 void skc_reply_free(skc_reply *r)
@@ -174,8 +185,8 @@ static void dec_bone(struct dec *d, skc_bone *b)
     b->vertex_count = skp_read_u32(&d->r);
     skc_vec2 *v = alloc_array(d, b->vertex_count, 16, sizeof *v);
     for (uint32_t i = 0; v && i < b->vertex_count; i++) {
-        v[i].x = skp_read_f64(&d->r);
-        v[i].y = skp_read_f64(&d->r);
+        v[i].x = read_finite(d);
+        v[i].y = read_finite(d);
     }
     b->vertices = v;
 }

@@ -12,6 +12,7 @@
  * waits for a timeout. Seeds: contrib/fuzz/corpus/reply (make-seeds.c). Build and run:
  * contrib/fuzz/run.sh reply */
 #include <fcntl.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -101,6 +102,33 @@ static void walk_infos(const skc_reply *r, int op)
         walk_str(r, bi[i].name);
 }
 
+/* Whether every one of n numbers is finite. */
+static bool all_finite(const double *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return false;
+    return true;
+}
+
+static bool finite_bone(const skc_bone *b)
+{
+    double f[5] = {b->pos.x, b->pos.y, b->rot, b->scale.x, b->scale.y};
+    bool ok = all_finite(f, 5) && all_finite(b->matrix, 6) && all_finite(b->tint, 4);
+    for (uint32_t k = 0; ok && k < b->vertex_count; k++)
+        ok = isfinite(b->vertices[k].x) && isfinite(b->vertices[k].y);
+    return ok;
+}
+
+static bool finite_draw(const skc_draw *d)
+{
+    bool ok = all_finite(d->tint, 4);
+    for (uint32_t k = 0; ok && k < d->vertex_count; k++)
+        ok = isfinite(d->vertices[k].x) && isfinite(d->vertices[k].y) &&
+             isfinite(d->vertices[k].u) && isfinite(d->vertices[k].v);
+    return ok;
+}
+
 static void walk_bones(const skc_reply *r)
 {
     uint32_t n;
@@ -108,6 +136,7 @@ static void walk_bones(const skc_reply *r)
     walk_array(r, b, n, sizeof *b, "bones");
     for (uint32_t i = 0; i < n; i++) {
         promise(b[i].hidden == 0 || b[i].hidden == 1, r, "a bone's hidden is not 0 or 1");
+        promise(finite_bone(&b[i]), r, "a bone's number is not finite");
         walk_str(r, b[i].tex);
         walk_array(r, b[i].vertices, b[i].vertex_count, sizeof *b[i].vertices, "bone vertices");
     }
@@ -121,6 +150,7 @@ static void walk_draws(const skc_reply *r)
     walk_array(r, d, n, sizeof *d, "draws");
     for (uint32_t i = 0; i < n; i++) {
         walk_array(r, d[i].vertices, d[i].vertex_count, sizeof *d[i].vertices, "draw vertices");
+        promise(finite_draw(&d[i]), r, "a draw's number is not finite");
         walk_array(r, d[i].indices, d[i].index_count, sizeof *d[i].indices, "draw indices");
         promise(d[i].index_count % 3 == 0, r, "a draw's index count is not a multiple of 3");
         for (uint32_t k = 0; k < d[i].index_count; k++)

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <errno.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -603,6 +604,57 @@ START_TEST(reply_breaking_the_header_is_eproto)
     ck_assert_msg(skc_mesh(c, &ev, &rep) == 0, "%s", skc_errmsg(c)); /* a good one, then */
     skc_reply_free(rep);
     ck_assert_int_eq(skc_ping(c, "after", 5), 0);
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
+/* Replies to each MESH with one draw of a triangle whose first vertex's x is, in turn, NaN,
+ * infinite and 0. */
+static void script_not_finite(struct fake *f, int fd)
+{
+    struct skp_header h;
+    uint8_t body[BODY_MAX];
+    const double firsts[3] = {NAN, INFINITY, 0};
+    int k = 0;
+    if (srv_hello(f, fd))
+        return;
+    while (srv_read(fd, &h, body) == 0) {
+        uint8_t out[512];
+        struct skp_writer w;
+        skp_writer_init(&w, out, sizeof out);
+        skp_write_u32(&w, 1); /* one draw: bone, atlas, tint, 3 vertices, one triangle */
+        skp_write_u32(&w, 0);
+        skp_write_u32(&w, 0);
+        for (int i = 0; i < 4; i++)
+            skp_write_f64(&w, 255);
+        skp_write_u32(&w, 3);
+        for (int i = 0; i < 12; i++)
+            skp_write_f64(&w, i ? i : firsts[k % 3]);
+        skp_write_u32(&w, 3);
+        for (uint32_t i = 0; i < 3; i++)
+            skp_write_u32(&w, i);
+        k++;
+        srv_reply(fd, h.opcode, 0, h.id, out, w.len);
+    }
+}
+
+/* skc.h promises finite numbers: a caller prints them as JSON or draws them as they are. */
+START_TEST(number_not_finite_is_eproto)
+{
+    struct fake f;
+    fake_start(&f, script_not_finite);
+    skc_client *c = connect_to(&f, NULL);
+    skc_eval ev;
+    skc_eval_init(&ev);
+    skc_reply *rep = NULL;
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(skc_mesh(c, &ev, &rep), SKC_EPROTO);
+        ck_assert_ptr_null(rep);
+        ck_assert_msg(strstr(skc_errmsg(c), "not finite"), "%s", skc_errmsg(c));
+    }
+    ck_assert_msg(skc_mesh(c, &ev, &rep) == 0, "%s", skc_errmsg(c)); /* a finite one, then */
+    skc_reply_free(rep);
     skc_free(c);
     fake_stop(&f);
 }
@@ -2150,6 +2202,7 @@ static Suite *client_suite(void)
     tcase_add_test(tc, malformed_reply);
     tcase_add_test(tc, reply_breaking_the_header_is_eproto);
     tcase_add_test(tc, picture_not_as_said_is_eproto);
+    tcase_add_test(tc, number_not_finite_is_eproto);
     tcase_add_test(tc, hello_of_another_version_is_eproto);
     tcase_add_test(tc, close_mid_reply);
     tcase_add_test(tc, send_after_the_server_hung_up_says_reconnect);
