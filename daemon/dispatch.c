@@ -460,8 +460,11 @@ static int to_picture(const struct armature *arm, const struct skp_render_req *m
     pr->cols = m->cols;
     pr->rows = m->rows;
     r->work.format = m->format;
-    if (m->camera > SKP_CAMERA_EXPLICIT || m->format > SKP_FORMAT_RGBA)
-        return eng_seterr(err, ENG_EINVAL, "camera must be 0 (fit) or 1, format 0 (PNG) or 1");
+    if (m->camera > SKP_CAMERA_EXPLICIT)
+        return eng_seterr(err, ENG_EINVAL, "camera %u: 0 (fit) or 1 (scale and position)",
+                          m->camera);
+    if (m->format > SKP_FORMAT_RGBA)
+        return eng_seterr(err, ENG_EINVAL, "format %u: 0 (PNG) or 1 (raw RGBA)", m->format);
     return 0;
 }
 
@@ -482,8 +485,16 @@ static bool read_eval(struct conn *c, const struct skp_frame *f, struct skp_read
     int rc = skp_decode_eval_req(rd, &m);
     if (rc == SKP_EOK && render)
         rc = skp_decode_render_req(rd, &rm);
-    if (rc == SKP_ECOUNT)
-        return bad(c, f, "target must be 0 or 1, with at most 16 animations and 64 styles");
+    if (rc == SKP_ECOUNT) { /* which count: the decoder stops at the first past its bound */
+        char why[96];
+        if (m.target != SKP_TARGET_ARMATURE && m.target != SKP_TARGET_INSTANCE)
+            snprintf(why, sizeof why, "target %u: 0 (an armature) or 1 (an instance)", m.target);
+        else if (m.anim_count > SKP_MAX_ANIMS)
+            snprintf(why, sizeof why, "%u animations: at most %d", m.anim_count, SKP_MAX_ANIMS);
+        else
+            snprintf(why, sizeof why, "%u styles: at most %d", rm.style_count, SKP_MAX_STYLES);
+        return bad(c, f, why);
+    }
     if (!finish_body(c, f, rd))
         return false;
     /* flags this daemon does not know are refused, not dropped (PROTOCOL.md, Versioning) */

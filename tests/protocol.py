@@ -126,11 +126,11 @@ def eval_request(target, flags=0, anims=(("0", 3.0, 0.0),), from_=0.0):
     return w
 
 
-def render_request(w, size=32, frames=None, sheet=(0, 0)):
-    w.u32(size).u32(size).raw(bytes((0, 0, 0, 0))).u8(0).f64(0.9)
+def render_request(w, size=32, frames=None, sheet=(0, 0), camera=0, fmt=0):
+    w.u32(size).u32(size).raw(bytes((0, 0, 0, 0))).u8(camera).f64(0.9)
     for v in (1, 1, 0, 0):
         w.f64(v)
-    w.u8(0).u8(1).u8(0).u8(255)
+    w.u8(0).u8(1).u8(fmt).u8(255)
     w.u32(frames[0] if frames else 0).u32(frames[1] if frames else 0)
     return w.u16(sheet[0]).u16(sheet[1])
 
@@ -212,6 +212,30 @@ run("INSTANCE_FREE", op["INSTANCE_FREE"], W().u32(inst).b, lambda r: None)
 run("STATS", op["STATS"], b"",
     lambda r: {r.str(): (r.u32() << 32) | r.u32() for _ in range(r.u32())},
     lambda v: v.get("requests.POSE", 0) >= 2 and "uptime.ms" in v)
+# A request the daemon refuses names what is wrong, and the value.
+def refused(name, opcode, body, status, text):
+    st, reply = call(opcode, body)
+    msg = R(reply).str() if st else ""
+    good = st == statuses[status][0] and text in msg
+    if not good:
+        print("# %s: status %d, %r" % (name, st, msg))
+    check("%s: %s naming it (%s)" % (name, status, text), good)
+
+
+bad_target = W().u8(2).u16(0).u8(0).f64(0).u32(0)
+for v in (0, 0, 1, 1, 0, 0):
+    bad_target.f64(v)
+refused("a target of 2", op["POSE"], bad_target.b, "BAD_REQUEST",
+        "target 2: 0 (an armature) or 1 (an instance)")
+refused("17 animations", op["POSE"], eval_request(arm, anims=(("0", 0.0, 0.0),) * 17).b,
+        "BAD_REQUEST", "17 animations: at most 16")
+refused("camera 2", op["RENDER"], render_request(eval_request(arm), camera=2).b, "BAD_REQUEST",
+        "camera 2: 0 (fit) or 1")
+refused("format 2", op["RENDER"], render_request(eval_request(arm), fmt=2).b, "BAD_REQUEST",
+        "format 2: 0 (PNG) or 1")
+refused("a sheet of 0x1", op["RENDER"],
+        render_request(eval_request(arm, flags=0x20), frames=(0, 0), sheet=(0, 1)).b, "BAD_REQUEST",
+        "sheet 0x1: columns and rows are 1 or more")
 run("UNLOAD", op["UNLOAD"], W().raw(arm).b, lambda r: None)
 
 # An error reply: one str naming the problem, with the documented status.

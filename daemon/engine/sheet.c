@@ -9,7 +9,10 @@
 int sheet_check(uint32_t cols, uint32_t rows, uint32_t cell_w, uint32_t cell_h, uint64_t count,
                 struct eng_error *err)
 {
-    if (!cols || !rows || (uint64_t)cols * rows < count)
+    if (!cols || !rows)
+        return eng_seterr(err, ENG_EINVAL, "sheet %ux%u: columns and rows are 1 or more", cols,
+                          rows);
+    if ((uint64_t)cols * rows < count)
         return eng_seterr(err, ENG_EINVAL, "sheet %ux%u has no room for %llu frames", cols, rows,
                           (unsigned long long)count);
     uint64_t w = (uint64_t)cols * cell_w, h = (uint64_t)rows * cell_h;
