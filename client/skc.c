@@ -128,6 +128,8 @@ int skc__setup(skc_client *c, const skc_options *opt)
     c->io_timeout_ms = opt->io_timeout_ms ? opt->io_timeout_ms : DEFAULT_IO_MS;
     c->max_reply =
         opt->max_reply && opt->max_reply < SKP_MAX_FRAME ? opt->max_reply : SKP_MAX_FRAME;
+    if (opt->auth_token && strlen(opt->auth_token) > SKP_MAX_NAME) /* HELLO's str */
+        return skc__fail(c, SKC_EINVAL, "the auth token is over %d bytes", SKP_MAX_NAME);
     if (keep_str(&c->uri, opt->uri) || keep_str(&c->token, opt->auth_token))
         return skc__fail(c, SKC_ENOMEM, "out of memory for the options");
     return 0;
@@ -163,6 +165,8 @@ int skc_set_auth_token(skc_client *c, const char *auth_token)
         return SKC_EINVAL;
     skc__begin(c);
     char *kept;
+    if (auth_token && strlen(auth_token) > SKP_MAX_NAME)
+        return skc__fail(c, SKC_EINVAL, "the auth token is over %d bytes", SKP_MAX_NAME);
     if (keep_str(&kept, auth_token))
         return skc__fail(c, SKC_ENOMEM, "out of memory for the token");
     free(c->token);

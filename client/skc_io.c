@@ -139,7 +139,12 @@ static int file_frames(skc_client *c)
         if (r == SKP_NEED_MORE)
             break;
         if (r < 0) {
-            skc__close(c, "bad frame from the server (%s)", skp_strerror(skp_parse_status(r)));
+            int st = skp_parse_status(r);
+            if (st == SKP_S_TOO_BIG) /* the caller's own bound, not the server's fault */
+                skc__close(c, "a reply over this client's max_reply of %zu bytes",
+                           (size_t)c->max_reply);
+            else
+                skc__close(c, "bad frame from the server (%s)", skp_strerror(st));
             return skc__fail(c, SKC_EPROTO, "%s", c->gone);
         }
         rc = file_frame(c, &f);

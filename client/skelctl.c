@@ -35,9 +35,26 @@
 /* --version: the program, its package and configure's version (the last word). */
 #define VERSION_LINE "skelctl (" PACKAGE_NAME ") " PACKAGE_VERSION
 
+/* What a daemon said (an error's message, a counter's name), for a terminal: its control
+ * characters, and with blank also its spaces, as '?'. A hostile or broken server must not
+ * move the cursor, retitle the window or forge lines of output. Written to out, of cap. */
+static const char *shown(const char *s, bool blank, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (; s && *s && n + 1 < cap; s++) {
+        unsigned char ch = (unsigned char)*s;
+        out[n++] = ch < 0x20 || ch == 0x7f || (blank && ch == ' ') ? '?' : (char)ch;
+    }
+    out[n] = 0;
+    return out;
+}
+#define SHOWN_MAX 1200 /* past libskc's longest message */
+
 static int fail(skc_client *c, const char *what)
 {
-    fprintf(stderr, "skelctl %s: %s\n", what, c ? skc_errmsg(c) : "out of memory");
+    char msg[SHOWN_MAX];
+    fprintf(stderr, "skelctl %s: %s\n", what,
+            c ? shown(skc_errmsg(c), false, msg, sizeof msg) : "out of memory");
     return SKP_EXIT_FAIL;
 }
 
@@ -52,7 +69,8 @@ static int fail_eval(skc_client *c, const char *what)
 
 static int fail_arm(skc_client *c, const char *arm)
 {
-    fprintf(stderr, "skelctl: %s: %s\n", arm, skc_errmsg(c));
+    char msg[SHOWN_MAX];
+    fprintf(stderr, "skelctl: %s: %s\n", arm, shown(skc_errmsg(c), false, msg, sizeof msg));
     return SKP_EXIT_FAIL;
 }
 
@@ -215,8 +233,11 @@ static int cmd_stats(skc_client *c, struct skp_cli_args *a)
         free(text);
         free(pk);
     } else {
-        for (uint32_t i = 0; i < n; i++)
-            printf("%s %llu\n", k[i].name, (unsigned long long)k[i].value);
+        for (uint32_t i = 0; i < n; i++) { /* "name value" lines: one name, one line */
+            char name[SHOWN_MAX];
+            printf("%s %llu\n", shown(k[i].name, true, name, sizeof name),
+                   (unsigned long long)k[i].value);
+        }
     }
     skc_reply_free(r);
     return rc;
@@ -1015,7 +1036,9 @@ int main(int argc, char **argv)
         return usage_error(NULL, msg, NULL);
     }
     if (crc) {
-        fprintf(stderr, "skelctl: %s: %s\n", opt.uri, c ? skc_errmsg(c) : "out of memory");
+        char why[SHOWN_MAX];
+        fprintf(stderr, "skelctl: %s: %s\n", opt.uri,
+                c ? shown(skc_errmsg(c), false, why, sizeof why) : "out of memory");
         skc_free(c);
         return SKP_EXIT_FAIL;
     }

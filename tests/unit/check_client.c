@@ -291,6 +291,32 @@ START_TEST(connect_wrong_token)
 }
 END_TEST
 
+/* A token HELLO cannot carry is named as the token, before anything is sent; a reply past the
+ * caller's own max_reply is said to be that, not the server's fault. */
+START_TEST(token_too_long_and_own_max_reply)
+{
+    struct fake f;
+    fake_start(&f, script_echo);
+    char token[1026];
+    memset(token, 'a', sizeof token - 1);
+    token[sizeof token - 1] = 0;
+    skc_options o = {f.uri, token, 2000, 2000, 0};
+    skc_client *c = NULL;
+    ck_assert_int_eq(skc_connect(&c, &o), SKC_EINVAL);
+    ck_assert_msg(strstr(skc_errmsg(c), "the auth token is over 1024 bytes"), "%s", skc_errmsg(c));
+    skc_free(c);
+    o = (skc_options){f.uri, NULL, 2000, 2000, 64};
+    c = NULL;
+    ck_assert_msg(skc_connect(&c, &o) == 0, "%s", skc_errmsg(c)); /* HELLO's reply fits */
+    char echo[100] = {0};
+    ck_assert_int_eq(skc_ping(c, echo, sizeof echo), SKC_EPROTO);
+    ck_assert_msg(strstr(skc_errmsg(c), "a reply over this client's max_reply of 64 bytes"), "%s",
+                  skc_errmsg(c));
+    skc_free(c);
+    fake_stop(&f);
+}
+END_TEST
+
 START_TEST(ping_round_trip)
 {
     struct fake f;
@@ -2203,6 +2229,7 @@ static Suite *client_suite(void)
     tcase_add_test(tc, reply_breaking_the_header_is_eproto);
     tcase_add_test(tc, picture_not_as_said_is_eproto);
     tcase_add_test(tc, number_not_finite_is_eproto);
+    tcase_add_test(tc, token_too_long_and_own_max_reply);
     tcase_add_test(tc, hello_of_another_version_is_eproto);
     tcase_add_test(tc, close_mid_reply);
     tcase_add_test(tc, send_after_the_server_hung_up_says_reconnect);
