@@ -32,8 +32,9 @@ int eval_check(const struct armature *arm, const struct eval_request *r, struct 
         if (r->anims[i] < 0 || (uint32_t)r->anims[i] >= arm->anim_count)
             return eng_seterr(err, ENG_EINVAL, "animation %d is out of range (%u animations)",
                               r->anims[i], arm->anim_count);
-        if (!isfinite(r->frames[i]) || fabs(r->frames[i]) > 1e12)
-            return eng_seterr(err, ENG_EINVAL, "frame %g is out of range", r->frames[i]);
+        if (!isfinite(r->frames[i]) || fabs(r->frames[i]) > EVAL_MAX_FRAME)
+            return eng_seterr(err, ENG_EINVAL, "frame %g is out of range (-%g..%g)", r->frames[i],
+                              EVAL_MAX_FRAME, EVAL_MAX_FRAME);
         if (!isfinite(r->smooth[i]) || r->smooth[i] < 0)
             return eng_seterr(err, ENG_EINVAL, "smoothing %g must be 0 or more", r->smooth[i]);
     }

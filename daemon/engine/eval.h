@@ -10,6 +10,9 @@
 
 #define EVAL_MAX_ANIMS 16
 #define EVAL_MAX_STEPS 100000000L
+/* The largest frame, either way, a request may name: past it a double's fraction is too
+ * coarse for the frame's interpolation to mean anything. */
+#define EVAL_MAX_FRAME 1e12
 
 struct eval_request {
     int anims[EVAL_MAX_ANIMS];     /* animation indices, in play order (later ones win) */

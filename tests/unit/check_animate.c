@@ -998,6 +998,7 @@ START_TEST(eval_check_rejects_bad_requests)
     REJECT(r.frames[0] = NAN);
     REJECT(r.frames[0] = INFINITY);
     REJECT(r.frames[0] = 1e13);
+    ck_assert_str_eq(err.msg, "frame 1e+13 is out of range (-1e+12..1e+12)"); /* says which */
     REJECT(r.smooth[0] = -1);
     REJECT(r.smooth[0] = NAN);
     REJECT(r.warmup = -1);
