@@ -298,9 +298,6 @@ static void write_owned(struct http_conn *c, uint8_t *data, size_t len)
     write_owned_v(c, &data, &len, 1);
 }
 
-/* A health probe answered 200: a balancer asks every second or two, and so does a liveness
- * probe, which would drown the traffic in the log. Those are logged at debug level only; a
- * probe answered otherwise (503 while preloading or draining) is news, and logged. */
 const char *http_target_path(const char *url, size_t *len)
 {
     if (!url) {
@@ -321,6 +318,9 @@ static bool probe_url(const struct http_req *r)
     return (n == 8 && !memcmp(path, "/healthz", 8)) || (n == 7 && !memcmp(path, "/readyz", 7));
 }
 
+/* A health probe answered 200: a balancer asks every second or two, and so does a liveness
+ * probe, which would drown the traffic in the log. Those are logged at debug level only; a
+ * probe answered otherwise (503 while preloading or draining) is news, and logged. */
 static bool quiet_probe(const struct http_req *r)
 {
     return r->status == 200 && probe_url(r);
