@@ -680,6 +680,68 @@ check "a file past --max-bones 5: exit 1, the option named" \
     eval '[ $RC = 1 ] && said c-bones "25 bones exceed the limit of 5 (--max-bones)"'
 stop M
 
+# -- a RENDER reply that does not hold exactly the frames asked for (a fake daemon sends it:
+#    tests/helpers/fake-skeld.py): skelctl writes none of its pictures and fails
+# start_fake NAME MODE: the fake on $TMP/NAME.sock in the background, its stdout read through a
+# FIFO up to its "ready" line; 1 if it never got there.
+start_fake() {
+    local name=$1 line fd
+    mkfifo "$TMP/$name.fifo"
+    "$PY" "$SRC/tests/helpers/fake-skeld.py" "$TMP/$name.sock" "$2" >"$TMP/$name.fifo" \
+        2>"$TMP/$name.log" &
+    PID[$name]=$!
+    exec {fd}<"$TMP/$name.fifo"
+    FD[$name]=$fd
+    IFS= read -r -t 120 line <&"$fd" && [ "$line" = ready ] && return 0
+    notok "$name: fake-skeld.py printed its ready line"
+    cat "$TMP/$name.log"
+    return 1
+}
+stop_fake() {
+    local fd=${FD[$1]}
+    kill -TERM "${PID[$1]}"
+    wait "${PID[$1]}"
+    unset "PID[$1]"
+    exec {fd}<&-
+}
+# fake_render MODE SHAPE N: skelctl render against the fake in MODE, of one frame (SHAPE one,
+# -o one.png) or of --frames 0-3 (range, one chunk, -o f_%d.png), fails (1) saying it was sent
+# N pictures, and writes nothing into its own directory.
+FAKE_ID=$(printf 'ab%.0s' $(seq 32)) # an id is sent as it is: nothing to load
+fake_render() {
+    local m=$1 out=$TMP/fake-$1-$2 flags
+    flags=(-o "$out/one.png")
+    [ "$2" = range ] && flags=(--anim Walk --frames 0-3 -o "$out/f_%d.png")
+    mkdir "$out"
+    run "fake-$m-$2" "$CTL" --uri "unix:$TMP/fake-$m.sock" render "$FAKE_ID" --size 16x16 \
+        "${flags[@]}"
+    [ "$RC" = 1 ] && said "fake-$m-$2" "the daemon sent $3 pictures, not the frames asked for" &&
+        [ -z "$(ls -A "$out")" ]
+}
+# MODE:N1:N4: the pictures the fake sends for one frame and for frames 0-3. One picture of
+# another frame, for one frame, is not refused: it goes to OUT.png, its frame naming no file.
+for c in zero:0:0 wrong-frame:-:1 extra:2:5 fewer:0:3 two-for-one:2:8; do
+    IFS=: read -r m n1 n4 <<<"$c"
+    start_fake "fake-$m" "$m" || continue
+    [ "$n1" = - ] ||
+        check "a RENDER reply of $m, one frame: exit 1, \"the daemon sent $n1 pictures\", no file" \
+            fake_render "$m" one "$n1"
+    check "a RENDER reply of $m, frames 0-3: exit 1, \"the daemon sent $n4 pictures\", no file" \
+        fake_render "$m" range "$n4"
+    stop_fake "fake-$m"
+done
+# What a daemon says reaches a terminal without its control characters: an error message's
+# escapes, a counter name's newline (a forged "forged 1" line) shown as '?'.
+if start_fake fake-text hostile-text; then
+    run fake-err "$CTL" --uri "unix:$TMP/fake-text.sock" render "$FAKE_ID" -o "$TMP/x.png"
+    check "a daemon's error message with terminal escapes: shown with '?' for them" \
+        eval '[ $RC = 1 ] && said fake-err "unknown animation ?]0;pwned??[2J" && ! grep -q "$(printf "\033")" "$TMP/fake-err.err"'
+    run fake-stats "$CTL" --uri "unix:$TMP/fake-text.sock" stats
+    check "a counter named with a newline and an escape: one line, '?' for each" \
+        eval '[ $RC = 0 ] && [ "$(cat "$TMP/fake-stats.out")" = "evil?forged?1?]0;pwned??[2J 5" ]'
+    stop_fake fake-text
+fi
+
 # -- the sheet's JSON file is OUT.json beside OUT.png, in both programs
 mkdir -p "$TMP/sheet-d" "$TMP/sheet-c"
 sheet=(--anim Hop --frames 0-11 --sheet 4x3 --size 48x48)
