@@ -3198,8 +3198,11 @@ END_TEST
  * a slow POSE at --max-inflight 1, the upload waits in the buffer for its turn, still begun. */
 static void upload_across_sigterm(bool behind_slow_pose)
 {
-    struct daemon *d = daemon_up(
-        g_samples, behind_slow_pose ? FLAGS("--threads", "1", "--max-inflight", "1") : NULL);
+    /* at debug level the log says why a connection ended, for a failure to show */
+    struct daemon *d =
+        daemon_up(g_samples, behind_slow_pose ? FLAGS("--threads", "1", "--max-inflight", "1",
+                                                      "--log-level", "debug")
+                                              : FLAGS("--log-level", "debug"));
     char path[PATH_MAX];
     size_t len;
     join(path, g_samples, "robot.skf");
@@ -3238,7 +3241,13 @@ static void upload_across_sigterm(bool behind_slow_pose)
     for (int i = behind_slow_pose ? 0 : 1; i < 3; i++) {
         struct skp_header h;
         const uint8_t *body;
-        ck_assert_int_eq(raw_recv(r, &h, &body), 1);
+        int got = raw_recv(r, &h, &body);
+        if (got != 1) { /* once seen under ASan on a loaded machine: what the daemon said */
+            char *log = slurp(d->err, NULL);
+            ck_abort_msg(
+                "reply %d of 3 never came (%d: 0 the end, -1 an error); the daemon logged:\n%s",
+                i + 1, got, log ? log : "(nothing)");
+        }
         posed |= h.id == 1 && h.opcode == SKP_OP_POSE && h.status == SKP_S_OK;
         loaded |= h.id == 7 && h.opcode == SKP_OP_LOAD_BYTES && h.status == SKP_S_OK;
         refused |= h.id == 8 && h.opcode == SKP_OP_PING && h.status == SKP_S_SHUTDOWN;
