@@ -233,7 +233,7 @@ struct armature *th_load_path(const char *dir, const char *name)
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     struct armature *arm = NULL;
-    struct eng_error err = {0, ""};
+    struct eng_error err = {0};
     int rc = armature_load_file(path, NULL, &arm, &err);
     ck_assert_msg(rc == 0, "loading %s: %s", path, err.msg);
     return arm;

@@ -75,7 +75,7 @@ static struct armature *load_q(const char *q)
     ck_assert_ptr_nonnull(json);
     th_dequote(json);
     struct armature *arm = NULL;
-    struct eng_error err = {0, ""};
+    struct eng_error err = {0};
     int rc = th_load(json, 0, &arm, &err);
     free(json);
     ck_assert_msg(rc == 0, "armature did not load: %s", err.msg);
@@ -986,7 +986,7 @@ START_TEST(eval_check_rejects_bad_requests)
     do {                                                                                           \
         one_anim(&r, 10, 0);                                                                       \
         setup;                                                                                     \
-        err = (struct eng_error){0, ""};                                                           \
+        err = (struct eng_error){0};                                                               \
         ck_assert_int_eq(eval_check(arm, &r, &err), ENG_EINVAL);                                   \
         ck_assert_int_eq(err.code, ENG_EINVAL);                                                    \
         ck_assert_msg(err.msg[0] != 0, "no message for: %s", #setup);                              \
@@ -1061,7 +1061,7 @@ START_TEST(eval_from_decimal_whole_frames_apart)
     ck_assert_int_eq(eval_check(arm, &r, NULL), 0);
     ck_assert_int_eq(eval_steps(&r), 3);
     /* 0.7 - 0.1 is 0.6 frames, not a whole number: still refused. */
-    struct eng_error err = {0, ""};
+    struct eng_error err = {0};
     one_anim(&r, 0.7, 0);
     r.has_from = true;
     r.from = 0.1;

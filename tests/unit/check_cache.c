@@ -33,7 +33,7 @@ static const char *bones_json(int n)
 static struct armature *load_json(const char *json)
 {
     struct armature *arm = NULL;
-    struct eng_error err = {0, ""};
+    struct eng_error err = {0};
     int rc = th_load(json, 0, &arm, &err);
     ck_assert_msg(rc == 0, "armature did not load: %s", err.msg);
     ck_assert_ptr_nonnull(arm);

@@ -100,7 +100,7 @@ static void conform_one(const char *dir, const char *name)
     snprintf(vectors, sizeof vectors, "%s/%s", dir, name);
     ck_assert_msg(run_conform(skf, vectors) == 0, "conformance failed: %s", vectors);
     struct armature *arm = NULL;
-    struct eng_error err = {0, ""};
+    struct eng_error err = {0};
     ck_assert_msg(armature_load_file(skf, NULL, &arm, &err) == 0, "%s: %s", skf, err.msg);
     vectors_layouts |= 1 << arm->layout;
     armature_free(arm);
@@ -180,7 +180,7 @@ static void exercise_file(const char *dir, const char *name)
     ck_assert_msg(snprintf(path, sizeof path, "%s/%s", dir, name) < (int)sizeof path,
                   "path too long");
     struct armature *arm = NULL;
-    struct eng_error err = {0, ""};
+    struct eng_error err = {0};
     int rc = armature_load_file(path, NULL, &arm, &err);
     ck_assert_msg(rc == 0, "%s: %s", path, err.msg);
     exercise(arm, name);

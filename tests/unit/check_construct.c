@@ -35,7 +35,7 @@ static struct armature *load_q(const char *fmt, ...)
     th_vformat_json(json, sizeof json, fmt, ap);
     va_end(ap);
     struct armature *arm = NULL;
-    struct eng_error err = {0, ""};
+    struct eng_error err = {0};
     int rc = th_load(json, 0, &arm, &err);
     ck_assert_msg(rc == 0, "armature did not load: %s", err.msg);
     ck_assert_ptr_nonnull(arm);
@@ -184,7 +184,7 @@ START_TEST(overflow_is_named_not_answered)
                " {'id':1,'name':'bigger','parent_id':0,'scale':{'x':1e300,'y':1}}]}");
     struct pose *p = pose_new(arm);
     rest_step(p, NULL);
-    struct eng_error err = {0, ""};
+    struct eng_error err = {0};
     ck_assert_int_eq(pose_check_finite(p, &err), ENG_EBADFILE);
     ck_assert_str_eq(err.msg, "bone 1 \"bigger\": its scale is not a finite number at this "
                               "frame (the file's numbers overflow)");

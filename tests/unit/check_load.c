@@ -851,7 +851,7 @@ START_TEST(load_file_roundtrip)
     free(buf);
 
     struct armature *arm = NULL;
-    struct eng_error err = {0, ""};
+    struct eng_error err = {0};
     int rc = armature_load_file(path, NULL, &arm, &err);
     ck_assert_msg(rc == 0, "%s", err.msg);
     ck_assert_uint_eq(arm->bone_count, 3);
@@ -2237,7 +2237,7 @@ END_TEST
 START_TEST(load_file_missing)
 {
     struct armature *arm = (struct armature *)(void *)&arm;
-    struct eng_error err = {0, ""};
+    struct eng_error err = {0};
     int rc = armature_load_file("/nonexistent/check_load/none.skf", NULL, &arm, &err);
     ck_assert_ptr_null(arm);
     check_msg(&err, rc, ENG_EIO, "/nonexistent/check_load/none.skf: No such file or directory",
@@ -2256,7 +2256,7 @@ START_TEST(load_file_read_error)
     const char *const paths[] = {dir, fifo};
     for (int i = 0; i < 2; i++) {
         struct armature *arm = (struct armature *)(void *)&arm;
-        struct eng_error err = {0, ""};
+        struct eng_error err = {0};
         int rc = armature_load_file(paths[i], NULL, &arm, &err);
         ck_assert_ptr_null(arm);
         snprintf(want, sizeof want, "%s: not a regular file", paths[i]);

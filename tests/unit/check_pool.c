@@ -539,7 +539,7 @@ static struct armature *load_arm(int bones)
                     i ? "," : "", i, i, i - 1, 10 + i);
     sprintf(p, "]}");
     struct armature *arm = NULL;
-    struct eng_error err = {0, ""};
+    struct eng_error err = {0};
     int rc = th_load(json, 0, &arm, &err);
     ck_assert_msg(rc == 0, "armature did not load: %s", err.msg);
     return arm;

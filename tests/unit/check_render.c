@@ -87,7 +87,7 @@ static struct armature *load_json_atlases(const char *json, struct atlas *atl, i
         atl[i].px = NULL;
     }
     struct armature *arm = NULL;
-    struct eng_error err = {0, ""};
+    struct eng_error err = {0};
     int rc = th_load_atlases(json, (const void *const *)pngs, lens, n, &arm, &err);
     for (int i = 0; i < n; i++)
         free(pngs[i]);
@@ -2717,7 +2717,7 @@ START_TEST(empty_armature_draws_background)
 {
     /* No bones, no styles: the picture is the background, straight (10, 20, 30, 255). */
     struct armature *arm = NULL;
-    struct eng_error err = {0, ""};
+    struct eng_error err = {0};
     ck_assert_int_eq(th_load("{}", 0, &arm, &err), 0);
     struct pose *p = pose_new(arm);
     ck_assert_ptr_nonnull(p);
