@@ -163,12 +163,27 @@ int outfile_write_pair(const char *prog, const char *path, const void *data, siz
     return 0;
 }
 
+/* Why a write to standard output through outfile_stdout failed first (an errno), 0 if none
+ * did: stdio keeps only its error flag, and by exit errno says nothing about it. */
+static int stdout_failed;
+
+bool outfile_stdout(const void *data, size_t len)
+{
+    errno = 0;
+    if (fwrite(data, 1, len, stdout) == len)
+        return true;
+    if (!stdout_failed)
+        stdout_failed = errno ? errno : EIO;
+    return false;
+}
+
 int outfile_flush_stdout(const char *prog, int rc)
 {
     errno = 0;
     if ((fflush(stdout) == 0 && !ferror(stdout)) || rc)
         return rc;
-    fprintf(stderr, "%s: writing the output: %s\n", prog, strerror(errno ? errno : EIO));
+    int failed = stdout_failed ? stdout_failed : errno ? errno : EIO;
+    fprintf(stderr, "%s: writing the output: %s\n", prog, strerror(failed));
     return 1;
 }
 

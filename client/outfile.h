@@ -24,6 +24,11 @@ int outfile_write(const char *prog, const char *path, const void *data, size_t l
 int outfile_write_pair(const char *prog, const char *path, const void *data, size_t len,
                        const char *path2, const void *data2, size_t len2);
 
+/* Writes len bytes of data to standard output; false if they did not all go (the buffer's
+ * write failed: a full disk, a closed pipe), with the reason kept for outfile_flush_stdout,
+ * which says it. Use it for output large enough to pass stdio's buffer. */
+bool outfile_stdout(const void *data, size_t len);
+
 /* A command's exit status rc, or 1 having said so after prog if what it wrote to standard
  * output did not all get out (a full disk, a closed pipe): stdio holds the last of it until
  * exit, where nobody checks. A command that failed already (rc != 0) said why. */

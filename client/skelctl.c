@@ -225,8 +225,8 @@ static int cmd_stats(skc_client *c, struct skp_cli_args *a)
             in = skp_prom_node_info(info, sizeof info, node.p, node.len, version.p, version.len);
         if (text && in < sizeof info) {
             skp_prom_text(text, len + 1, pk, n);
-            fwrite(text, 1, len, stdout);
-            fwrite(info, 1, in, stdout);
+            if (outfile_stdout(text, len)) /* a failure is outfile_flush_stdout's to say */
+                outfile_stdout(info, in);
         } else {
             rc = fail(NULL, "stats");
         }
@@ -251,7 +251,8 @@ static int show_info(skc_client *c, const unsigned char id[SKC_ID_SIZE])
         return fail(c, "info");
     size_t len;
     const void *json = skc_reply_payload(r, &len);
-    int rc = fwrite(json, 1, len, stdout) == len ? SKP_EXIT_OK : fail(NULL, "info");
+    outfile_stdout(json, len); /* a failure is outfile_flush_stdout's to say */
+    int rc = SKP_EXIT_OK;
     skc_reply_free(r);
     return rc;
 }
@@ -321,7 +322,7 @@ static int print_pose(const skc_reply *r, bool matrix)
     char *buf = malloc(len + 1);
     if (buf) {
         skp_pose_json(buf, len + 1, views, n);
-        fwrite(buf, 1, len, stdout);
+        outfile_stdout(buf, len); /* a failure is outfile_flush_stdout's to say */
     }
     free(buf);
     free(views);

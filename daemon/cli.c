@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli_args.h"
+#include "outfile.h"
 #include "engine/eval.h"
 #include "engine/load.h"
 #include "skp_cli.h"
@@ -58,12 +59,12 @@ void cli_write_json_string(FILE *out, const char *s)
         free(q);
 }
 
-int cli_write_pose_json(FILE *out, const struct pose *p, bool matrix)
+int cli_print_pose_json(const struct pose *p, bool matrix)
 {
     struct byte_buf b = {NULL, 0, 0};
     int rc = work_pose_json(p, matrix, &b);
     if (!rc)
-        rc = fwrite(b.data, 1, b.len, out) == b.len ? 0 : -1;
+        outfile_stdout(b.data, b.len); /* a failure is outfile_flush_stdout's to say */
     free(b.data);
     return rc;
 }
@@ -92,9 +93,11 @@ int cli_info(int argc, char **argv)
     if ((rc = cli_load("info", args.arg[0], false, &arm, id)))
         return rc;
     struct byte_buf b = {NULL, 0, 0};
-    if (work_info_json(arm, id, &b) || fwrite(b.data, 1, b.len, stdout) != b.len) {
-        fprintf(stderr, "skeld info: out of memory or write error\n");
+    if (work_info_json(arm, id, &b)) {
+        fprintf(stderr, "skeld info: out of memory\n");
         rc = SKP_EXIT_FAIL;
+    } else {
+        outfile_stdout(b.data, b.len); /* a failure is outfile_flush_stdout's to say */
     }
     free(b.data);
     armature_free(arm);
@@ -141,8 +144,8 @@ int cli_eval(int argc, char **argv)
         eval_run(p, &req, &opts);
         if (pose_check_finite(p, &err)) {
             rc = cli_fail("eval", &err);
-        } else if (cli_write_pose_json(stdout, p, args.value[SKP_CLI_MATRIX] != NULL)) {
-            fprintf(stderr, "skeld eval: out of memory or write error\n");
+        } else if (cli_print_pose_json(p, args.value[SKP_CLI_MATRIX] != NULL)) {
+            fprintf(stderr, "skeld eval: out of memory\n");
             rc = SKP_EXIT_FAIL;
         }
     }

@@ -26,8 +26,9 @@ int cli_fail(const char *cmd, const struct eng_error *err);
 /* Writes s as a JSON string literal. */
 void cli_write_json_string(FILE *out, const char *s);
 
-/* Writes the constructed bones of p as the JSON array `skeld eval` prints (skp_json.h), with
- * matrix each bone's world matrix and tint too. Returns 0 or -1 (no memory, write error). */
-int cli_write_pose_json(FILE *out, const struct pose *p, bool matrix);
+/* Prints the constructed bones of p as the JSON array `skeld eval` prints (skp_json.h), with
+ * matrix each bone's world matrix and tint too. Returns 0, or an error for no memory; a
+ * failed write is outfile_flush_stdout's to say. */
+int cli_print_pose_json(const struct pose *p, bool matrix);
 
 #endif

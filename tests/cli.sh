@@ -468,6 +468,9 @@ if [ -w /dev/full ]; then
     full "skeld eval" "$BIN" eval "$S/robot.skf" --anim Walk
     full "skelctl pose" "$CTL" "${R[@]}" pose robot.skf --anim Walk
     full "skelctl info" "$CTL" "${R[@]}" info robot.skf
+    # past stdio's buffer the write fails part way, and the reason must survive to exit
+    full "skeld eval --matrix" "$BIN" eval "$S/robot.skf" --anim Walk --matrix
+    full "skelctl pose --matrix" "$CTL" "${R[@]}" pose robot.skf --anim Walk --matrix
 else
     echo "ok - output to a full disk # SKIP no /dev/full"
 fi
