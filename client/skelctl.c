@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "outfile.h"
 #include "skc.h"
 #include "skp.h"
@@ -243,6 +245,23 @@ static int cmd_stats(skc_client *c, struct skp_cli_args *a)
     return rc;
 }
 
+/* Whether what a daemon sent as JSON (what) is a JSON object, as every real one is; if not,
+ * says so, after the command (cmd). skelctl writes such text to a file or the terminal as it
+ * comes, so a daemon gone wrong must not pass anything else off as one. */
+static bool daemon_json_object(const char *cmd, const char *what, const void *data, size_t len)
+{
+    json_error_t err;
+    json_t *v = json_loadb(data, len, 0, &err);
+    bool object = json_is_object(v);
+    json_decref(v);
+    if (v && !object)
+        fprintf(stderr, "skelctl: %s: the daemon's %s is JSON but not an object\n", cmd, what);
+    else if (!v) /* the position only: jansson's text may quote the daemon's bytes */
+        fprintf(stderr, "skelctl: %s: the daemon's %s is not JSON (line %d, column %d)\n", cmd,
+                what, err.line, err.column);
+    return object;
+}
+
 /* The armature as `skeld info` prints it, byte for byte: the daemon's INFO_JSON. */
 static int show_info(skc_client *c, const unsigned char id[SKC_ID_SIZE])
 {
@@ -251,8 +270,11 @@ static int show_info(skc_client *c, const unsigned char id[SKC_ID_SIZE])
         return fail(c, "info");
     size_t len;
     const void *json = skc_reply_payload(r, &len);
-    outfile_stdout(json, len); /* a failure is outfile_flush_stdout's to say */
-    int rc = SKP_EXIT_OK;
+    int rc = SKP_EXIT_FAIL;
+    if (daemon_json_object("info", "INFO_JSON", json, len)) {
+        outfile_stdout(json, len); /* a failure is outfile_flush_stdout's to say */
+        rc = SKP_EXIT_OK;
+    }
     skc_reply_free(r);
     return rc;
 }
@@ -426,8 +448,8 @@ static int write_bytes(const char *path, const void *data, size_t len)
 }
 
 /* The sheet picture as OUT.png and its JSON as OUT.json, as `skeld render --sheet` writes
- * them. */
-static int write_sheet(const char *output, const skc_reply *r)
+ * them: one picture, of the range's first frame and cols x rows cells of the size asked. */
+static int write_sheet(const char *output, const skc_render_opts *ro, const skc_reply *r)
 {
     uint32_t n;
     size_t len;
@@ -437,6 +459,19 @@ static int write_sheet(const char *output, const skc_reply *r)
         fprintf(stderr, "skelctl: render: the daemon sent no sheet\n");
         return 1;
     }
+    uint32_t first = ro->has_range ? ro->first : img[0].frame; /* a single frame: as it says */
+    if (img[0].frame != first || img[0].width != (uint64_t)ro->width * ro->sheet_cols ||
+        img[0].height != (uint64_t)ro->height * ro->sheet_rows) {
+        fprintf(stderr,
+                "skelctl: render: the daemon sent a sheet of %ux%u pixels from frame %u, not the "
+                "%ux%u cells of %ux%u asked for from frame %u\n",
+                (unsigned)img[0].width, (unsigned)img[0].height, (unsigned)img[0].frame,
+                (unsigned)ro->sheet_cols, (unsigned)ro->sheet_rows, (unsigned)ro->width,
+                (unsigned)ro->height, (unsigned)first);
+        return 1;
+    }
+    if (!daemon_json_object("render", "sheet JSON", json, len))
+        return 1;
     size_t named_len = skp_sheet_json_named(NULL, 0, json, len, output);
     char *named = malloc(named_len + 1), path[SKP_CLI_PATH_MAX];
     if (!named)
@@ -766,7 +801,7 @@ static int cmd_render(skc_client *c, struct skp_cli_args *f)
     skc_reply *r = NULL;
     if (skc_render(c, &ev, &ro, &r))
         return fail_eval(c, "render");
-    rc = ro.sheet_cols ? write_sheet(output, r) : write_images(output, false, r, false, 0, 0);
+    rc = ro.sheet_cols ? write_sheet(output, &ro, r) : write_images(output, false, r, false, 0, 0);
     skc_reply_free(r);
     return rc;
 }

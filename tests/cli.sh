@@ -745,6 +745,41 @@ if start_fake fake-text hostile-text; then
     stop_fake fake-text
 fi
 
+# A sheet and INFO_JSON must be what a daemon sends: one picture of C x R cells from the first
+# frame with a JSON object, and INFO_JSON a JSON object. Anything else writes no file and prints
+# nothing on standard output; a well-formed fake sheet passes (the checks can pass).
+# fake_sheet MODE: skelctl render of a 3x2 sheet of frames 0-5 against the fake in MODE.
+fake_sheet() {
+    local out=$TMP/fake-sheet-$1
+    mkdir "$out"
+    run "fake-sheet-$1" "$CTL" --uri "unix:$TMP/fake-$1.sock" render "$FAKE_ID" --size 16x16 \
+        --anim Walk --frames 0-5 --sheet 3x2 -o "$out/s.png"
+}
+# MODE:WHAT: what skelctl says of the sheet ("-" for nothing) and of INFO_JSON.
+for c in "sheet:-:-" "sheet-size:a sheet of 16x16 pixels from frame 0, not the 3x2 cells of 16x16:-" \
+    "not-json:sheet JSON is not JSON (line 1, column 8):INFO_JSON is not JSON (line 1, column 11)" \
+    "info-nul:-:INFO_JSON is not JSON" "info-array:-:INFO_JSON is JSON but not an object"; do
+    IFS=: read -r m sheet_says info_says <<<"$c"
+    start_fake "fake-$m" "$m" || continue
+    fake_sheet "$m"
+    if [ "$sheet_says" = - ]; then
+        check "a sheet reply of $m: written, exit 0" \
+            eval '[ $RC = 0 ] && [ "$(cd "$TMP/fake-sheet-$m" && ls | tr "\n" " ")" = "s.json s.png " ]'
+    else
+        check "a sheet reply of $m: exit 1, saying so, no file" \
+            eval '[ $RC = 1 ] && said "fake-sheet-$m" "$sheet_says" && [ -z "$(ls -A "$TMP/fake-sheet-$m")" ]'
+    fi
+    run "fake-info-$m" "$CTL" --uri "unix:$TMP/fake-$m.sock" info "$FAKE_ID"
+    if [ "$info_says" = - ]; then
+        check "INFO_JSON of $m: printed, exit 0" \
+            eval '[ $RC = 0 ] && [ "$(cat "$TMP/fake-info-$m.out")" = "{\"id\":\"ab\"}" ]'
+    else
+        check "INFO_JSON of $m: exit 1, saying so, nothing printed" \
+            eval '[ $RC = 1 ] && said "fake-info-$m" "$info_says" && [ ! -s "$TMP/fake-info-$m.out" ]'
+    fi
+    stop_fake "fake-$m"
+done
+
 # -- the sheet's JSON file is OUT.json beside OUT.png, in both programs
 mkdir -p "$TMP/sheet-d" "$TMP/sheet-c"
 sheet=(--anim Hop --frames 0-11 --sheet 4x3 --size 48x48)

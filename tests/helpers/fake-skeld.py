@@ -12,14 +12,21 @@ the size asked (libskc checks each IHDR against it), for these frames, per MODE:
   two-for-one  two pictures of each frame asked for (two for a single frame)
 and, for what skelctl prints of what a daemon says:
   hostile-text RENDER refused with a message holding terminal escapes, and STATS answered
-               with a counter whose name holds a newline (a forged line) and an escape"""
+               with a counter whose name holds a newline (a forged line) and an escape
+and, for a sheet (a RENDER of C x R cells) and INFO_JSON:
+  sheet        a well-formed sheet (one picture of C x R cells from the first frame, a JSON
+               object), and INFO_JSON a JSON object
+  sheet-size   a sheet picture of one cell's size, not C x R cells
+  not-json     the sheet's JSON, and INFO_JSON, cut short (not JSON)
+  info-nul     INFO_JSON a JSON object followed by a NUL and terminal escapes
+  info-array   INFO_JSON JSON, but an array"""
 import os
 import socket
 import struct
 import sys
 import zlib
 
-OP_HELLO, OP_RENDER, OP_STATS = 1, 11, 12
+OP_HELLO, OP_RENDER, OP_STATS, OP_INFO_JSON = 1, 11, 12, 13
 F_REPLY = 1
 S_UNKNOWN_OPCODE, S_NOT_FOUND = 5, 7
 ESCAPES = "\x1b]0;pwned\x07\x1b[2J"  # retitle the window, clear the screen
@@ -68,12 +75,32 @@ def render_request(body):
     for _ in range(count):  # styles: str name-or-index each
         at += 2 + struct.unpack_from("<H", body, at)[0]
     at += 3  # samples, format, png level
-    first, last = struct.unpack_from("<II", body, at)
+    first, last, cols, rows = struct.unpack_from("<IIHH", body, at)
     frames = list(range(first, last + 1)) if flags & RANGE else [single]
-    return frames, width, height
+    return frames, width, height, cols, rows
+
+
+SHEET_MODES = {"sheet", "sheet-size", "not-json", "info-nul", "info-array"}
+INFO_JSON = {
+    "not-json": b'{"id":"ab",',
+    "info-nul": b'{"id":"ab"}\0' + ESCAPES.encode(),
+    "info-array": b'[{"id":"ab"}]',
+}
+
+
+def sheet_reply(mode, frames, w, h, cols, rows):
+    """One picture for the sheet and its JSON."""
+    if mode != "sheet-size":
+        w, h = w * cols, h * rows
+    picture = png(w, h)
+    json = b'{"cell":' if mode == "not-json" else b'{"cols":%d,"rows":%d}' % (cols, rows)
+    reply = struct.pack("<I", 1) + struct.pack("<IIII", frames[0], w, h, len(picture)) + picture
+    return reply + struct.pack("<I", len(json)) + json
 
 
 def pictures(mode, frames):
+    if mode in SHEET_MODES:
+        return frames
     if mode == "zero":
         return []
     if mode == "wrong-frame":
@@ -114,8 +141,13 @@ def serve(conn, mode):
         elif op == OP_STATS and mode == "hostile-text":  # str name, u32 high, u32 low
             reply = struct.pack("<I", 1) + string("evil\nforged 1" + ESCAPES)
             reply += struct.pack("<II", 0, 5)
+        elif op == OP_INFO_JSON and mode in SHEET_MODES:
+            json = INFO_JSON.get(mode, b'{"id":"ab"}\n')
+            reply = struct.pack("<I", len(json)) + json
+        elif op == OP_RENDER and mode in SHEET_MODES:
+            reply = sheet_reply(mode, *render_request(body))
         elif op == OP_RENDER:
-            frames, w, h = render_request(body)
+            frames, w, h, _, _ = render_request(body)
             picture = png(w, h)
             shown = pictures(mode, frames)
             reply = struct.pack("<I", len(shown))
