@@ -480,11 +480,13 @@ static void parse_input(struct conn *c)
         if (rc == SKP_NEED_MORE)
             break;
         if (rc < 0) {
-            conn_error(c, 0, 0, (uint16_t)skp_parse_status(rc), "%s (this daemon speaks %d)",
-                       rc == SKP_EOVERSIZE     ? "frame larger than the limit"
-                       : rc == SKP_EBADVERSION ? "protocol version not supported"
-                                               : "not a skeld frame",
-                       SKP_VERSION);
+            if (rc == SKP_EBADVERSION) /* the one error a client can act on by version */
+                conn_error(c, 0, 0, SKP_S_VERSION,
+                           "protocol version not supported (this daemon speaks %d)", SKP_VERSION);
+            else
+                conn_error(c, 0, 0, (uint16_t)skp_parse_status(rc), "%s",
+                           rc == SKP_EOVERSIZE ? "frame larger than the limit"
+                                               : "not a skeld frame");
             c->close_after_write = true;
             uv_read_stop(&c->h.stream);
             c->reading = false;

@@ -774,7 +774,9 @@ static const uint8_t *raw_expect(struct raw *r, int op, uint32_t id, int status,
 }
 
 /* An error reply: the expected header and a body of one non-empty message. */
-static void raw_expect_error(struct raw *r, int op, uint32_t id, int status)
+/* An error reply whose message is want (NULL: any message). */
+static void raw_expect_error_saying(struct raw *r, int op, uint32_t id, int status,
+                                    const char *want)
 {
     uint32_t len;
     const uint8_t *body = raw_expect(r, op, id, status, &len);
@@ -784,6 +786,13 @@ static void raw_expect_error(struct raw *r, int op, uint32_t id, int status)
     const char *msg = skp_read_str(&rd, &mlen);
     ck_assert_msg(msg && mlen > 0 && skp_reader_finish(&rd) == SKP_EOK,
                   "the error body is not one message");
+    ck_assert_msg(!want || (mlen == strlen(want) && !memcmp(msg, want, mlen)),
+                  "the error says \"%.*s\", not \"%s\"", (int)mlen, msg, want);
+}
+
+static void raw_expect_error(struct raw *r, int op, uint32_t id, int status)
+{
+    raw_expect_error_saying(r, op, id, status, NULL);
 }
 
 static void raw_ping(struct raw *r, uint32_t id, const char *payload)
@@ -1917,6 +1926,14 @@ static int bad_status(enum bad_kind kind)
     return kind == BAD_VERSION ? SKP_S_VERSION : kind == OVERSIZE ? SKP_S_TOO_BIG : SKP_S_FRAMING;
 }
 
+/* What the daemon says of it: only a version it does not speak names the one it does. */
+static const char *bad_message(enum bad_kind kind)
+{
+    return kind == BAD_VERSION ? "protocol version not supported (this daemon speaks 1)"
+           : kind == OVERSIZE  ? "frame larger than the limit"
+                               : "not a skeld frame";
+}
+
 /* A libskc client that must keep getting the same answers. */
 static void witness_check(skc_client *w, const skc_eval *ev, const skc_reply *ref)
 {
@@ -1942,7 +1959,8 @@ START_TEST(framing_errors_close)
         struct raw *r = raw_open(k % 2 ? d->unix_uri : d->tcp_uri);
         raw_send(r, bytes, n);
         /* A connection-level error: opcode 0, request id 0, then the daemon hangs up. */
-        raw_expect_error(r, 0, 0, bad_status((enum bad_kind)k));
+        raw_expect_error_saying(r, 0, 0, bad_status((enum bad_kind)k),
+                                bad_message((enum bad_kind)k));
         raw_expect_closed(r);
         raw_close(r);
         witness_check(w, &ev, ref);
