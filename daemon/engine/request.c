@@ -52,13 +52,26 @@ static bool found_by_name(const struct armature *arm,
     return true;
 }
 
+/* A name as the list below shows it: in quotes when a space begins or ends it, which would
+ * otherwise be lost beside the list's ", " (eng_quote's '?' for control characters too). */
+static const char *listed(const char *name, char q[ENG_QUOTE_MAX], char *out, size_t cap)
+{
+    size_t n = strlen(name);
+    eng_quote(name, q);
+    if (n && (name[0] == ' ' || name[n - 1] == ' ')) {
+        snprintf(out, cap, "\"%s\"", q);
+        return out;
+    }
+    return q;
+}
+
 /* "unknown animation "x" (valid: a, b, #2 (c,d))", the list cut with "...": a name that is not
  * there says which ones are, each as it can be asked for. */
 static int not_found(const struct armature *arm, const char *what, const char *name,
                      const char *(*name_at)(const struct armature *, uint32_t), uint32_t count,
                      struct eng_error *err)
 {
-    char q[ENG_QUOTE_MAX], valid[160] = "";
+    char q[ENG_QUOTE_MAX], shown[ENG_QUOTE_MAX + 2], valid[160] = "";
     size_t len = 0;
     if (armature_is_index_form(name)) {
         if (count)
@@ -67,11 +80,11 @@ static int not_found(const struct armature *arm, const char *what, const char *n
                           eng_quote(name, q), count ? valid : "the armature has none");
     }
     for (uint32_t i = 0; i < count; i++) {
-        int w = found_by_name(arm, name_at, i)
-                    ? snprintf(valid + len, sizeof valid - len, "%s%s", i ? ", " : "",
-                               eng_quote(name_at(arm, i), q))
-                    : snprintf(valid + len, sizeof valid - len, "%s#%u (%s)", i ? ", " : "", i,
-                               eng_quote(name_at(arm, i), q));
+        const char *item = listed(name_at(arm, i), q, shown, sizeof shown);
+        int w =
+            found_by_name(arm, name_at, i)
+                ? snprintf(valid + len, sizeof valid - len, "%s%s", i ? ", " : "", item)
+                : snprintf(valid + len, sizeof valid - len, "%s#%u (%s)", i ? ", " : "", i, item);
         if (w < 0 || (size_t)w >= sizeof valid - len) {
             memcpy(valid + sizeof valid - 4, "...", 4);
             break;

@@ -1021,6 +1021,15 @@ START_TEST(index_form_reaches_every_item)
     ck_assert_int_eq(request_find_style(arm, "x", &i, &err), ENG_ENOTFOUND);
     ck_assert_str_eq(err.msg, "unknown style \"x\" (valid: #0 (#1), 0)");
     armature_free(arm);
+    /* A space at either end of a name is kept visible: the name in quotes. */
+    arm = must_load("{'bones':[{'id':0}],'animations':[{'name':'Walk '},{'name':' Run'},"
+                    "{'name':'a b'},{'name':'x, '}]}",
+                    0);
+    ck_assert_int_eq(request_find_anim(arm, "Walk", &i, &err), ENG_ENOTFOUND);
+    ck_assert_str_eq(err.msg, "unknown animation \"Walk\" (valid: \"Walk \", \" Run\", a b, "
+                              "#3 (\"x, \"))");
+    ck_assert_int_eq(request_find_anim(arm, "Walk ", &i, &err), 0);
+    armature_free(arm);
 }
 END_TEST
 
