@@ -577,6 +577,28 @@ START_TEST(malformed_reply)
 }
 END_TEST
 
+/* Answers request h with a MESH reply of one draw (bone 0, atlas 0, tint 255s): vertices
+ * vertices of xyuv (4 numbers each), then count indices. */
+static void one_draw_reply(int fd, const struct skp_header *h, const double *xyuv,
+                           uint32_t vertices, const uint32_t *indices, uint32_t count)
+{
+    uint8_t out[512];
+    struct skp_writer w;
+    skp_writer_init(&w, out, sizeof out);
+    skp_write_u32(&w, 1);
+    skp_write_u32(&w, 0);
+    skp_write_u32(&w, 0);
+    for (int i = 0; i < 4; i++)
+        skp_write_f64(&w, 255);
+    skp_write_u32(&w, vertices);
+    for (uint32_t i = 0; i < 4 * vertices; i++)
+        skp_write_f64(&w, xyuv[i]);
+    skp_write_u32(&w, count);
+    for (uint32_t i = 0; i < count; i++)
+        skp_write_u32(&w, indices[i]);
+    srv_reply(fd, h->opcode, 0, h->id, out, w.len);
+}
+
 /* Replies to each MESH with one draw whose indices break skc.h's promise (triangles of the
  * draw's own vertices): first 4 indices, then 3 with one past the vertices, then a good one;
  * echoes PINGs. */
@@ -594,22 +616,9 @@ static void script_bad_indices(struct fake *f, int fd)
             srv_reply(fd, SKP_OP_PING, 0, h.id, body, h.body_len);
             continue;
         }
-        uint8_t out[512];
-        struct skp_writer w;
-        skp_writer_init(&w, out, sizeof out);
-        skp_write_u32(&w, 1); /* one draw: bone, atlas, tint, 2 vertices */
-        skp_write_u32(&w, 0);
-        skp_write_u32(&w, 0);
-        for (int i = 0; i < 4; i++)
-            skp_write_f64(&w, 255);
-        skp_write_u32(&w, 2);
-        for (int i = 0; i < 8; i++)
-            skp_write_f64(&w, i);
-        skp_write_u32(&w, counts[k % 3]);
-        for (uint32_t i = 0; i < counts[k % 3]; i++)
-            skp_write_u32(&w, sets[k % 3][i]);
+        static const double xyuv[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+        one_draw_reply(fd, &h, xyuv, 2, sets[k % 3], counts[k % 3]);
         k++;
-        srv_reply(fd, h.opcode, 0, h.id, out, w.len);
     }
 }
 
@@ -646,22 +655,12 @@ static void script_not_finite(struct fake *f, int fd)
     if (srv_hello(f, fd))
         return;
     while (srv_read(fd, &h, body) == 0) {
-        uint8_t out[512];
-        struct skp_writer w;
-        skp_writer_init(&w, out, sizeof out);
-        skp_write_u32(&w, 1); /* one draw: bone, atlas, tint, 3 vertices, one triangle */
-        skp_write_u32(&w, 0);
-        skp_write_u32(&w, 0);
-        for (int i = 0; i < 4; i++)
-            skp_write_f64(&w, 255);
-        skp_write_u32(&w, 3);
+        double xyuv[12];
+        static const uint32_t triangle[3] = {0, 1, 2};
         for (int i = 0; i < 12; i++)
-            skp_write_f64(&w, i ? i : firsts[k % 3]);
-        skp_write_u32(&w, 3);
-        for (uint32_t i = 0; i < 3; i++)
-            skp_write_u32(&w, i);
+            xyuv[i] = i ? i : firsts[k % 3];
+        one_draw_reply(fd, &h, xyuv, 3, triangle, 3);
         k++;
-        srv_reply(fd, h.opcode, 0, h.id, out, w.len);
     }
 }
 

@@ -3030,21 +3030,25 @@ START_TEST(render_bounds_include_pivot_offset)
 }
 END_TEST
 
+/* The start of a 0.7 armature's JSON: two 40 x 40 atlases, red and green, and a style
+ * "Default" of the textures "red" and "green" (each a whole atlas). */
+#define RED_GREEN_07                                                                               \
+    "{'version':'0.7.0','atlases':[{'filename':'atlas0.png','size':{'x':40,'y':40}},"              \
+    "            {'filename':'atlas1.png','size':{'x':40,'y':40}}],"                               \
+    " 'styles':[{'id':0,'name':'Default','textures':["                                             \
+    "   {'name':'red','offset':{'x':0,'y':0},'size':{'x':40,'y':40},'atlas_idx':0},"               \
+    "   {'name':'green','offset':{'x':0,'y':0},'size':{'x':40,'y':40},'atlas_idx':1}]}],"
+
 /* two_quads in the 0.7 layout: textures and zindexes in visuals[0] and [1]. */
 static struct armature *two_quads_arrays(const char *tex0, int z0, const char *tex1, int z1)
 {
     struct atlas a[2] = {atlas_new(40, 40, RED), atlas_new(40, 40, GREEN)};
-    return load_arm(
-        a, 2,
-        "{'version':'0.7.0','atlases':[{'filename':'atlas0.png','size':{'x':40,'y':40}},"
-        "            {'filename':'atlas1.png','size':{'x':40,'y':40}}],"
-        " 'styles':[{'id':0,'name':'Default','textures':["
-        "   {'name':'red','offset':{'x':0,'y':0},'size':{'x':40,'y':40},'atlas_idx':0},"
-        "   {'name':'green','offset':{'x':0,'y':0},'size':{'x':40,'y':40},'atlas_idx':1}]}],"
-        " 'visuals':[{'tex':'%s','zindex':%d},{'tex':'%s','zindex':%d}],"
-        " 'bones':[{'id':0,'name':'a','visuals_id':0},"
-        "          {'id':1,'name':'b','pos':{'x':20,'y':0},'visuals_id':1}]}",
-        tex0, z0, tex1, z1);
+    return load_arm(a, 2,
+                    RED_GREEN_07
+                    " 'visuals':[{'tex':'%s','zindex':%d},{'tex':'%s','zindex':%d}],"
+                    " 'bones':[{'id':0,'name':'a','visuals_id':0},"
+                    "          {'id':1,'name':'b','pos':{'x':20,'y':0},'visuals_id':1}]}",
+                    tex0, z0, tex1, z1);
 }
 
 /* The draw order of arm at rest: bone ids, first drawn first. */
@@ -3114,19 +3118,14 @@ START_TEST(arrays_no_visuals_never_drawn)
      * position (100, -100), so a covers [80, 120) x [80, 120). b at (60, 0) would cover
      * [140, 180) in green. */
     struct atlas a[2] = {atlas_new(40, 40, RED), atlas_new(40, 40, GREEN)};
-    struct armature *arm = load_arm(
-        a, 2,
-        "{'version':'0.7.0','atlases':[{'filename':'atlas0.png','size':{'x':40,'y':40}},"
-        "            {'filename':'atlas1.png','size':{'x':40,'y':40}}],"
-        " 'styles':[{'id':0,'name':'Default','textures':["
-        "   {'name':'red','offset':{'x':0,'y':0},'size':{'x':40,'y':40},'atlas_idx':0},"
-        "   {'name':'green','offset':{'x':0,'y':0},'size':{'x':40,'y':40},'atlas_idx':1}]}],"
-        " 'visuals':[{'tex':'red'}],"
-        " 'bones':[{'id':0,'name':'a','visuals_id':0},"
-        "          {'id':1,'name':'b','pos':{'x':60,'y':0}}],"
-        " 'animations':[{'name':'t','keyframes':["
-        "   {'frame':0,'bone_id':1,'element':'Texture','value_str':'green'},"
-        "   {'frame':0,'bone_id':1,'element':'Zindex','value':5}]}]}");
+    struct armature *arm =
+        load_arm(a, 2,
+                 RED_GREEN_07 " 'visuals':[{'tex':'red'}],"
+                              " 'bones':[{'id':0,'name':'a','visuals_id':0},"
+                              "          {'id':1,'name':'b','pos':{'x':60,'y':0}}],"
+                              " 'animations':[{'name':'t','keyframes':["
+                              "   {'frame':0,'bone_id':1,'element':'Texture','value_str':'green'},"
+                              "   {'frame':0,'bone_id':1,'element':'Zindex','value':5}]}]}");
     struct pose *p = pose_new(arm);
     struct anim_play play = {0, 0, 0};
     animate(p, &play, 1);
