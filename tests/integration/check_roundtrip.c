@@ -3252,8 +3252,19 @@ static void upload_across_sigterm(bool behind_slow_pose)
             break;
         ck_assert_msg(now_ms() < until, "still accepting a minute after SIGTERM");
     }
-    raw_send(r, skf + len / 2, len - len / 2);
-    raw_ping(r, 8, "after");
+    /* The rest of the upload and the PING in one write: the daemon ends the connection once
+     * nothing begun is left in it, so a PING written after a pause (a loaded machine) could
+     * come after the end, and be answered by no one, rightly. */
+    size_t rest = len - len / 2, ping_at;
+    uint8_t *tail = malloc(rest + 64);
+    ck_assert_ptr_nonnull(tail);
+    memcpy(tail, skf + len / 2, rest);
+    skp_encode_header(&(struct skp_header){SKP_VERSION, SKP_OP_PING, 0, 0, 8, 4 + 5}, tail + rest);
+    ping_at = rest + SKP_HEADER_SIZE;
+    skp_put_u32(tail + ping_at, 5);
+    memcpy(tail + ping_at + 4, "after", 5);
+    raw_send(r, tail, ping_at + 4 + 5);
+    free(tail);
     /* The replies, in any order: the PING's is given at once, the others by a worker. */
     bool posed = !behind_slow_pose, loaded = false, refused = false;
     for (int i = behind_slow_pose ? 0 : 1; i < 3; i++) {
