@@ -39,6 +39,11 @@ static inline void skc_uv__on_poll(uv_poll_t *h, int status, int events)
     /* The read may have ended the handle: u->ac is NULL then. */
     if (u->ac && (ev & UV_WRITABLE))
         skc_async_handle_write(u->ac);
+    /* libuv stops a poll handle that reports an error. Replies that came before it are read
+     * first, a chunk a call, and the read that meets the error (and ends the handle) may be
+     * a later one: watch on, or the handle waits for ever with its requests unanswered. */
+    if (status < 0 && u->ac && u->events)
+        uv_poll_start(&u->poll, u->events, skc_uv__on_poll);
 }
 
 static inline void skc_uv__on_timer(uv_timer_t *t)

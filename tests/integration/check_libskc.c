@@ -626,6 +626,79 @@ START_TEST(uv_connect_timeout)
 }
 END_TEST
 
+/* Reads one whole frame from fd (blocking): header and body. */
+static void read_frame(int fd)
+{
+    unsigned char buf[4096];
+    size_t want = 20, got = 0;
+    while (got < want) {
+        ssize_t n = read(fd, buf + got, want - got);
+        ck_assert_msg(n > 0, "the client hung up: %s", n < 0 ? strerror(errno) : "EOF");
+        got += (size_t)n;
+        if (got == 20 && want == 20) /* body_len, little-endian at offset 16 */
+            want += buf[16] | buf[17] << 8 | (size_t)buf[18] << 16 | (size_t)buf[19] << 24;
+        ck_assert_uint_le(want, sizeof buf);
+    }
+}
+
+/* A peer that answers HELLO, starts a reply and closes with a request still unread: the
+ * client's socket then holds data and an error (ECONNRESET) at once. libuv reports that as a
+ * poll error and stops the poll handle; the adapter must go on watching, or the read that
+ * would meet the error never comes: no callback, and the loop returns with the handle alive. */
+START_TEST(uv_reset_after_data)
+{
+    char path[192], uri[200];
+    snprintf(path, sizeof path, "%s/reset.sock", g_dir);
+    snprintf(uri, sizeof uri, "unix:%s", path);
+    struct sockaddr_un sun = {.sun_family = AF_UNIX};
+    ck_assert_uint_lt(strlen(path), sizeof sun.sun_path);
+    memcpy(sun.sun_path, path, strlen(path) + 1);
+    int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    ck_assert_int_ge(lfd, 0);
+    ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof sun), 0);
+    ck_assert_int_eq(listen(lfd, 8), 0);
+    uv_loop_t loop;
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    static struct run run;
+    memset(&run, 0, sizeof run);
+    run.expected = 99;
+    /* No timeouts: only the end of the connection can answer the PING. */
+    skc_options o = {uri, NULL, -1, -1, 0};
+    skc_async *ac = NULL;
+    ck_assert_int_eq(skc_async_connect(&ac, &o), 0);
+    skc_async_set_data(ac, &run);
+    skc_async_set_connect_cb(ac, on_connected);
+    skc_async_set_disconnect_cb(ac, on_disconnected);
+    ck_assert_int_eq(skc_uv_attach(ac, &loop), 0);
+    ck_assert_int_eq(skc_async_ping(ac, "unread", 6, on_slot, &run.ping), 0);
+    int sfd = accept(lfd, NULL, NULL);
+    ck_assert_int_ge(sfd, 0);
+    /* HELLO and PING go out on the loop's first turns. */
+    struct pollfd p = {sfd, POLLIN, 0};
+    for (int turns = 0; poll(&p, 1, 0) == 0; turns++) {
+        ck_assert_int_lt(turns, 1000);
+        uv_run(&loop, UV_RUN_NOWAIT);
+    }
+    read_frame(sfd); /* HELLO; the PING stays unread */
+    /* HELLO's reply (version 1, "fake", a 64 KiB limit), then a PING reply promising 64 KiB
+     * and sending none of it. */
+    static const char hello[] = "SKLD\1\1\1\0\0\0\0\0\1\0\0\0\14\0\0\0"
+                                "\1\0\4\0fake\0\0\1\0";
+    static const char part[] = "SKLD\1\2\1\0\0\0\0\0\2\0\0\0\0\0\1\0";
+    ck_assert_int_eq(write(sfd, hello, sizeof hello - 1), (ssize_t)sizeof hello - 1);
+    ck_assert_int_eq(write(sfd, part, sizeof part - 1), (ssize_t)sizeof part - 1);
+    close(sfd);
+    loop_finish(&loop);
+    ck_assert_int_eq(run.connect_err, 0);
+    ck_assert_int_eq(run.ping.done, 1);
+    ck_assert_int_eq(run.ping.err, SKC_EIO);
+    ck_assert_int_eq(run.disconnects, 1);
+    ck_assert_int_eq(run.disconnect_err, SKC_EIO);
+    close(lfd);
+    unlink(path);
+}
+END_TEST
+
 /* skc_uv_attach on a handle whose connect failed (no socket) is refused, saying why. */
 START_TEST(uv_attach_without_a_socket)
 {
@@ -700,6 +773,7 @@ static Suite *libskc_suite(void)
     tcase_add_test(tc, uv_ensure_survives_disconnect);
     tcase_add_test(tc, uv_daemon_gone);
     tcase_add_test(tc, uv_connect_timeout);
+    tcase_add_test(tc, uv_reset_after_data);
     tcase_add_test(tc, uv_attach_without_a_socket);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
