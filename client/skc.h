@@ -645,7 +645,8 @@ SKC_API int skc_async_stats(skc_async *ac, skc_async_cb cb, void *privdata);
  * the INFO reply when the daemon had the armature or the LOAD_BYTES reply when it did not;
  * skc_reply_armature_id gives the id in both. An error is INFO's, or LOAD_BYTES's once sent
  * (SKC_ESERVER with skc_async_status SKC_S_BAD_FILE for bytes that are no .skf), or SKC_EIO
- * or SKC_ENOMEM when the upload could not be queued (the connection ended). Each request has
+ * or SKC_ENOMEM when the upload could not be queued (the connection ended), SKC_EINVAL when
+ * the bytes are over the daemon's request limit (skc_server_max_frame). Each request has
  * its own io_timeout_ms; a skc_async_disconnect called meanwhile waits for the upload too.
  * Requests that use the id must be sent from the callback (err == 0): sent earlier, they
  * reach a daemon that lacks the armature before the upload does, and get NOT_FOUND. */

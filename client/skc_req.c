@@ -632,6 +632,9 @@ static void ensure_info(skc_async *ac, int err, skc_reply *r, void *privdata)
     struct ensure *e = privdata;
     if (err == SKC_ESERVER && skc_async_status(ac) == SKC_S_NOT_FOUND) {
         struct blob b = {e->skf, e->len};
+        /* INFO's NOT_FOUND is dealt with: an upload refused here (over the daemon's limit)
+         * must not report it as its status. */
+        skc__begin(skc__async_client(ac));
         err = skc__async_follow(ac, SKP_OP_LOAD_BYTES, enc_blob, &b, e->len + 4, ensure_loaded, e);
         if (!err) {
             free(e->skf); /* the request holds its own copy now */

@@ -2072,6 +2072,37 @@ START_TEST(async_ensure_outcomes)
 }
 END_TEST
 
+/* An upload the daemon's limit (HELLO's max frame) refuses before it is sent: the ensure's
+ * callback gets SKC_EINVAL, and skc_async_status no longer says INFO's NOT_FOUND (the status
+ * is for SKC_ESERVER only, as skc_ensure's is). */
+START_TEST(async_ensure_upload_over_the_limit)
+{
+    struct fake f;
+    struct loop l;
+    size_t len = (1u << 20) + 1; /* srv_hello's limit, and one */
+    unsigned char *bytes = calloc(1, len);
+    ck_assert_ptr_nonnull(bytes);
+    seen_reset();
+    g_ensure_info_status = SKP_S_NOT_FOUND;
+    g_ensure_infos = g_ensure_loads = 0;
+    fake_start(&f, script_ensure);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
+    ck_assert_int_eq(skc_async_ensure(ac, bytes, len, on_reply, (void *)&g_index[0]), 0);
+    g_seen.disconnect_after = 1;
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    fake_stop(&f);
+    ck_assert_str_eq(f.fail, "");
+    ck_assert_int_eq(g_seen.n, 1);
+    ck_assert_int_eq(g_ensure_infos, 1);
+    ck_assert_int_eq(g_ensure_loads, 0);
+    ck_assert_int_eq(g_seen.err[0], SKC_EINVAL);
+    ck_assert_ptr_nonnull(strstr(g_seen.text[0], "limit"));
+    ck_assert_int_eq(g_seen.status[0], SKC_S_OK);
+    free(bytes);
+}
+END_TEST
+
 START_TEST(async_refused)
 {
     seen_reset();
@@ -2266,6 +2297,7 @@ static Suite *client_suite(void)
     tcase_add_test(tc, async_hang_up_says_connect_a_new_handle);
     tcase_add_test(tc, async_timeouts);
     tcase_add_test(tc, async_ensure_outcomes);
+    tcase_add_test(tc, async_ensure_upload_over_the_limit);
     tcase_add_test(tc, async_refused);
     tcase_add_test(tc, async_wrong_token);
     tcase_add_test(tc, async_handlers_ignored_in_callbacks);
