@@ -561,12 +561,15 @@ typedef struct skc_async_events {
 
 /* Starts connecting to opt->uri (as skc_connect reads the options) and queues HELLO; the
  * connection proceeds once an event loop is attached. Requests may be sent at once: they go
- * out after HELLO. connect_timeout_ms bounds connecting plus HELLO, io_timeout_ms each
- * request (both need a set_timer hook). Addresses are tried in turn while a connect fails at
- * once; once one is under way, its failure ends the handle. On success returns 0 and *out is
- * the new handle. On failure returns a negative SKC_E* code and *out is a handle that can
- * only explain it (skc_async_errmsg), or NULL if memory ran out first: free it with
- * skc_async_free (no callback is called). */
+ * out after HELLO, checked against the protocol's 64 MiB request limit only, as the daemon's
+ * own (skeld --max-frame) comes with HELLO's answer: one over that ends the connection (the
+ * daemon answers TOO_BIG), so send large uploads from the connect callback, where they are
+ * refused with SKC_EINVAL instead. connect_timeout_ms bounds connecting plus HELLO,
+ * io_timeout_ms each request (both need a set_timer hook). Addresses are tried in turn while
+ * a connect fails at once; once one is under way, its failure ends the handle. On success
+ * returns 0 and *out is the new handle. On failure returns a negative SKC_E* code and *out
+ * is a handle that can only explain it (skc_async_errmsg), or NULL if memory ran out first:
+ * free it with skc_async_free (no callback is called). */
 SKC_API int skc_async_connect(skc_async **out, const skc_options *opt);
 
 /* The callbacks of the connection's start and end (NULL for none); set them before attaching
