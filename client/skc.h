@@ -516,9 +516,10 @@ SKC_API size_t skc_pending(const skc_client *c);
  *                decode; SKC_ENOMEM; SKC_ETIMEOUT: no reply within io_timeout_ms (only with
  *                a set_timer hook; a late reply is dropped); SKC_EIO: the connection ended
  *                first (skc_async_errmsg says why).
- * skc_async_errmsg and skc_async_status describe err for the duration of the callback. A
- * NULL callback drops the reply. Callbacks may send more requests and may call
- * skc_async_disconnect or skc_async_free.
+ * skc_async_errmsg and skc_async_status describe err for the duration of the callback, until
+ * it calls the handle's request functions (each resets them, as every skc_client call does):
+ * read them first. A NULL callback drops the reply. Callbacks may send more requests and may
+ * call skc_async_disconnect or skc_async_free.
  *
  * The handle frees itself when its connection ends: after an error, after
  * skc_async_disconnect once every reply came, or in skc_async_free. The disconnect callback,
