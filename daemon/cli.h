@@ -10,7 +10,8 @@
 #include "engine/pose.h"
 
 int cli_info(int argc, char **argv);
-int cli_render(int argc, char **argv);
+/* stdout_closed: standard output was closed at the start (now /dev/null), so -o - is refused. */
+int cli_render(int argc, char **argv, bool stdout_closed);
 int cli_eval(int argc, char **argv);
 int cli_conform(int argc, char **argv);
 

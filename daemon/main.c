@@ -59,7 +59,8 @@ int main(int argc, char **argv)
         return serve(argc, argv, 2);
     if (!strncmp(argv[1], "--", 2) && strcmp(argv[1], "--help") && strcmp(argv[1], "--version"))
         return serve(argc, argv, 1);
-    /* the daemon's lines go to /dev/null then; a command's output would be lost */
+    /* the daemon's lines go to /dev/null then; a command's output would be lost (render
+     * writes files, and says so itself for -o -) */
     if (out_closed && strcmp(argv[1], "render")) {
         fprintf(stderr, "skeld %s: standard output is closed\n", argv[1]);
         return SKP_EXIT_FAIL;
@@ -77,7 +78,7 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "eval"))
         return outfile_flush_stdout("skeld", cli_eval(argc - 1, argv + 1));
     if (!strcmp(argv[1], "render"))
-        return outfile_flush_stdout("skeld", cli_render(argc - 1, argv + 1));
+        return outfile_flush_stdout("skeld", cli_render(argc - 1, argv + 1, out_closed));
     if (!strcmp(argv[1], "conform"))
         return outfile_flush_stdout("skeld", cli_conform(argc - 1, argv + 1));
     fprintf(stderr, "skeld: unknown command \"%s\"\n%s", argv[1], usage);

@@ -224,7 +224,7 @@ static int run(const struct skp_cli_render *r, const struct skp_cli_eval *f, str
     return encode(j, &whole) || write_sheet(j, &b);
 }
 
-int cli_render(int argc, char **argv)
+int cli_render(int argc, char **argv, bool stdout_closed)
 {
     struct skp_cli_args args;
     struct skp_cli_eval flags;
@@ -239,6 +239,11 @@ int cli_render(int argc, char **argv)
         skp_cli_render_parse(&args, &rflags, msg, sizeof msg) ||
         skp_cli_render_output(&rflags, msg, sizeof msg))
         return bad("%s", msg);
+    /* -o - would put the picture in /dev/null, which took the closed descriptor */
+    if (stdout_closed && !strcmp(rflags.output, "-")) {
+        fprintf(stderr, "skeld render: standard output is closed\n");
+        return SKP_EXIT_FAIL;
+    }
     struct render_run j;
     memset(&j, 0, sizeof j);
     struct armature *arm;

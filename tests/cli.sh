@@ -579,6 +579,13 @@ status c-closed2 1 "skelctl info with standard output closed fails"
 run d-closed eval '"$BIN" info "$S/robot.skf" >&-'
 check "skeld info with standard output closed: exit 1, said" \
     eval '[ $RC = 1 ] && said d-closed "skeld info: standard output is closed"'
+# render -o - puts its picture there (went to /dev/null, exit 0); a file needs no stdout
+run d-closed-r eval '"$BIN" render "$S/robot.skf" --size 16x16 -o - >&-'
+check "skeld render -o - with standard output closed: exit 1, said" \
+    eval '[ $RC = 1 ] && said d-closed-r "skeld render: standard output is closed"'
+run d-closed-r2 eval '"$BIN" render "$S/robot.skf" --size 16x16 -o "$TMP/closed.png" >&-'
+check "skeld render -o FILE with standard output closed writes the file" \
+    eval '[ $RC = 0 ] && [ -s "$TMP/closed.png" ]'
 # A daemon started with all three closed: its log and lines go to /dev/null, not into the
 # first descriptors it opens (libuv's signal pipe took fd 2, and SIGTERM then aborted it).
 "$BIN" serve --listen "unix:$TMP/closed.sock" <&- >&- 2>&- &
