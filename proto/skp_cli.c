@@ -625,7 +625,8 @@ static int render_canvas(struct skp_cli_args *a, struct skp_cli_render *r, char 
     if (v[SKP_CLI_SAMPLES])
         r->samples = (uint32_t)n;
     if (v[SKP_CLI_BACKGROUND] && skp_cli_color(v[SKP_CLI_BACKGROUND], r->background))
-        return FAIL("--background: expected RRGGBBAA in hex, got \"%s\"", v[SKP_CLI_BACKGROUND]);
+        return FAIL("--background: expected RRGGBB or RRGGBBAA in hex, got \"%s\"",
+                    v[SKP_CLI_BACKGROUND]);
     const char *sv = v[SKP_CLI_STYLE];
     /* strtok below would pass over an empty name; --anim refuses one, and so does this */
     if (sv && (*sv == ',' || strstr(sv, ",,") || (*sv && sv[strlen(sv) - 1] == ',')))

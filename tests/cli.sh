@@ -313,6 +313,18 @@ status w-new 0 "skeld render into a new file"
 check "a new file's permissions are those the umask leaves" is "$(stat -c %a "$TMP/new.png")" 640
 run e-val "$BIN" render "$S/robot.skf" --samples 3 -o "$TMP/x.png"
 status e-val 2 "skeld render --samples 3 (a value no armature takes) is a usage error"
+# --background takes RRGGBB (opaque) as well as RRGGBBAA, as --help says; the pages and the
+# refusal named only RRGGBBAA
+run bg-6 "$BIN" render "$S/robot.skf" --size 1x1 --background 102030 -o "$TMP/bg6.png"
+run bg-8 "$BIN" render "$S/robot.skf" --size 1x1 --background 102030ff -o "$TMP/bg8.png"
+check "skeld render --background RRGGBB is RRGGBBff" eval '[ $RC = 0 ] && same "$TMP/bg6.png" "$TMP/bg8.png"'
+run bg-bad "$BIN" render "$S/robot.skf" --background 1020304 -o "$TMP/x.png"
+check "a bad --background names both forms (exit 2)" \
+    eval '[ $RC = 2 ] && said bg-bad "--background: expected RRGGBB or RRGGBBAA in hex"'
+for page in daemon/skeld.8.scd client/skelctl.1.scd; do
+    check "$page gives --background as RRGGBB[AA]" grep -qF -- '*--background* _RRGGBB_[_AA_]' "$SRC/$page"
+done
+check "README gives --background as RRGGBB[AA]" grep -qF -- '[--background RRGGBB[AA]]' "$SRC/README.md"
 # An output file already there is replaced by a new one, not truncated under a reader; a
 # symbolic link stays and its target gets the picture.
 printf 'the old picture' >"$TMP/again.png"
