@@ -45,8 +45,9 @@ int eng_seterr(struct eng_error *err, int code, const char *fmt, ...)
 int eng_setlimit(struct eng_error *err, enum eng_limit which, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* A string from a file made safe to quote in a message: printable ASCII only (others become
- * '?'), cut short with "...". Returns buf. */
+/* A string from a file made safe to quote in a message: well-formed UTF-8 of characters that
+ * show as themselves (a control character, a byte that is not UTF-8, or a mark that reorders
+ * or hides text becomes '?'), cut short with "..." between characters. Returns buf. */
 #define ENG_QUOTE_MAX 48
 const char *eng_quote(const char *s, char buf[ENG_QUOTE_MAX]);
 /* The same into buf of cap bytes (at least 8). */

@@ -987,6 +987,48 @@ START_TEST(find_anim_and_style)
 END_TEST
 
 /* Names that collide: "#N" reaches every item, whatever the others are called. */
+/* A name quoted in a message keeps its characters when they are UTF-8 that shows as itself
+ * (an animation named in Japanese reads as such); control characters, bytes that are no
+ * UTF-8 (one '?' each) and marks that reorder text (one '?' a character) do not pass, and a
+ * long name is cut between characters. */
+START_TEST(quote_keeps_utf8_not_controls)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"Walk", "Walk"},
+        {"\xe6\xad\xa9\xe3\x81\x8f", "\xe6\xad\xa9\xe3\x81\x8f"}, /* 歩く */
+        {"caf\xc3\xa9", "caf\xc3\xa9"},
+        {"\xf0\x9f\x98\x80!", "\xf0\x9f\x98\x80!"}, /* an emoji: four bytes */
+        {"a\x1b[2Jb\x7f", "a?[2Jb?"},
+        {"x\xc2\x9by", "x?y"}, /* C1 CSI */
+        {"\xe2\x80\xae"
+         "evil",
+         "?evil"}, /* right-to-left override */
+        {"\xef\xbb\xbf"
+         "BOM",
+         "?BOM"},
+        {"\xff\xfe", "??"},
+        {"\xc0\xaf", "??"},           /* an overlong '/' */
+        {"\xed\xa0\x80", "???"},      /* a surrogate */
+        {"\xf4\x90\x80\x80", "????"}, /* past U+10FFFF */
+        {"a\xe3\x81", "a??"},         /* cut short */
+    };
+    char q[ENG_QUOTE_MAX];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        ck_assert_str_eq(eng_quote(cases[i].in, q), cases[i].out);
+    char long_name[64 * 3 + 1] = "";
+    for (int i = 0; i < 64; i++)
+        strcat(long_name, "\xe3\x81\x82"); /* あ */
+    eng_quote(long_name, q);
+    size_t n = strlen(q);
+    ck_assert_uint_lt(n, ENG_QUOTE_MAX);
+    ck_assert_str_eq(q + n - 3, "...");
+    ck_assert_uint_eq((n - 3) % 3, 0); /* whole characters only */
+    ck_assert_int_eq(memcmp(q, long_name, n - 3), 0);
+}
+END_TEST
+
 START_TEST(index_form_reaches_every_item)
 {
     struct armature *arm = must_load("{'bones':[{'id':0}],'animations':[{'name':'1'},"
@@ -2704,6 +2746,7 @@ static Suite *load_suite(void)
     tcase_add_test(tc, many_texture_names);
     tcase_add_test(tc, find_anim_and_style);
     tcase_add_test(tc, index_form_reaches_every_item);
+    tcase_add_test(tc, quote_keeps_utf8_not_controls);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("keyframes");
