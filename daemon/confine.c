@@ -22,9 +22,9 @@
 
 #define FILE_FLAGS (O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
 
-/* The client's path for a message: about 200 bytes of it at most, each byte outside printable
- * ASCII shown as '?' (eng_quote_n), so the message is UTF-8 (PROTOCOL.md) and never cut inside
- * a character. */
+/* The client's path for a message: about 200 bytes of it at most, its UTF-8 characters kept
+ * and anything else shown as '?' (eng_quote_n), so the message is UTF-8 (PROTOCOL.md) and
+ * never cut inside a character. */
 #define SHOWN_CAP 208
 #define SHOWN(rel) eng_quote_n((rel), (char[SHOWN_CAP]){0}, SHOWN_CAP)
 
