@@ -601,25 +601,29 @@ static void summary_reply(struct request *r, struct cache_entry *e)
 }
 
 /* A parsed armature goes into the cache (which dedups by content id) and r's reply is the
- * summary. */
-static void settle_load(struct request *r)
+ * summary. Returns the entry with a reference kept for the caller, or NULL. */
+static struct cache_entry *settle_load(struct request *r)
 {
     if (r->work.status || !r->work.loaded)
-        return;
+        return NULL;
     struct cache_entry *e = cache_add(r->d->cache, r->work.digest, r->work.loaded);
     r->work.loaded = NULL;
     if (!e) {
         r->work.status = SKP_S_NO_MEMORY;
         snprintf(r->work.msg, sizeof r->work.msg, "out of memory");
-    } else {
-        summary_reply(r, e);
+        return NULL;
     }
+    cache_ref(e);
+    summary_reply(r, e);
+    return e;
 }
 
 /* Sends a LOAD's reply and frees it. */
 static void finish_load(struct request *r)
 {
-    settle_load(r);
+    struct cache_entry *e = settle_load(r);
+    if (e)
+        cache_unref(r->d->cache, e);
     record_latency(r->d, now_us() - r->started_us);
     reply_done(r);
     if (r->conn)
@@ -784,13 +788,19 @@ static void on_load_done(struct job *job)
     }
     if (r->work.job.run == work_load_parse && r->work.status != SKP_S_BUSY)
         r->d->parses++;
-    settle_load(r);
+    /* Held until every LOAD of this parse is answered: the first reply lets the entry go,
+     * and a cache kept over budget by armatures in use evicts it at once, which left the
+     * waiters nothing to answer from (INTERNAL, "armature evicted"). */
+    struct cache *cache = r->d->cache;
+    struct cache_entry *held = settle_load(r);
     for (struct request *w = waiters, *n; w; w = n) {
         n = w->wait_next;
         w->wait_next = NULL;
         finish_waiter(w, r);
     }
     finish_load(r);
+    if (held)
+        cache_unref(cache, held);
 }
 
 /* Queues the next step of a LOAD, or finishes it with BUSY if it cannot. The pool keeps

@@ -1017,6 +1017,38 @@ START_TEST(concurrent_loads_parse_once)
 }
 END_TEST
 
+/* The LOADs that wait on another's parse are answered from the entry it adds even when the
+ * cache lets that entry go as soon as the first reply is made: over --cache-mb with an
+ * armature in use (an instance holds robot's 0.9 MiB of 1), critter's 0.6 MiB are evicted at
+ * their last unref. The waiters were answered INTERNAL "armature evicted" (HTTP: 500). */
+START_TEST(concurrent_loads_outlive_a_full_cache)
+{
+    enum { N = 4 };
+    struct daemon *d = daemon_up(g_samples, FLAGS("--threads", "2", "--cache-mb", "1"));
+    skc_client *c = client_open(d->unix_uri, NULL);
+    unsigned char robot[SKC_ID_SIZE];
+    uint32_t inst = 0;
+    load_path(c, "robot.skf", robot);
+    ck_assert_int_eq(skc_instance_new(c, robot, &inst), 0);
+    char path[PATH_MAX];
+    size_t len;
+    char *skf = slurp(sample(path, "critter.skf"), &len);
+    ck_assert_ptr_nonnull(skf);
+    uint32_t ids[N];
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(skc_send_load_bytes(c, skf, len, &ids[i]), 0);
+    for (int i = 0; i < N; i++) {
+        skc_reply *r = NULL;
+        ck_assert_msg(skc_recv(c, ids[i], &r) == 0, "LOAD %d: %s", i, skc_errmsg(c));
+        skc_reply_free(r);
+    }
+    ck_assert_uint_eq(counter(c, "loads.parsed"), 2); /* the burst waited on one parse */
+    free(skf);
+    skc_free(c);
+    daemon_stop(d);
+}
+END_TEST
+
 START_TEST(info_matches_skeld_info)
 {
     static const char *const files[2] = {"robot.skf", "critter.skf"};
@@ -3368,6 +3400,7 @@ static Suite *roundtrip_suite(void)
     tcase_add_test(tc, hello_and_ping);
     tcase_add_test(tc, load_by_path_and_bytes);
     tcase_add_test(tc, concurrent_loads_parse_once);
+    tcase_add_test(tc, concurrent_loads_outlive_a_full_cache);
     tcase_add_test(tc, info_matches_skeld_info);
     tcase_add_test(tc, instance_new_and_free);
     tcase_add_test(tc, instances_have_a_memory_budget);
