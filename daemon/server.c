@@ -266,9 +266,10 @@ static void on_reload(uv_signal_t *h, int signum)
         return;
     }
     /* While preloading, systemd still waits for the start's READY=1: a reload's RELOADING=1
-     * and READY=1 would end the start early. The reload itself happens all the same. */
-    bool starting = preload_running(&s->preload);
-    if (!starting)
+     * and READY=1 would end the start early. In the --drain-grace, STOPPING=1 was sent: READY=1
+     * would say the node serves again. The reload itself happens all the same. */
+    bool quiet = preload_running(&s->preload) || s->in_grace;
+    if (!quiet)
         notify_reloading();
     reopen_log(s);
     char *text = NULL;
@@ -282,7 +283,7 @@ static void on_reload(uv_signal_t *h, int signum)
     if (rc != 0 || level < 0) {
         log_said(LOG_ERROR, said, &text);
         log_msg(LOG_ERROR, "SIGHUP: the configuration does not read: keeping the running one");
-        if (!starting)
+        if (!quiet)
             notify_ready("serving; the last reload failed: the configuration does not read");
     } else {
         char names[512];
@@ -291,7 +292,7 @@ static void on_reload(uv_signal_t *h, int signum)
         log_said(LOG_WARN, said, &text);
         log_msg(LOG_INFO, "SIGHUP: configuration reloaded, %d option%s changed%s%s", n,
                 n == 1 ? "" : "s", n ? ": " : "", names);
-        if (!starting)
+        if (!quiet)
             notify_ready("serving; configuration reloaded, %d option%s changed", n,
                          n == 1 ? "" : "s");
     }

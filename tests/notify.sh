@@ -5,7 +5,8 @@
 # EXTEND_TIMEOUT_USEC), then READY=1 from the daemon's own pid once it serves and has
 # preloaded every sample (STATS counts them, a PING is answered); after SIGHUP, RELOADING=1
 # with MONOTONIC_USEC then READY=1 saying what changed, also when the new config does not
-# read; after SIGTERM, STOPPING=1 and exit 0. Then a NOTIFY_SOCKET nobody listens on: the
+# read; after SIGTERM, STOPPING=1 and exit 0. With --drain-grace, a SIGHUP in the grace sends
+# neither RELOADING=1 nor READY=1 after its STOPPING=1. Then a NOTIFY_SOCKET nobody listens on: the
 # daemon serves all the same and says once in its log why it could not notify.
 # Every wait is bounded (2 minutes, for sanitizer builds on a loaded machine), none is a sleep.
 # Needs python3 (contrib/install-deps); exit 77 only without it or without the samples.
@@ -162,6 +163,43 @@ try:
     except BlockingIOError:
         extra = None
     check("and sends nothing after STOPPING=1", extra is None, repr(extra))
+finally:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+sock.close()
+
+# ---- SIGHUP during --drain-grace: the node is on its way out, not ready again ----------------
+# The grace's STOPPING=1 told systemd the service is stopping: a reload then must not send
+# RELOADING=1 and READY=1 ("serving; configuration reloaded"), or `systemctl status` shows a
+# node that serves while its balancer has taken it out.
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+sock.bind(TMP + "/notify-grace")
+write_config(conf, "info", "drain-grace = 3600\n")
+log.close()
+log = open(TMP + "/daemon-grace.log", "w")
+proc = start(TMP + "/notify-grace", conf, log)
+try:
+    msg, _ = receive(sock)
+    while msg is not None and "READY" not in msg:
+        msg, _ = receive(sock)
+    check("drain-grace: READY=1 once preloaded", msg is not None and msg.get("READY") == "1",
+          repr(msg))
+    proc.send_signal(signal.SIGTERM)
+    msg, _ = receive(sock)
+    check("drain-grace: SIGTERM sends STOPPING=1 as the grace starts",
+          msg is not None and msg.get("STOPPING") == "1", repr(msg))
+    proc.send_signal(signal.SIGHUP)
+    deadline = time.monotonic() + WAIT
+    while ("SIGHUP: configuration reloaded" not in open(TMP + "/daemon-grace.log").read() and
+           time.monotonic() < deadline and proc.poll() is None):
+        time.sleep(0.01)  # a poll for the log line, bounded by WAIT
+    proc.send_signal(signal.SIGINT)  # drains at once: STOPPING=1 again
+    msg, _ = receive(sock)
+    check("drain-grace: a SIGHUP meanwhile sends neither RELOADING=1 nor READY=1",
+          msg is not None and msg.get("STOPPING") == "1", repr(msg))
+    rc = proc.wait(timeout=WAIT)
+    check("drain-grace: the daemon exits 0", rc == 0, "exit %r" % rc)
 finally:
     if proc.poll() is None:
         proc.kill()
