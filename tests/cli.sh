@@ -226,6 +226,13 @@ for c in "listen = foo:listen foo: expected unix:/path" 'log-level = loud:log-le
     refused conf9 "\"${c%%:*}\" in a config file: exit 2, c9.conf:2: ${c#*:}" \
         "$TMP/c9.conf:2: ${c#*:}" --config "$TMP/c9.conf"
 done
+# The example's options left commented out are there to be uncommented as they stand: each
+# line is "name = value" with a one-word value, what explains it on lines of its own (the
+# log-file line, uncommented, logged to a file named "skeld.log   (default: stderr, ...").
+sed -n 's/^# *\([a-z-]* = .*\)$/\1/p' "$SRC/contrib/skeld.conf.example" >"$TMP/example-opts.conf"
+run example-opts "$BIN" serve --config "$TMP/example-opts.conf" --help
+check "contrib/skeld.conf.example: its commented-out options read, each value one word" \
+    eval '[ $RC = 0 ] && [ -s "$TMP/example-opts.conf" ] && ! grep -v "^[a-z-]* = [^ ]*\$" "$TMP/example-opts.conf"'
 # Whole numbers as every command takes them (skp_cli_whole): no blank, no '+'; a flag once.
 for v in " 4" "+4" "4 "; do
     refused n-blank "--threads \"$v\": exit 2, not a number" "--threads: \"$v\" is not a number" \
