@@ -1426,6 +1426,30 @@ check "G: so does STATS over the binary protocol (connections.refused)" \
 stop G
 
 # =============================================================================================
+# Daemon R: what --root is (skeld(8)): the directory opened at the start, here named through a
+# symbolic link that is then pointed at another (a deploy's "current"); inside it a relative
+# symlink is followed, and an absolute one refused even though it names a file inside.
+RR="$TMP/r-roots"
+mkdir -p "$RR/v1" "$RR/v2"
+cp "$S/robot.skf" "$RR/v1/a.skf"
+cp "$S/critter.skf" "$RR/v2/a.skf"
+ln -s a.skf "$RR/v1/rel.skf"
+ln -s "$RR/v1/a.skf" "$RR/v1/abs.skf"
+ln -s v1 "$RR/current"
+start R --root "$RR/current" || exit 1
+R=http://127.0.0.1:${PORT[R]}
+get r1 "$R/v1/files/rel.skf"
+check "R: a relative symlink inside the root is followed" \
+    eval 'is "$ST" 200 && grep -q "^{\"id\":\"$ROBOT\"" "$TMP/r1.body"'
+get r2 "$R/v1/files/abs.skf"
+check "R: an absolute symlink naming a file inside the root is refused: 403" errjson r2 403 abs.skf
+ln -sfn v2 "$RR/current"
+get r3 "$R/v1/files/a.skf"
+check "R: the root's symlink pointed elsewhere since the start: the directory opened then is served" \
+    eval 'is "$ST" 200 && grep -q "^{\"id\":\"$ROBOT\"" "$TMP/r3.body"'
+stop R
+
+# =============================================================================================
 # Daemon H: a file under --root replaced and removed while the daemon serves it. With
 # --file-settle-ms 0 every file's version is remembered at once, so an evaluation under
 # /v1/files/ of a known file runs without a LOAD: its worker checks the file first. Anything
