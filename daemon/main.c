@@ -31,7 +31,8 @@ static const char usage[] =
 static int serve(int argc, char **argv, int first)
 {
     struct config cfg;
-    config_init(&cfg, (int)uv_available_parallelism());
+    int cores = (int)uv_available_parallelism();
+    config_init(&cfg, cores);
     int rc = config_parse_args(&cfg, argc, argv, first, stderr);
     if (rc == 0)
         rc = config_check(&cfg, stderr);
@@ -45,7 +46,7 @@ static int serve(int argc, char **argv, int first)
     }
     if (rc == 0) {
         log_set_level((enum log_level)level);
-        struct config_source src = {argc, argv, first};
+        struct config_source src = {argc, argv, first, cores};
         status = server_run(&cfg, &src);
     }
     config_free(&cfg);

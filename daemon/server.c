@@ -276,8 +276,9 @@ static void on_reload(uv_signal_t *h, int signum)
     size_t text_len = 0;
     FILE *said = open_memstream(&text, &text_len); /* for the log; NULL: straight to stderr */
     FILE *out = said ? said : stderr;
-    config_init(&fresh, (int)s->cfg->threads);
-    fresh.threads = s->cfg->threads; /* a default computed at start is not a change */
+    /* The start's default, not the running value: a --threads taken out of the file is a
+     * change for the next start, and the cores counted again since are not. */
+    config_init(&fresh, s->src->cores);
     int rc = config_parse_args(&fresh, s->src->argc, s->src->argv, s->src->first, out);
     int level = rc == 0 && config_check(&fresh, out) == 0 ? log_parse_level(fresh.log_level) : -1;
     if (rc != 0 || level < 0) {

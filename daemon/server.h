@@ -12,6 +12,7 @@ struct config_source {
     int argc;
     char **argv;
     int first;
+    int cores; /* --threads' default at the start */
 };
 
 /* Runs the daemon until SIGINT/SIGTERM; SIGHUP reloads the configuration from src. Returns

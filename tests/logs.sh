@@ -156,6 +156,25 @@ wait "$pid"
 pid=
 check "nothing of the reloads went to stderr" test ! -s "$TMP/err3"
 
+# An option that waits for a restart, taken out of the file, is a change too: the next start
+# takes its default (threads: the cores). The reload took the running value for the default
+# and said nothing. One more thread than the cores is never the default.
+k=$(($(nproc) + 1))
+[ "$k" -le 256 ] || k=255
+echo "threads = $k" >"$CONF"
+LOG3=$TMP/reload3.log
+"$BIN" serve --listen "unix:$TMP/r3.sock" --config "$CONF" --log-file "$LOG3" >"$TMP/out4" 2>&1 &
+pid=$!
+wait_for grep -q '^ready' "$TMP/out4"
+echo "# threads: the default again" >"$CONF"
+kill -HUP "$pid"
+wait_for grep -q 'configuration reloaded' "$LOG3"
+check "SIGHUP: threads taken out of the file is named as waiting for a restart" \
+    grep -q 'level=warn msg="SIGHUP: threads changed: it takes effect at the next start"' "$LOG3"
+kill -TERM "$pid"
+wait "$pid"
+pid=
+
 # A log file that cannot be opened: exit 1 and a message naming it.
 "$BIN" serve --listen "unix:$TMP/t.sock" --log-file "$TMP/no/such/dir/x.log" >/dev/null 2>"$TMP/err2"
 rc=$?
