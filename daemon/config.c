@@ -462,6 +462,43 @@ static int check_listener(const struct config *c, int i, FILE *err)
     return 0;
 }
 
+/* Whether listeners i and j (both valid) name one address: one unix path, or one IP address
+ * and port (tcp:// and http:// alike; port 0, any free one, never clashes). The second would
+ * fail the start at bind, after the first had printed that it listens. */
+static bool same_listener(const struct config *c, int i, int j)
+{
+    const char *a = c->listen[i], *b = c->listen[j];
+    bool unix_a = !strncmp(a, "unix:", 5), unix_b = !strncmp(b, "unix:", 5);
+    if (unix_a || unix_b)
+        return unix_a && unix_b && !strcmp(a + 5, b + 5);
+    struct sockaddr_storage x, y;
+    if (config_listen_addr(strstr(a, "//") + 2, &x) || config_listen_addr(strstr(b, "//") + 2, &y))
+        return false;
+    if (x.ss_family != y.ss_family)
+        return false;
+    if (x.ss_family == AF_INET) {
+        const struct sockaddr_in *p = (const void *)&x, *q = (const void *)&y;
+        return p->sin_port && p->sin_port == q->sin_port &&
+               p->sin_addr.s_addr == q->sin_addr.s_addr;
+    }
+    const struct sockaddr_in6 *p = (const void *)&x, *q = (const void *)&y;
+    return p->sin6_port && p->sin6_port == q->sin6_port &&
+           !memcmp(&p->sin6_addr, &q->sin6_addr, sizeof p->sin6_addr);
+}
+
+/* Listener i again: no earlier one names its address. */
+static int check_listener_once(const struct config *c, int i, FILE *err)
+{
+    for (int j = 0; j < i; j++)
+        if (same_listener(c, i, j)) {
+            fprintf(err, "skeld: %slisten %s: the same address as %slisten %s\n",
+                    c->listen_where[i] ? c->listen_where[i] : "--", c->listen[i],
+                    c->listen_where[j] ? c->listen_where[j] : "--", c->listen[j]);
+            return -1;
+        }
+    return 0;
+}
+
 int config_check(struct config *c, FILE *err)
 {
     if (!c->node_name && default_node_name(c, err))
@@ -496,7 +533,7 @@ int config_check(struct config *c, FILE *err)
                                  set(c, &options[0], "http://127.0.0.1:8080", "--", err)))
         return -1;
     for (int i = 0; i < c->listen_count; i++)
-        if (check_listener(c, i, err))
+        if (check_listener(c, i, err) || check_listener_once(c, i, err))
             return -1;
     return 0;
 }

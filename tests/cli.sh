@@ -245,6 +245,18 @@ for u in "unix:" "unix:$LONG/s.sock"; do
     refused unix-len "--listen ${u:0:20}...: exit 2, a unix socket's path is 1 to 107 bytes" \
         "a unix socket's path is 1 to 107 bytes" --listen "$u"
 done
+# One address twice (one path, or one IP and port whatever the protocol) failed the start at
+# bind, after the first had printed that it listens: now refused before anything listens.
+refused listen-twice "--listen tcp:// and http:// on one port: exit 2, both named" \
+    "--listen tcp://[0::1]:7999: the same address as --listen http://[::1]:7999" \
+    --listen "unix:$TMP/never.sock" --listen "http://[::1]:7999" --listen "tcp://[0::1]:7999"
+refused listen-twice "--listen one unix path twice: exit 2, both named" \
+    "--listen unix:$TMP/never.sock: the same address as --listen unix:$TMP/never.sock" \
+    --listen "unix:$TMP/never.sock" --listen "unix:$TMP/never.sock"
+printf 'listen = tcp://127.0.0.1:7999\nlisten = http://127.0.0.1:7999\n' >"$TMP/twice.conf"
+refused listen-twice "listen twice in a config file: exit 2, both lines named" \
+    "$TMP/twice.conf:2: listen http://127.0.0.1:7999: the same address as $TMP/twice.conf:1: listen tcp://127.0.0.1:7999" \
+    --config "$TMP/twice.conf"
 check "nothing was listened on" eval '[ ! -e "$TMP/never.sock" ]'
 for v in 1e3 +5 5.0; do # --warmup is a whole number too (it was read as a decimal)
     run w-whole "$BIN" eval "$S/robot.skf" --warmup "$v"
