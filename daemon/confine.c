@@ -84,9 +84,11 @@ static int open_walk(int root_fd, const char *rel)
     return fd;
 }
 
+/* Learnt once: the kernel (or a seccomp filter) lacks openat2, and open_walk follows no link. */
+static atomic_bool no_openat2;
+
 static int open_beneath(int root_fd, const char *rel)
 {
-    static atomic_bool no_openat2; /* learnt once: the kernel (or a filter) lacks it */
     if (atomic_load_explicit(&no_openat2, memory_order_relaxed))
         return open_walk(root_fd, rel);
     struct open_how how = {.flags = FILE_FLAGS, .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
@@ -104,8 +106,16 @@ static uint16_t open_error(int err, const char *rel, char *why, size_t whylen)
     case ENOENT:
     case ENOTDIR: snprintf(why, whylen, "%s: no such file", SHOWN(rel)); return SKP_S_NOT_FOUND;
     case EXDEV:
-    case ELOOP:
         snprintf(why, whylen, "%s: path leads outside the root", SHOWN(rel));
+        return SKP_S_FORBIDDEN_PATH;
+    case ELOOP: /* openat2: links that never end; open_walk: any link at all */
+        if (atomic_load_explicit(&no_openat2, memory_order_relaxed))
+            snprintf(why, whylen,
+                     "%s: path holds a symbolic link, which this system cannot follow safely "
+                     "(no openat2)",
+                     SHOWN(rel));
+        else
+            snprintf(why, whylen, "%s: too many symbolic links (a loop?)", SHOWN(rel));
         return SKP_S_FORBIDDEN_PATH;
     case ENOMEM: snprintf(why, whylen, "out of memory"); return SKP_S_NO_MEMORY;
     default:

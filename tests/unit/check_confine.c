@@ -176,6 +176,20 @@ START_TEST(checks_hold_with_a_known_signature)
 
     ck_assert_uint_eq(read_as("missing.skf", &known, &sig, &bytes, &len), SKP_S_NOT_FOUND);
 
+    /* A loop of links inside the root is refused as a loop, not as leading out of it. */
+    char loop1[128], loop2[128];
+    snprintf(loop1, sizeof loop1, "%s/loop1.skf", dir);
+    snprintf(loop2, sizeof loop2, "%s/loop2.skf", dir);
+    ck_assert_int_eq(symlink("loop2.skf", loop1), 0);
+    ck_assert_int_eq(symlink("loop1.skf", loop2), 0);
+    void *none = NULL;
+    ck_assert_uint_eq(confine_read(root_fd, "loop1.skf", 64, NULL, &none, &len, why, sizeof why),
+                      SKP_S_FORBIDDEN_PATH);
+    ck_assert_msg(strstr(why, "loop1.skf: too many symbolic links (a loop?)") ||
+                      strstr(why, "cannot follow safely (no openat2)"),
+                  "%s", why);
+    ck_assert_ptr_null(none);
+
     char sub[128];
     snprintf(sub, sizeof sub, "%s/dir.skf", dir);
     ck_assert_int_eq(mkdir(sub, 0700), 0);
