@@ -52,9 +52,21 @@ static const char *shown(const char *s, bool blank, char *out, size_t cap)
 }
 #define SHOWN_MAX 1200 /* past libskc's longest message */
 
+/* Whether a range's progress bar left its line open: a message must start a line of its own. */
+static bool bar_open;
+
+/* Ends the bar's line, for a message. */
+static void end_bar(void)
+{
+    if (bar_open)
+        fputc('\n', stderr);
+    bar_open = false;
+}
+
 static int fail(skc_client *c, const char *what)
 {
     char msg[SHOWN_MAX];
+    end_bar();
     fprintf(stderr, "skelctl %s: %s\n", what,
             c ? shown(skc_errmsg(c), false, msg, sizeof msg) : "out of memory");
     return SKP_EXIT_FAIL;
@@ -72,12 +84,14 @@ static int fail_eval(skc_client *c, const char *what)
 static int fail_arm(skc_client *c, const char *arm)
 {
     char msg[SHOWN_MAX];
+    end_bar();
     fprintf(stderr, "skelctl: %s: %s\n", arm, shown(skc_errmsg(c), false, msg, sizeof msg));
     return SKP_EXIT_FAIL;
 }
 
 static int bad(const char *msg, const char *arg)
 {
+    end_bar();
     fprintf(stderr, "skelctl render: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
     return SKP_EXIT_USAGE;
 }
@@ -444,7 +458,7 @@ static int make_render(struct skp_cli_args *f, skc_render_opts *ro, const char *
  * leaves no part of a picture to pass for one, and an old file at path as it was. */
 static int write_bytes(const char *path, const void *data, size_t len)
 {
-    return outfile_write("skelctl", path, data, len);
+    return outfile_write(bar_open ? "\nskelctl" : "skelctl", path, data, len); /* see end_bar */
 }
 
 /* The sheet picture as OUT.png and its JSON as OUT.json, as `skeld render --sheet` writes
@@ -496,6 +510,7 @@ static int write_images(const char *output, bool pattern, const skc_reply *r, bo
     for (uint32_t i = 0; whole && range && i < n; i++)
         whole = img[i].frame == first + i;
     if (!whole) {
+        end_bar();
         fprintf(stderr, "skelctl: render: the daemon sent %u pictures, not the frames asked for\n",
                 (unsigned)n);
         return 1;
@@ -517,6 +532,7 @@ static void progress(uint64_t done, uint64_t total)
     char line[128];
     skp_cli_progress(line, sizeof line, (long)done, (long)total);
     fputs(line, stderr);
+    bar_open = done < total; /* the last one ends the line */
 }
 
 /* A frame range goes out as chunks of frames, pipelined a few at a time so the daemon's
@@ -698,7 +714,8 @@ static int collect_chunk(struct chunked *k, const char *output, int *busy_retrie
     skc_reply_images(r, &n);
     rc = write_images(output, skp_cli_frame_pattern(output), r, true, start, chunk_end(k, start));
     skc_reply_free(r);
-    progress(k->done += n, (uint64_t)k->last - k->first + 1);
+    if (!rc) /* counted once written */
+        progress(k->done += n, (uint64_t)k->last - k->first + 1);
     return rc;
 }
 

@@ -84,25 +84,38 @@ struct render_run {
     const char *output;
     long total, done; /* frames to write, for the progress bar */
     bool tty;         /* whether standard error is a terminal, for the progress bar */
+    bool bar_open;    /* the bar's line is not ended: a message must start a line of its own */
     struct image img;
     struct sheet sheet;
     struct byte_buf buf, scratch;
 };
 
 /* The whole of b into path ("-": standard output), as outfile.h says: a failed write leaves
- * no part of a picture to pass for one, and an old file at path as it was. */
-static int write_file(const char *path, const struct byte_buf *b)
+ * no part of a picture to pass for one, and an old file at path as it was. What failed is
+ * said on a line of its own, not after the progress bar. */
+static int write_file(struct render_run *j, const char *path, const struct byte_buf *b)
 {
-    return outfile_write("skeld render", path, b->data, b->len);
+    return outfile_write(j->bar_open ? "\nskeld render" : "skeld render", path, b->data, b->len);
 }
 
-static void progress(bool tty, long done, long total)
+/* One more frame written (or put in its cell), on the bar a range shows on a terminal. */
+static void progress(struct render_run *j)
 {
-    if (total < 2 || !tty)
+    j->done++;
+    if (j->total < 2 || !j->tty)
         return;
     char line[128];
-    skp_cli_progress(line, sizeof line, done, total);
+    skp_cli_progress(line, sizeof line, j->done, j->total);
     fputs(line, stderr);
+    j->bar_open = j->done < j->total; /* the last one ends the line */
+}
+
+/* Ends the bar's line, for a message. */
+static void end_bar(struct render_run *j)
+{
+    if (j->bar_open)
+        fputc('\n', stderr);
+    j->bar_open = false;
 }
 
 /* img as a PNG in j->buf. */
@@ -113,6 +126,7 @@ static int encode(struct render_run *j, const struct image *img)
     j->png.scanlines = image_png_rows(img);
     j->png.cell_width = img->cell_width;
     if (png_encode(img->rgba, img->width, img->height, &j->png, &j->buf, &j->scratch)) {
+        end_bar(j);
         fprintf(stderr, "skeld render: PNG encoding failed\n");
         return 1;
     }
@@ -121,7 +135,7 @@ static int encode(struct render_run *j, const struct image *img)
 
 static int encode_and_write(struct render_run *j, const char *path, const struct image *img)
 {
-    return encode(j, img) || write_file(path, &j->buf);
+    return encode(j, img) || write_file(j, path, &j->buf);
 }
 
 /* request_play's callback: one finished frame, written alone or copied into its cell. */
@@ -130,26 +144,34 @@ static int emit(void *ctx, const struct pose *p, uint32_t frame, uint32_t index)
     struct render_run *j = ctx;
     struct eng_error err;
     if (pose_check_finite(p, &err)) {
+        end_bar(j);
         fprintf(stderr, "skeld render: frame %u: %s\n", frame, err.msg);
         return 1;
     }
     int rc = render(j->arm, p, &j->pr.opts, &j->img);
     if (rc) { /* no fill limit here (max_fill 0): the file is the user's own */
+        end_bar(j);
         fprintf(stderr, "skeld render: %s\n", eng_strerror(rc));
         return 1;
     }
-    progress(j->tty, ++j->done, j->total);
     if (j->pr.cols) {
         sheet_frame_played(&j->sheet, frame, index);
         sheet_put(&j->sheet, &j->img, index);
+        progress(j);
         return 0;
     }
-    if (!j->pr.range || !skp_cli_frame_pattern(j->output)) /* a one-frame range may name a file */
-        return encode_and_write(j, j->output, &j->img);
     char path[SKP_CLI_PATH_MAX];
-    if (skp_cli_out_path(path, sizeof path, j->output, true, frame, ""))
+    if (!j->pr.range || !skp_cli_frame_pattern(j->output)) { /* a one-frame range may name a file */
+        rc = encode_and_write(j, j->output, &j->img);
+    } else if (skp_cli_out_path(path, sizeof path, j->output, true, frame, "")) {
+        end_bar(j);
         return bad("-o: the file name is too long");
-    return encode_and_write(j, path, &j->img);
+    } else {
+        rc = encode_and_write(j, path, &j->img);
+    }
+    if (!rc) /* counted once written */
+        progress(j);
+    return rc;
 }
 
 /* The sheet, encoded in j->buf, as OUT.png and OUT.json beside it (the JSON a RENDER reply

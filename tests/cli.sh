@@ -818,6 +818,27 @@ for c in "sheet:-:-" "sheet-size:a sheet of 16x16 pixels from frame 0, not the 3
     stop_fake "fake-$m"
 done
 
+# -- on a terminal a range shows a bar of the frames written; a frame that fails says so on a
+#    line of its own, the bar counting only the frames written before it (script(1) gives the
+#    terminal; without it, a skip)
+if command -v script >/dev/null; then
+    mkdir -p "$TMP/bar" "$TMP/bar/a3.png" # frame 3's file cannot be written: a directory
+    (cd "$TMP/bar" && script -qec "'$BIN' render '$S/critter.skf' --anim Hop --frames 0-5 --size 16x16 -o 'a%d.png'" /dev/null) \
+        >"$TMP/bar.out" 2>&1
+    check "a range failing at frame 3 on a terminal: the bar ends at 3/6, the error on its own line" \
+        eval 'tr "\r" "\n" <"$TMP/bar.out" | grep -q "^\[#*  *\] 3/6\$" &&
+              tr "\r" "\n" <"$TMP/bar.out" | grep -q "^skeld render: a3.png: Is a directory" &&
+              ! tr "\r" "\n" <"$TMP/bar.out" | grep -q "4/6"'
+    mkdir -p "$TMP/cbar" "$TMP/cbar/a3.png"
+    (cd "$TMP/cbar" && script -qec "'$CTL' ${R[*]} render critter.skf --anim Hop --frames 0-5 --size 16x16 -o 'a%d.png'" /dev/null) \
+        >"$TMP/cbar.out" 2>&1
+    check "skelctl: a range failing at frame 3 on a terminal: the error on its own line, no 6/6" \
+        eval 'tr "\r" "\n" <"$TMP/cbar.out" | grep -q "^skelctl: a3.png: Is a directory" &&
+              ! tr "\r" "\n" <"$TMP/cbar.out" | grep -q "6/6"'
+else
+    echo "ok - a range's progress bar on a terminal # SKIP no script(1)"
+fi
+
 # -- the sheet's JSON file is OUT.json beside OUT.png, in both programs
 mkdir -p "$TMP/sheet-d" "$TMP/sheet-c"
 sheet=(--anim Hop --frames 0-11 --sheet 4x3 --size 48x48)
