@@ -1512,6 +1512,8 @@ struct request *dispatch_eval(struct dispatch *d, struct cache_entry *e, uint8_t
     if (rc) {
         *status = work_status_of(rc);
         snprintf(why, whylen, "%s%s", err.msg, work_limit_option(&err));
+        if (file) /* the caller asks again of the file's armature: one request, counted then */
+            d->requests[op]--;
         free_request(r);
         return NULL;
     }

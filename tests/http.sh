@@ -1492,9 +1492,16 @@ get h5 "$H/v1/files/a.skf/pose?frame=2"
 get byid "$H/v1/armatures/$CRITTER/pose?frame=2"
 check "H: a file replaced by rename is found changed by the evaluation and LOADed: the new pose" \
     eval 'is "$ST" 200 && same "$TMP/h5.body" "$TMP/byid.body" && is "$(loads)" "4 3"'
+poses() {
+    get hm "$H/metrics"
+    metric hm 'skeld_requests_total{op="POSE"}'
+}
+poses_before=$(poses)
 get h6 "$H/v1/files/a.skf/pose?anim=Walk&frame=4"
 check "H: the robot's cached answer is not served for the critter's file: no Walk, 404" \
     errjson h6 404 Walk
+check "H: ... and it is one POSE in /metrics, though the remembered armature was asked first" \
+    is "$(($(poses) - poses_before))" 1
 get h7 "$H/v1/files/a.skf/pose?anim=Hop&frame=2"
 check "H: a query the remembered armature takes is evaluated with the file's check again" \
     eval 'is "$ST" 200 && is "$(loads)" "5 5"'
