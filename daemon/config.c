@@ -521,7 +521,7 @@ int config_check(struct config *c, FILE *err)
         return -1;
     }
     if (check_not_empty(c, "root", err) || check_not_empty(c, "preload", err) ||
-        check_not_empty(c, "auth-token", err))
+        check_not_empty(c, "auth-token", err) || check_not_empty(c, "log-file", err))
         return -1;
     if (c->out_low_water >= c->out_high_water) {
         fprintf(err, "skeld: %sout-low-water must be below --out-high-water\n",

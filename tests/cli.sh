@@ -221,7 +221,8 @@ refused conf8 "a byte order mark is skipped: the key is read as threads" \
 # Checks made after reading name the file and line too; empty strings that would mean "none"
 # are refused (an empty auth-token would open a daemon meant to be closed).
 for c in "listen = foo:listen foo: expected unix:/path" 'log-level = loud:log-level "loud": expected' \
-    "auth-token =:auth-token: empty" "root = :root: empty" "node-name = a b:node-name \"a b\": expected"; do
+    "auth-token =:auth-token: empty" "root = :root: empty" "log-file =:log-file: empty" \
+    "node-name = a b:node-name \"a b\": expected"; do
     printf '\n%s\n' "${c%%:*}" >"$TMP/c9.conf"
     refused conf9 "\"${c%%:*}\" in a config file: exit 2, c9.conf:2: ${c#*:}" \
         "$TMP/c9.conf:2: ${c#*:}" --config "$TMP/c9.conf"
