@@ -303,8 +303,8 @@ static void access_line(struct conn *c, uint8_t opcode, uint32_t id, uint16_t st
     if (c->note_has_id)
         skp_hex(arm, c->note_id, SKP_ID_SIZE);
     uint64_t since = c->note_started_us ? c->note_started_us : now;
-    log_access("proto=skp peer=%s op=%s req=%u armature=%s status=%s bytes=%zu us=%llu", c->peer,
-               skp_opcode_name(opcode), id, arm, skp_status_name(status), len,
+    log_access(LOG_INFO, "proto=skp peer=%s op=%s req=%u armature=%s status=%s bytes=%zu us=%llu",
+               c->peer, skp_opcode_name(opcode), id, arm, skp_status_name(status), len,
                (unsigned long long)(now > since ? now - since : 0));
 }
 

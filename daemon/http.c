@@ -328,7 +328,8 @@ static bool quiet_probe(const struct http_req *r)
 
 static void access_log(const struct http_req *r, uint64_t now_us)
 {
-    if (!log_enabled(quiet_probe(r) ? LOG_DEBUG : LOG_INFO))
+    enum log_level level = quiet_probe(r) ? LOG_DEBUG : LOG_INFO;
+    if (!log_enabled(level))
         return;
     char url[260], path[600];
     snprintf(url, sizeof url, "%.*s", (int)(r->url_len > 256 ? 256 : r->url_len),
@@ -341,8 +342,8 @@ static void access_log(const struct http_req *r, uint64_t now_us)
         snprintf(v, sizeof v, "%s", r->forwarded_for);
         snprintf(fwd, sizeof fwd, " fwd=%s", log_value(quoted, sizeof quoted, v));
     }
-    log_access("proto=http peer=%s%s method=%s path=%s status=%d bytes=%zu us=%llu", r->c->peer,
-               fwd, r->method[0] ? r->method : "-",
+    log_access(level, "proto=http peer=%s%s method=%s path=%s status=%d bytes=%zu us=%llu",
+               r->c->peer, fwd, r->method[0] ? r->method : "-",
                log_value(path, sizeof path, url[0] ? url : "-"), r->status, r->body_bytes,
                (unsigned long long)(now_us - r->started_us));
 }

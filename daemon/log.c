@@ -179,9 +179,9 @@ void log_msg(enum log_level level, const char *fmt, ...)
     emit(level, body);
 }
 
-void log_access(const char *fmt, ...)
+void log_access(enum log_level level, const char *fmt, ...)
 {
-    if (!log_enabled(LOG_INFO))
+    if (!log_enabled(level))
         return;
     char fields[1900], body[2000];
     va_list ap;
@@ -189,5 +189,5 @@ void log_access(const char *fmt, ...)
     vsnprintf(fields, sizeof fields, fmt, ap);
     va_end(ap);
     snprintf(body, sizeof body, "event=access %s", fields);
-    emit(LOG_INFO, body);
+    emit(level, body);
 }

@@ -26,9 +26,10 @@ int log_reopen(void);
 /* A message: msg="..." with quotes, backslashes and control characters escaped. */
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* An access line at info: "event=access" and the caller's key=value fields, which must
- * already be logfmt (values with spaces or quotes through log_value). */
-void log_access(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* An access line at level (info, or debug for what would drown the log): "event=access" and
+ * the caller's key=value fields, which must already be logfmt (values with spaces or quotes
+ * through log_value). */
+void log_access(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* s as a logfmt value into out (quoted and escaped when it has to be, cut to fit cap);
  * returns out. */

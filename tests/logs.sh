@@ -175,6 +175,23 @@ kill -TERM "$pid"
 wait "$pid"
 pid=
 
+# At debug level a health probe answered 200 is logged, and its line says so: level=debug
+# (it said info, though no info log holds it).
+LOGD=$TMP/debug.log
+"$BIN" serve --listen http://127.0.0.1:0 --log-file "$LOGD" --log-level debug >"$TMP/outd" 2>&1 &
+pid=$!
+wait_for grep -q '^ready' "$TMP/outd"
+webd=$(sed -n 's|^listening \(http://.*\)$|\1|p' "$TMP/outd")
+curl -s -o /dev/null "$webd/healthz"
+curl -s -o /dev/null "$webd/v1/armatures"
+wait_for grep -q 'path=/v1/armatures' "$LOGD"
+check "at debug level a health probe answered 200 is logged as debug, other requests as info" \
+    eval 'grep -qE "^ts=[^ ]+ level=debug event=access proto=http .* path=/healthz status=200 " "$LOGD" &&
+          grep -qE "^ts=[^ ]+ level=info event=access proto=http .* path=/v1/armatures status=200 " "$LOGD"'
+kill -TERM "$pid"
+wait "$pid"
+pid=
+
 # A log file that cannot be opened: exit 1 and a message naming it.
 "$BIN" serve --listen "unix:$TMP/t.sock" --log-file "$TMP/no/such/dir/x.log" >/dev/null 2>"$TMP/err2"
 rc=$?
