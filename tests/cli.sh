@@ -506,6 +506,12 @@ if [ -w /dev/full ]; then
 else
     echo "ok - output to a full disk # SKIP no /dev/full"
 fi
+# An engine option's one number stands for both (skeld(8)): --scale 2 is --scale 2,2
+"$BIN" eval "$S/robot.skf" --anim Walk --frame 3 --scale 2 --position 5 >"$TMP/one-num.json"
+"$BIN" eval "$S/robot.skf" --anim Walk --frame 3 --scale 2,2 --position 5,5 >"$TMP/two-num.json"
+"$BIN" eval "$S/robot.skf" --anim Walk --frame 3 >"$TMP/no-num.json"
+check "skeld eval --scale 2 --position 5 is --scale 2,2 --position 5,5 (and not the plain pose)" \
+    eval 'same "$TMP/one-num.json" "$TMP/two-num.json" && ! same "$TMP/one-num.json" "$TMP/no-num.json"'
 run e-empty "$BIN" eval "$S/robot.skf" --anim Walk,,Wave
 status e-empty 2 "skeld eval --anim Walk,,Wave: an empty name is a usage error"
 run c-twice "$CTL" --uri "unix:$TMP/nobody.sock" "${R[@]}" ping
