@@ -164,7 +164,8 @@ typedef struct skc_options {
     int io_timeout_ms;
     /* Largest reply body accepted, in bytes: 0 or more than the protocol's 64 MiB is 64 MiB
      * (the daemon answers LIMIT rather than send more). A larger reply is SKC_EPROTO, and the
-     * connection ends: its bytes cannot be skipped. */
+     * connection ends: its bytes cannot be skipped (skc_async: that request's callback gets
+     * SKC_EPROTO, the others still pending SKC_EIO). */
     uint32_t max_reply;
 } skc_options;
 

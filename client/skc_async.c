@@ -167,9 +167,14 @@ static void finish(skc_async *ac)
     while (c->npend) {
         struct skc__pending p = c->pend[--c->npend];
         free(p.f.body);
-        skc__fail(c, SKC_EIO, "connection closed: %s", ac->end_msg);
+        /* the request whose reply was too big for max_reply is told so (skc_options) */
+        int too_big = c->has_too_big && p.id == c->too_big_id;
+        if (too_big)
+            skc__fail(c, SKC_EPROTO, "%s", ac->end_msg);
+        else
+            skc__fail(c, SKC_EIO, "connection closed: %s", ac->end_msg);
         c->status = 0;
-        deliver(ac, &p, SKC_EIO, NULL);
+        deliver(ac, &p, too_big ? SKC_EPROTO : SKC_EIO, NULL);
     }
     tell_end(ac);
     if (ac->on_disconnect)

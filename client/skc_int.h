@@ -59,6 +59,10 @@ struct skc_client {
     struct skc_async *async; /* the asynchronous handle this client works for, or NULL */
     int status;              /* wire status of the last SKC_ESERVER */
     char gone[SKC__ERRMSG];  /* why the connection closed; "" while open */
+    /* The request whose reply passed max_reply, which closed the connection: its own error is
+     * SKC_EPROTO, the others' SKC_EIO (skc_async's end) */
+    uint32_t too_big_id;
+    int has_too_big;
     char err[SKC__ERRMSG];
 };
 

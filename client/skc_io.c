@@ -140,11 +140,14 @@ static int file_frames(skc_client *c)
             break;
         if (r < 0) {
             int st = skp_parse_status(r);
-            if (st == SKP_S_TOO_BIG) /* the caller's own bound, not the server's fault */
+            if (st == SKP_S_TOO_BIG) { /* the caller's own bound, not the server's fault */
+                c->too_big_id = skp_get_u32(c->in + off + 12); /* the header is in */
+                c->has_too_big = 1;
                 skc__close(c, "a reply over this client's max_reply of %zu bytes",
                            (size_t)c->max_reply);
-            else
+            } else {
                 skc__close(c, "bad frame from the server (%s)", skp_strerror(st));
+            }
             return skc__fail(c, SKC_EPROTO, "%s", c->gone);
         }
         rc = file_frame(c, &f);

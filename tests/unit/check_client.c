@@ -1911,6 +1911,37 @@ START_TEST(async_hang_up_says_connect_a_new_handle)
 }
 END_TEST
 
+/* A reply past the handle's own max_reply ends the connection (its bytes cannot be skipped):
+ * that request is told SKC_EPROTO, as skc_options promises, the ones after it SKC_EIO. */
+START_TEST(async_reply_over_max_reply_is_eproto)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    fake_start(&f, script_echo);
+    skc_options o = {f.uri, NULL, 2000, 5000, 64}; /* HELLO's reply fits */
+    skc_async *ac = NULL;
+    ck_assert_int_eq(skc_async_connect(&ac, &o), 0);
+    skc_async_set_connect_cb(ac, on_connect);
+    skc_async_set_disconnect_cb(ac, on_disconnect);
+    char big[100] = {0};
+    ck_assert_int_eq(skc_async_ping(ac, "small", 5, on_reply, (void *)&g_index[0]), 0);
+    ck_assert_int_eq(skc_async_ping(ac, big, sizeof big, on_reply, (void *)&g_index[1]), 0);
+    ck_assert_int_eq(skc_async_ping(ac, "after", 5, on_reply, (void *)&g_index[2]), 0);
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    fake_stop(&f);
+    ck_assert_int_eq(g_seen.n, 3);
+    ck_assert_int_eq(g_seen.err[0], 0);
+    ck_assert_str_eq(g_seen.text[0], "small");
+    ck_assert_int_eq(g_seen.err[1], SKC_EPROTO);
+    ck_assert_msg(strstr(g_seen.text[1], "a reply over this client's max_reply of 64 bytes"), "%s",
+                  g_seen.text[1]);
+    ck_assert_int_eq(g_seen.err[2], SKC_EIO);
+    ck_assert_int_eq(g_seen.disconnect_err, SKC_EPROTO);
+}
+END_TEST
+
 /* HELLO, five requests read, only the second answered, then nothing more. */
 static void script_answer_second(struct fake *f, int fd)
 {
@@ -2295,6 +2326,7 @@ static Suite *client_suite(void)
     tcase_add_test(tc, async_free_inside_callback);
     tcase_add_test(tc, async_free_fails_pending_in_order);
     tcase_add_test(tc, async_hang_up_says_connect_a_new_handle);
+    tcase_add_test(tc, async_reply_over_max_reply_is_eproto);
     tcase_add_test(tc, async_timeouts);
     tcase_add_test(tc, async_ensure_outcomes);
     tcase_add_test(tc, async_ensure_upload_over_the_limit);
