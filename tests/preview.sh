@@ -146,6 +146,24 @@ else
     echo "preview: python3 or curl missing: the \"#N\" names not checked"
 fi
 
+# A file that does not open says why, and offers no spritesheet: the link has no href (an
+# href="#" with `download` saved the page itself as the "spritesheet").
+rm -rf "$tmp/profile"
+# shellcheck disable=SC2086
+HOME=$tmp/home $guard "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+    --no-first-run --user-data-dir="$tmp/profile" --virtual-time-budget=10000 \
+    --dump-dom "http://127.0.0.1:$port/?file=missing.skf" >"$tmp/missing.dom" 2>"$tmp/browser.err"
+if ! grep -q 'id="status"[^>]*>Cannot open missing\.skf: ' "$tmp/missing.dom"; then
+    echo "preview: a missing file does not say it cannot be opened; the status said:"
+    grep 'id="status"' "$tmp/missing.dom"
+    fail=1
+fi
+if grep -q '<a id="sheet"[^>]*href=' "$tmp/missing.dom"; then
+    echo "preview: with no armature open, the spritesheet link still leads somewhere:"
+    grep -o '<a id="sheet"[^>]*>' "$tmp/missing.dom"
+    fail=1
+fi
+
 # SIGTERM drains and stops the daemon: it must exit 0, within 30 s.
 kill -TERM "$pid"
 if ! poll exited; then

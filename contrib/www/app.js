@@ -149,11 +149,14 @@ async function listArmatures(choice, quiet) {
   if (!quiet) say(list.length ? 'Choose an armature.' : 'Nothing is cached: upload a .skf.');
 }
 
-// Clears the picture and says what it shows (for screen readers).
+// Clears the picture and says what it shows (for screen readers), and takes the spritesheet
+// link away (a link is no form control: the disabled fieldset leaves it working).
 function blank(label) {
   const ctx = ui.view.getContext('2d');
   ctx.clearRect(0, 0, ui.view.width, ui.view.height);
   ui.view.setAttribute('aria-label', label);
+  ui.sheet.removeAttribute('href');
+  ui.sheet.textContent = '';
 }
 
 // The file's SHA-256 in hex, or null where the browser offers no digest (crypto.subtle exists
@@ -225,7 +228,10 @@ async function open(choice, wanted) {
   try {
     info = await fetchJSON(base);
   } catch (e) {
-    if (generation === player.generation) say(`Cannot open ${what}: ${e.message}`);
+    if (generation === player.generation) {
+      blank(`Cannot open ${what}`); // not the armature shown before, nor its spritesheet
+      say(`Cannot open ${what}: ${e.message}`);
+    }
     return;
   }
   if (generation !== player.generation) return; // another choice was made meanwhile
