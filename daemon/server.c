@@ -355,6 +355,29 @@ static int start(struct server *s)
     return open_listeners(s);
 }
 
+/* The file under root the ready line suggests, into out: robot.skf, the samples' own (*walk:
+ * it has a Walk), when the root holds it, else the root's first .skf by name among those whose
+ * name a shell and a URL take as it is; "" for none. Read once, at the start. */
+static void example_file(const char *root, char *out, size_t cap, bool *walk)
+{
+    static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
+    *walk = false;
+    out[0] = 0;
+    DIR *d = opendir(root);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || len >= cap || strcmp(e->d_name + len - 4, ".skf") ||
+            strspn(e->d_name, plain) != len || e->d_name[0] == '-')
+            continue;
+        if ((*walk = !strcmp(e->d_name, "robot.skf")) || !out[0] || strcmp(e->d_name, out) < 0)
+            snprintf(out, cap, "%s", e->d_name);
+        if (*walk)
+            break;
+    }
+    if (d)
+        closedir(d);
+}
+
 /* How to try the daemon, for each kind of listener it has. */
 static void print_ready(const struct server *s)
 {
@@ -368,16 +391,23 @@ static void print_ready(const struct server *s)
     }
     /* Without --root a file is named by path only to skelctl, which uploads it. Run from the
      * build tree (daemon/skeld), skelctl is beside it in client/; installed, on the PATH. */
-    const char *file = s->cfg->root ? "robot.skf" : "samples/robot.skf";
+    char file[256] = "samples/robot.skf";
+    bool walk = true;
+    if (s->cfg->root)
+        example_file(s->cfg->root, file, sizeof file, &walk);
+    const char *anim = walk ? " --anim Walk --frame 10" : "",
+               *query = walk ? "?anim=Walk&frame=10" : "";
     const char *argv0 = s->src->argc > 0 ? s->src->argv[0] : "";
     const char *ctl = strstr(argv0, "daemon/skeld") ? "client/skelctl" : "skelctl";
     printf("ready:");
-    if (bin)
-        printf(" %s --uri %s render %s --anim Walk --frame 10 -o out.png", ctl, bin, file);
+    if (bin && file[0])
+        printf(" %s --uri %s render %s%s -o out.png", ctl, bin, file, anim);
+    else if (bin) /* a root without a file to show */
+        printf(" %s --uri %s ping", ctl, bin);
     if (bin && web)
         printf(" |");
-    if (web && s->cfg->root)
-        printf(" curl -o out.png '%s/v1/files/robot.skf/render.png?anim=Walk&frame=10' |", web);
+    if (web && s->cfg->root && file[0])
+        printf(" curl -o out.png '%s/v1/files/%s/render.png%s' |", web, file, query);
     if (web)
         printf(" open %s/", web);
     printf("\n");

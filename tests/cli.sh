@@ -376,7 +376,10 @@ start() {
     while IFS= read -r -t 120 line <&"$fd"; do
         case $line in
         "listening "*) echo "${line#listening }" >>"$TMP/$name.listen" ;;
-        ready:*) return 0 ;;
+        ready:*)
+            echo "$line" >"$TMP/$name.ready"
+            return 0
+            ;;
         esac
     done
     notok "$name: skeld serve printed its ready: line"
@@ -981,6 +984,23 @@ run unload2 "$CTL" "${R[@]}" unload "$ROBOT"
 check "skelctl unload of what is not loaded: exit 1, not found" \
     eval '[ $RC = 1 ] && said unload2 "no armature with that id is loaded"'
 stop R
+
+# -- the ready line suggests a file the root holds: robot.skf (with its Walk) if there, else
+#    the first .skf by name that needs no quoting ("a b.skf" does); none, a PING
+mkdir -p "$TMP/root-e" "$TMP/root-l"
+cp "$S/critter.skf" "$TMP/root-l/zeta.skf"
+cp "$S/lamp-0.7.skf" "$TMP/root-l/lamp.skf"
+cp "$S/robot.skf" "$TMP/root-l/a b.skf"
+start RL --listen "unix:$TMP/rl.sock" --listen http://127.0.0.1:0 --root "$TMP/root-l" || exit 1
+LHTTP=$(grep '^http://' "$TMP/RL.listen")
+check "a root without robot.skf: the ready line renders its first plain .skf, lamp.skf, as it is" \
+    eval 'grep -qF "render lamp.skf -o out.png | curl -o out.png '"'"'$LHTTP/v1/files/lamp.skf/render.png'"'"' |" "$TMP/RL.ready"'
+run l-try "$CTL" --uri "unix:$TMP/rl.sock" render lamp.skf -o "$TMP/l-try.png"
+check "... and that render works" eval '[ $RC = 0 ] && [ -s "$TMP/l-try.png" ]'
+stop RL
+start RE --listen "unix:$TMP/re.sock" --root "$TMP/root-e" || exit 1
+check "an empty root: the ready line suggests a ping" grep -q "skelctl --uri unix:$TMP/re.sock ping\$" "$TMP/RE.ready"
+stop RE
 
 # -- no --root: LOAD by path refused, uploads and --preload still work; stats --prometheus
 start N --listen "unix:$TMP/n.sock" --listen http://127.0.0.1:0 --preload "$S" \
