@@ -595,13 +595,12 @@ START_TEST(uv_daemon_gone)
 }
 END_TEST
 
-/* A listener that never accepts: the connect completes in its backlog, HELLO goes
- * unanswered, and the adapter's timer must end it. */
-START_TEST(uv_connect_timeout)
+/* A unix socket listening at g_dir/name (its path and URI into path and uri), never accepting
+ * by itself: the test plays the peer. Returns its descriptor. */
+static int unix_listener(const char *name, char path[192], char uri[200])
 {
-    char path[192], uri[200];
-    snprintf(path, sizeof path, "%s/mute.sock", g_dir);
-    snprintf(uri, sizeof uri, "unix:%s", path);
+    snprintf(path, 192, "%s/%s", g_dir, name);
+    snprintf(uri, 200, "unix:%s", path);
     struct sockaddr_un sun = {.sun_family = AF_UNIX};
     ck_assert_uint_lt(strlen(path), sizeof sun.sun_path);
     memcpy(sun.sun_path, path, strlen(path) + 1);
@@ -609,6 +608,15 @@ START_TEST(uv_connect_timeout)
     ck_assert_int_ge(lfd, 0);
     ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof sun), 0);
     ck_assert_int_eq(listen(lfd, 8), 0);
+    return lfd;
+}
+
+/* A listener that never accepts: the connect completes in its backlog, HELLO goes
+ * unanswered, and the adapter's timer must end it. */
+START_TEST(uv_connect_timeout)
+{
+    char path[192], uri[200];
+    int lfd = unix_listener("mute.sock", path, uri);
     uv_loop_t loop;
     ck_assert_int_eq(uv_loop_init(&loop), 0);
     static struct run run;
@@ -648,28 +656,15 @@ static void read_frame(int fd)
 START_TEST(uv_reset_after_data)
 {
     char path[192], uri[200];
-    snprintf(path, sizeof path, "%s/reset.sock", g_dir);
-    snprintf(uri, sizeof uri, "unix:%s", path);
-    struct sockaddr_un sun = {.sun_family = AF_UNIX};
-    ck_assert_uint_lt(strlen(path), sizeof sun.sun_path);
-    memcpy(sun.sun_path, path, strlen(path) + 1);
-    int lfd = socket(AF_UNIX, SOCK_STREAM, 0);
-    ck_assert_int_ge(lfd, 0);
-    ck_assert_int_eq(bind(lfd, (struct sockaddr *)&sun, sizeof sun), 0);
-    ck_assert_int_eq(listen(lfd, 8), 0);
+    int lfd = unix_listener("reset.sock", path, uri);
     uv_loop_t loop;
     ck_assert_int_eq(uv_loop_init(&loop), 0);
     static struct run run;
     memset(&run, 0, sizeof run);
     run.expected = 99;
-    /* No timeouts: only the end of the connection can answer the PING. */
-    skc_options o = {uri, NULL, -1, -1, 0};
-    skc_async *ac = NULL;
-    ck_assert_int_eq(skc_async_connect(&ac, &o), 0);
-    skc_async_set_data(ac, &run);
-    skc_async_set_connect_cb(ac, on_connected);
-    skc_async_set_disconnect_cb(ac, on_disconnected);
-    ck_assert_int_eq(skc_uv_attach(ac, &loop), 0);
+    /* No connect timeout; the PING's (a minute) comes long after the end of the connection,
+     * which alone can answer it. */
+    skc_async *ac = async_open(&loop, &run, uri, NULL, -1);
     ck_assert_int_eq(skc_async_ping(ac, "unread", 6, on_slot, &run.ping), 0);
     int sfd = accept(lfd, NULL, NULL);
     ck_assert_int_ge(sfd, 0);

@@ -2045,6 +2045,26 @@ static void script_ensure(struct fake *f, int fd)
     }
 }
 
+/* One skc_async_ensure of bytes against script_ensure, whose INFO answers info_status: the
+ * fake saw nothing wrong, and the ensure's callback came once (g_seen). */
+static void ensure_once(const void *bytes, size_t len, int info_status)
+{
+    struct fake f;
+    struct loop l;
+    seen_reset();
+    g_ensure_info_status = info_status;
+    g_ensure_infos = g_ensure_loads = 0;
+    fake_start(&f, script_ensure);
+    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
+    ck_assert_int_eq(skc_async_ensure(ac, bytes, len, on_reply, (void *)&g_index[0]), 0);
+    g_seen.disconnect_after = 1;
+    loop_attach(&l, ac, 1);
+    loop_run(&l);
+    fake_stop(&f);
+    ck_assert_str_eq(f.fail, "");
+    ck_assert_int_eq(g_seen.n, 1);
+}
+
 /* Each way an ensure can end calls its callback exactly once (on_reply counts): an INFO
  * error other than NOT_FOUND (no upload), NOT_FOUND then a refused upload (the bytes sent are
  * those given), an INFO that times out, and the handle freed while INFO is pending. */
@@ -2054,19 +2074,7 @@ START_TEST(async_ensure_outcomes)
     struct fake f;
     struct loop l;
     for (int pass = 0; pass < 2; pass++) {
-        seen_reset();
-        g_ensure_info_status = pass ? SKP_S_NOT_FOUND : SKP_S_BUSY;
-        g_ensure_infos = g_ensure_loads = 0;
-        fake_start(&f, script_ensure);
-        skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
-        ck_assert_int_eq(skc_async_ensure(ac, bytes, sizeof bytes, on_reply, (void *)&g_index[0]),
-                         0);
-        g_seen.disconnect_after = 1;
-        loop_attach(&l, ac, 1);
-        loop_run(&l);
-        fake_stop(&f);
-        ck_assert_str_eq(f.fail, "");
-        ck_assert_int_eq(g_seen.n, 1);
+        ensure_once(bytes, sizeof bytes, pass ? SKP_S_NOT_FOUND : SKP_S_BUSY);
         ck_assert_int_eq(g_seen.err[0], SKC_ESERVER);
         ck_assert_int_eq(g_ensure_infos, 1);
         if (!pass) {
@@ -2108,23 +2116,10 @@ END_TEST
  * is for SKC_ESERVER only, as skc_ensure's is). */
 START_TEST(async_ensure_upload_over_the_limit)
 {
-    struct fake f;
-    struct loop l;
     size_t len = (1u << 20) + 1; /* srv_hello's limit, and one */
     unsigned char *bytes = calloc(1, len);
     ck_assert_ptr_nonnull(bytes);
-    seen_reset();
-    g_ensure_info_status = SKP_S_NOT_FOUND;
-    g_ensure_infos = g_ensure_loads = 0;
-    fake_start(&f, script_ensure);
-    skc_async *ac = async_to(f.uri, NULL, 2000, 5000);
-    ck_assert_int_eq(skc_async_ensure(ac, bytes, len, on_reply, (void *)&g_index[0]), 0);
-    g_seen.disconnect_after = 1;
-    loop_attach(&l, ac, 1);
-    loop_run(&l);
-    fake_stop(&f);
-    ck_assert_str_eq(f.fail, "");
-    ck_assert_int_eq(g_seen.n, 1);
+    ensure_once(bytes, len, SKP_S_NOT_FOUND);
     ck_assert_int_eq(g_ensure_infos, 1);
     ck_assert_int_eq(g_ensure_loads, 0);
     ck_assert_int_eq(g_seen.err[0], SKC_EINVAL);
