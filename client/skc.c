@@ -196,9 +196,7 @@ void skc_free(skc_client *c)
         return;
     if (c->fd >= 0)
         skc__close(c, "closed");
-    for (size_t i = 0; i < c->npend; i++)
-        free(c->pend[i].f.body);
-    free(c->pend);
+    skc__pend_free(c);
     free(c->in);
     free(c->out);
     free(c->uri);

@@ -506,7 +506,8 @@ SKC_API size_t skc_pending(const skc_client *c);
  * loop is plugged in through skc_async_events, usually by an adapter: skc_uv.h attaches a
  * handle to a libuv loop (libskc itself does not link libuv).
  *
- * Many requests may be in flight; replies come in any order and are matched by request id.
+ * Many requests may be in flight (a reply finds its request in constant time, however many);
+ * replies come in any order and are matched by request id.
  * Every request accepted (its call returned 0) gets its callback called exactly once, from
  * inside one of the skc_async_handle_* calls or skc_async_free, never from inside the call
  * that sent it:
@@ -515,8 +516,10 @@ SKC_API size_t skc_pending(const skc_client *c);
  *   err < 0:     reply is NULL. SKC_ESERVER: an error reply (skc_async_status says which,
  *                skc_async_errmsg the server's message); SKC_EPROTO: a reply that does not
  *                decode; SKC_ENOMEM; SKC_ETIMEOUT: no reply within io_timeout_ms (only with
- *                a set_timer hook; a late reply is dropped); SKC_EIO: the connection ended
- *                first (skc_async_errmsg says why).
+ *                a set_timer hook; a late reply is dropped; requests timing out together
+ *                are told in the order they were sent, and one that had not begun to go out
+ *                is never sent); SKC_EIO: the connection ended first (skc_async_errmsg says
+ *                why).
  * skc_async_errmsg and skc_async_status describe err for the duration of the callback, until
  * it calls the handle's request functions (each resets them, as every skc_client call does):
  * read them first. A NULL callback drops the reply. Callbacks may send more requests and may

@@ -162,10 +162,13 @@ static void finish(skc_async *ac)
         if (ac->on_connect)
             ac->on_connect(ac, ac->end_err ? ac->end_err : SKC_EIO);
     }
-    if (c->npend > 1)
+    if (c->npend > 1) {
         qsort(c->pend, c->npend, sizeof *c->pend, newest_first);
+        skc__pend_rebuild(c); /* on failure lookups miss: nothing is sent any more */
+    }
     while (c->npend) {
-        struct skc__pending p = c->pend[--c->npend];
+        struct skc__pending p = c->pend[c->npend - 1];
+        skc__pend_remove(c, &c->pend[c->npend - 1]);
         free(p.f.body);
         /* the request whose reply was too big for max_reply is told so (skc_options) */
         int too_big = c->has_too_big && p.id == c->too_big_id;
@@ -251,29 +254,82 @@ void skc_async_handle_write(skc_async *ac)
     leave(ac);
 }
 
-/* Every request past its deadline gets SKC_ETIMEOUT and is forgotten (a late reply is
- * dropped). One at a time: a callback may queue requests, which can move the table. */
+/* A request past its deadline, as expire found it: the callbacks it calls may change the
+ * table, so entries are found again by id (and seq: the id may have been given out again). */
+struct overdue {
+    uint32_t id;
+    uint64_t seq;
+};
+
+static int oldest_first(const void *a, const void *b)
+{
+    uint64_t x = ((const struct overdue *)a)->seq, y = ((const struct overdue *)b)->seq;
+    return x < y ? -1 : x > y;
+}
+
+static int is_overdue(const struct skc__pending *p, int64_t now)
+{
+    return p->deadline >= 0 && p->deadline <= now;
+}
+
+/* Request p gets SKC_ETIMEOUT and is forgotten (a late reply is dropped). */
+static void time_out(skc_async *ac, struct skc__pending *p)
+{
+    skc_client *c = ac->c;
+    struct skc__pending got = *p;
+    skc__forget(c, got.id);
+    if (got.id == ac->hello_id)
+        skc__fail(c, SKC_ETIMEOUT, "connecting to %s: no answer within %d ms", c->uri,
+                  c->connect_timeout_ms);
+    else
+        skc__fail(c, SKC_ETIMEOUT, "no reply to request %u within %d ms", (unsigned)got.id,
+                  c->io_timeout_ms);
+    c->status = 0;
+    deliver(ac, &got, SKC_ETIMEOUT, NULL);
+}
+
+/* Without memory for the list: the oldest overdue request a time, a scan of the table each. */
+static void expire_one_by_one(skc_async *ac, int64_t now)
+{
+    skc_client *c = ac->c;
+    while (!ac->ending) {
+        struct skc__pending *oldest = NULL;
+        for (size_t i = 0; i < c->npend; i++)
+            if (is_overdue(&c->pend[i], now) && (!oldest || c->pend[i].seq < oldest->seq))
+                oldest = &c->pend[i];
+        if (!oldest)
+            return;
+        time_out(ac, oldest);
+    }
+}
+
+/* Every request past its deadline gets SKC_ETIMEOUT, in the order they were sent; those not
+ * yet begun to go out never will (the server would work for nobody). */
 static void expire(skc_async *ac)
 {
     skc_client *c = ac->c;
     int64_t now = skc__deadline(0);
-    while (!ac->ending) {
-        size_t i = 0;
-        while (i < c->npend && (c->pend[i].deadline < 0 || c->pend[i].deadline > now))
-            i++;
-        if (i == c->npend)
-            return;
-        struct skc__pending p = c->pend[i];
-        skc__forget(c, p.id);
-        if (p.id == ac->hello_id)
-            skc__fail(c, SKC_ETIMEOUT, "connecting to %s: no answer within %d ms", c->uri,
-                      c->connect_timeout_ms);
-        else
-            skc__fail(c, SKC_ETIMEOUT, "no reply to request %u within %d ms", (unsigned)p.id,
-                      c->io_timeout_ms);
-        c->status = 0;
-        deliver(ac, &p, SKC_ETIMEOUT, NULL);
+    size_t n = 0;
+    for (size_t i = 0; i < c->npend; i++)
+        n += (size_t)is_overdue(&c->pend[i], now);
+    if (!n)
+        return;
+    skc__unsend_overdue(c, now);
+    struct overdue *list = malloc(n * sizeof *list);
+    if (!list) {
+        expire_one_by_one(ac, now);
+        return;
     }
+    for (size_t i = 0, k = 0; i < c->npend; i++)
+        if (is_overdue(&c->pend[i], now))
+            list[k++] = (struct overdue){c->pend[i].id, c->pend[i].seq};
+    qsort(list, n, sizeof *list, oldest_first);
+    for (size_t k = 0; k < n && !ac->ending; k++) {
+        struct skc__pending *p = skc__pend_find(c, list[k].id);
+        if (p && p->seq == list[k].seq)
+            time_out(ac, p);
+    }
+    free(list);
 }
 
 void skc_async_handle_timeout(skc_async *ac)

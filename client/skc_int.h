@@ -37,6 +37,12 @@ struct skc__pending {
     int64_t deadline;
 };
 
+/* One slot of the pending table's index (skc_pend.c): a request id (0: free) and where its
+ * entry is in pend. */
+struct skc__pend_ix {
+    uint32_t id, at;
+};
+
 struct skc_client {
     int fd;                 /* -1 once the connection is gone */
     int nonblock;           /* skc_set_nonblocking: the pipelined calls never wait */
@@ -54,8 +60,12 @@ struct skc_client {
     size_t in_len, in_cap;
     uint8_t *out; /* encoded requests; out[out_off, out_len) is not written yet */
     size_t out_off, out_len, out_cap;
-    struct skc__pending *pend;
+    size_t out_frame;          /* where the request out_off is in starts: whole frames follow it */
+    struct skc__pending *pend; /* in no order: see skc_pend.c */
     size_t npend, pend_cap;
+    struct skc__pend_ix *ix; /* id -> slot in pend, ix_cap slots (a power of two, or 0) */
+    size_t ix_cap;
+    unsigned ix_shift;       /* 32 - log2(ix_cap): the hash's top bits (skc_pend.c) */
     struct skc_async *async; /* the asynchronous handle this client works for, or NULL */
     int status;              /* wire status of the last SKC_ESERVER */
     char gone[SKC__ERRMSG];  /* why the connection closed; "" while open */
@@ -137,6 +147,30 @@ int skc__try_recv(skc_client *c, uint32_t req_id, skc_reply **out);
 /* One read from the socket, filing (or, for skc_async, handing over) every whole reply in
  * it. 0 also when nothing was there; an error once the connection is closed. */
 int skc__read(skc_client *c);
+
+/* ---- the pending table (skc_pend.c) ------------------------------------------------- */
+
+/* A new pending entry for request id, with the next seq and no deadline; NULL if there is no
+ * memory. Entries may move on every add and remove: pointers to them last until the next. */
+struct skc__pending *skc__pend_add(skc_client *c, uint32_t id, uint8_t op);
+
+/* The pending entry of request id, or NULL. */
+struct skc__pending *skc__pend_find(const skc_client *c, uint32_t id);
+
+/* Takes p out of the table (its body is the caller's). */
+void skc__pend_remove(skc_client *c, struct skc__pending *p);
+
+/* The index built again after the entries were reordered in place (skc_async's finish).
+ * 0 or SKC_ENOMEM, which leaves the old index (lookups then miss or fail safe). */
+int skc__pend_rebuild(skc_client *c);
+
+/* Frees every entry's body, the table and its index. */
+void skc__pend_free(skc_client *c);
+
+/* Takes out of the output queue every request that has not begun to go out and whose
+ * deadline (skc_async's) is at or before now; they stay pending. A request cut in the middle
+ * stays: the stream would break. */
+void skc__unsend_overdue(skc_client *c, int64_t now);
 
 /* Drops a pending request (and its reply, if it came). 0, or SKC_EINVAL if unknown. */
 int skc__forget(skc_client *c, uint32_t req_id);

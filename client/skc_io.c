@@ -54,20 +54,15 @@ static int broken(skc_client *c, int code, const char *what)
     return skc__fail(c, code, "%s: %s%s", what, buf, hint);
 }
 
-/* Linear: a pipeline is a few thousand requests deep at most, and replies tend to come back
- * in order while the slots after a removal are swapped from the end. */
 static struct skc__pending *find(skc_client *c, uint32_t id)
 {
-    for (size_t i = 0; i < c->npend; i++)
-        if (c->pend[i].id == id)
-            return &c->pend[i];
-    return NULL;
+    return skc__pend_find(c, id);
 }
 
 static void drop(skc_client *c, struct skc__pending *p)
 {
     free(p->f.body);
-    *p = c->pend[--c->npend];
+    skc__pend_remove(c, p);
 }
 
 int skc__forget(skc_client *c, uint32_t req_id)
@@ -84,7 +79,7 @@ void skc__reset(skc_client *c)
     while (c->npend)
         drop(c, &c->pend[c->npend - 1]);
     c->in_len = 0;
-    c->out_off = c->out_len = 0;
+    c->out_off = c->out_len = c->out_frame = 0;
 }
 
 /* ---- reading ------------------------------------------------------------------------ */
@@ -119,7 +114,7 @@ static int file_frame(skc_client *c, const struct skp_frame *f)
         /* Out of the table before the callback runs: it may send requests, which can move
          * the table. */
         struct skc__pending got = *p;
-        *p = c->pend[--c->npend];
+        skc__pend_remove(c, p);
         skc__async_reply(c->async, &got);
     }
     return 0;
@@ -230,12 +225,56 @@ static int wait_fd(skc_client *c, short events, int64_t deadline, short *rev)
 /* Everything queued went out: start again at the front, and give a big buffer back. */
 static void queue_drained(skc_client *c)
 {
-    c->out_off = c->out_len = 0;
+    c->out_off = c->out_len = c->out_frame = 0;
     if (c->out_cap > KEEP_BUFFER) {
         free(c->out);
         c->out = NULL;
         c->out_cap = 0;
     }
+}
+
+/* The frame at out[at] (a whole one: the queue holds only whole requests): its length, and
+ * its request id. */
+static size_t queued_frame(const skc_client *c, size_t at, uint32_t *id)
+{
+    struct skp_frame f;
+    size_t used = 0;
+    int r = skp_parser_feed(c->out + at, c->out_len - at, SKP_MAX_FRAME, &f, &used);
+    *id = r == SKP_FRAME ? f.h.id : 0;
+    return r == SKP_FRAME ? used : c->out_len - at; /* never: our own frames parse */
+}
+
+/* out_frame moves to the start of the request out_off is now in. */
+static void follow_frames(skc_client *c)
+{
+    uint32_t id;
+    while (c->out_frame < c->out_off) {
+        size_t len = queued_frame(c, c->out_frame, &id);
+        if (c->out_frame + len > c->out_off)
+            break;
+        c->out_frame += len;
+    }
+}
+
+void skc__unsend_overdue(skc_client *c, int64_t now)
+{
+    uint32_t id;
+    size_t from = c->out_frame, to = from;
+    if (c->out_off > from && from < c->out_len) /* begun: it must go out whole */
+        from = to = from + queued_frame(c, from, &id);
+    while (from < c->out_len) {
+        size_t len = queued_frame(c, from, &id);
+        const struct skc__pending *p = find(c, id);
+        if (!p || p->deadline < 0 || p->deadline > now) {
+            if (to != from)
+                memmove(c->out + to, c->out + from, len);
+            to += len;
+        }
+        from += len;
+    }
+    c->out_len = to;
+    if (c->out_off == c->out_len)
+        queue_drained(c);
 }
 
 int skc__flush(skc_client *c)
@@ -244,9 +283,10 @@ int skc__flush(skc_client *c)
         if (c->fd < 0)
             return gone(c);
         ssize_t n = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL);
-        if (n > 0)
+        if (n > 0) {
             c->out_off += (size_t)n;
-        else if (n < 0 && errno == EINTR)
+            follow_frames(c);
+        } else if (n < 0 && errno == EINTR)
             continue;
         else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
             return broken(c, SKC_EIO, "sending");
@@ -296,14 +336,17 @@ int skc__flush_wait(skc_client *c, int64_t deadline)
     return flush_wait(c, c->out_len, deadline);
 }
 
-/* Room for len more bytes at the end of the queue, moving unsent bytes to the front first
- * when more than half of it is already sent. */
+/* Room for len more bytes at the end of the queue, moving the requests not yet sent whole
+ * to the front first when more than half of it is sent (from the start of the one being
+ * sent, so that the queue still starts with a whole request). */
 static int reserve_output(skc_client *c, size_t len)
 {
-    if (c->out_off && c->out_off >= c->out_len - c->out_off) {
-        memmove(c->out, c->out + c->out_off, c->out_len - c->out_off);
-        c->out_len -= c->out_off;
-        c->out_off = 0;
+    size_t keep = c->out_frame;
+    if (keep && keep >= c->out_len - keep) {
+        memmove(c->out, c->out + keep, c->out_len - keep);
+        c->out_len -= keep;
+        c->out_off -= keep;
+        c->out_frame = 0;
     }
     if (c->out_cap - c->out_len >= len)
         return 0;
@@ -348,16 +391,8 @@ static int encode(skc_client *c, skc__encoder enc, const void *arg, size_t hint,
 
 static int add_pending(skc_client *c, uint32_t id, uint8_t op)
 {
-    if (c->npend == c->pend_cap) {
-        size_t n = c->pend_cap ? c->pend_cap * 2 : 16;
-        struct skc__pending *p = realloc(c->pend, n * sizeof *p);
-        if (!p)
-            return skc__fail(c, SKC_ENOMEM, "out of memory for the pending requests");
-        c->pend = p;
-        c->pend_cap = n;
-    }
-    c->pend[c->npend++] =
-        (struct skc__pending){.id = id, .op = op, .seq = c->next_seq++, .deadline = -1};
+    if (!skc__pend_add(c, id, op))
+        return skc__fail(c, SKC_ENOMEM, "out of memory for the pending requests");
     return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -694,6 +695,252 @@ START_TEST(uv_reset_after_data)
 }
 END_TEST
 
+/* ---- a peer on a thread of its own, for the pending table --------------------------------- */
+
+/* The opcodes the peer tells apart (proto/skp.h). */
+enum { OP_HELLO = 1, OP_LOAD_BYTES = 4 };
+
+/* A frame the peer read: its opcode, id and body (up to 64 bytes kept). */
+struct peer_frame {
+    unsigned op;
+    uint32_t id;
+    size_t len;
+    unsigned char body[64];
+};
+
+/* Reads one whole frame from fd (blocking); 0 at the client's end of stream. */
+static int peer_read(int fd, struct peer_frame *f)
+{
+    unsigned char h[20];
+    for (size_t got = 0; got < sizeof h;) {
+        ssize_t n = read(fd, h + got, sizeof h - got);
+        if (n <= 0)
+            return 0;
+        got += (size_t)n;
+    }
+    f->op = h[5];
+    f->id = h[12] | h[13] << 8 | (uint32_t)h[14] << 16 | (uint32_t)h[15] << 24;
+    f->len = h[16] | h[17] << 8 | (size_t)h[18] << 16 | (size_t)h[19] << 24;
+    for (size_t got = 0; got < f->len;) {
+        unsigned char junk[4096];
+        size_t want = f->len - got > sizeof junk ? sizeof junk : f->len - got;
+        ssize_t n = read(fd, junk, want);
+        ck_assert_msg(n > 0, "the client hung up inside a frame");
+        if (got < sizeof f->body)
+            memcpy(f->body + got, junk,
+                   (size_t)n < sizeof f->body - got ? (size_t)n : sizeof f->body - got);
+        got += (size_t)n;
+    }
+    return 1;
+}
+
+/* Answers f with its own body (a PING's echo; HELLO's reply is made by the caller). */
+static void peer_reply(int fd, const struct peer_frame *f, const void *body, size_t len)
+{
+    unsigned char h[20] = {'S', 'K', 'L', 'D', 1, (unsigned char)f->op, 1};
+    for (int k = 0; k < 4; k++) {
+        h[12 + k] = (unsigned char)(f->id >> (8 * k));
+        h[16 + k] = (unsigned char)(len >> (8 * k));
+    }
+    ck_assert_int_eq(write(fd, h, sizeof h), (ssize_t)sizeof h);
+    ck_assert_int_eq(write(fd, body, len), (ssize_t)len);
+}
+
+/* Accepts on lfd, reads HELLO and answers it (version 1, "fake", a 64 KiB limit). */
+static int peer_hello(int lfd)
+{
+    static const unsigned char hello[] = {1, 0, 4, 0, 'f', 'a', 'k', 'e', 0, 0, 1, 0};
+    int fd = accept(lfd, NULL, NULL);
+    ck_assert_int_ge(fd, 0);
+    struct peer_frame f;
+    ck_assert(peer_read(fd, &f));
+    ck_assert_uint_eq(f.op, OP_HELLO);
+    peer_reply(fd, &f, hello, sizeof hello);
+    return fd;
+}
+
+enum { DEEP = 5000 };
+
+struct deep_peer {
+    int lfd;
+    struct peer_frame frames[DEEP];
+};
+
+/* Reads DEEP PINGs, then answers every other one oldest first, and the rest newest first. */
+static void *deep_peer_main(void *arg)
+{
+    struct deep_peer *dp = arg;
+    int fd = peer_hello(dp->lfd);
+    for (int i = 0; i < DEEP; i++)
+        ck_assert(peer_read(fd, &dp->frames[i]));
+    for (int i = 0; i < DEEP; i += 2)
+        peer_reply(fd, &dp->frames[i], dp->frames[i].body, dp->frames[i].len);
+    for (int i = (DEEP - 1) | 1; i > 0; i -= 2)
+        if (i < DEEP)
+            peer_reply(fd, &dp->frames[i], dp->frames[i].body, dp->frames[i].len);
+    struct peer_frame f;
+    while (peer_read(fd, &f)) /* until the client hangs up */
+        ;
+    close(fd);
+    return NULL;
+}
+
+struct echo_slot {
+    char payload[16];
+    int err, done, echoed;
+};
+
+static void on_echo(skc_async *ac, int err, skc_reply *r, void *privdata)
+{
+    struct echo_slot *e = privdata;
+    size_t len = 0;
+    const void *p = r ? skc_reply_payload(r, &len) : NULL;
+    e->done++;
+    e->err = err;
+    e->echoed = p && len == strlen(e->payload) && !memcmp(p, e->payload, len);
+    skc_reply_free(r);
+    int *left = skc_async_data(ac);
+    if (--*left == 0)
+        ck_assert_int_eq(skc_async_disconnect(ac), 0);
+}
+
+/* Thousands of requests in flight, answered out of order both ways: each reply reaches its own
+ * request's callback, once (the pending table's index through growth and removals). */
+START_TEST(uv_deep_pipeline_out_of_order)
+{
+    char path[192], uri[200];
+    static struct deep_peer dp;
+    static struct echo_slot slots[DEEP];
+    memset(slots, 0, sizeof slots);
+    dp.lfd = unix_listener("deep.sock", path, uri);
+    pthread_t peer;
+    ck_assert_int_eq(pthread_create(&peer, NULL, deep_peer_main, &dp), 0);
+    uv_loop_t loop;
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    skc_options o = {uri, NULL, -1, -1, 0};
+    skc_async *ac = NULL;
+    ck_assert_int_eq(skc_async_connect(&ac, &o), 0);
+    ck_assert_int_eq(skc_uv_attach(ac, &loop), 0);
+    int left = DEEP;
+    skc_async_set_data(ac, &left);
+    for (int i = 0; i < DEEP; i++) {
+        snprintf(slots[i].payload, sizeof slots[i].payload, "p%d", i);
+        ck_assert_int_eq(
+            skc_async_ping(ac, slots[i].payload, strlen(slots[i].payload), on_echo, &slots[i]), 0);
+    }
+    loop_finish(&loop);
+    ck_assert_int_eq(pthread_join(peer, NULL), 0);
+    for (int i = 0; i < DEEP; i++) {
+        ck_assert_msg(slots[i].done == 1 && slots[i].err == 0 && slots[i].echoed,
+                      "request %d: %d callbacks, error %d, echo %s", i, slots[i].done, slots[i].err,
+                      slots[i].echoed ? "right" : "wrong");
+    }
+    close(dp.lfd);
+    unlink(path);
+}
+END_TEST
+
+enum { BIG = 200, BIG_BYTES = 60000 };
+
+struct mute_peer {
+    int lfd;
+    int go[2];        /* the test writes a byte when every big request has timed out */
+    int big_seen;     /* LOAD_BYTES frames read, whole */
+    int marker_found; /* the PING after them was read and answered */
+};
+
+/* Answers HELLO, reads nothing more until told, then reads every frame up to the PING that
+ * follows the big requests, and answers it. */
+static void *mute_peer_main(void *arg)
+{
+    struct mute_peer *mp = arg;
+    int fd = peer_hello(mp->lfd);
+    char go;
+    ck_assert_int_eq(read(mp->go[0], &go, 1), 1);
+    struct peer_frame f;
+    while (peer_read(fd, &f)) {
+        if (f.op == OP_LOAD_BYTES) {
+            mp->big_seen++;
+            continue;
+        }
+        mp->marker_found = 1;
+        peer_reply(fd, &f, f.body, f.len);
+        break;
+    }
+    while (peer_read(fd, &f))
+        ;
+    close(fd);
+    return NULL;
+}
+
+struct timeout_log {
+    int order[BIG + 1], n, errs[BIG + 1];
+    int left;
+};
+
+static void on_logged(skc_async *ac, int err, skc_reply *r, void *privdata)
+{
+    struct timeout_log *log = skc_async_data(ac);
+    int which = (int)(intptr_t)privdata;
+    skc_reply_free(r);
+    log->order[log->n] = which;
+    log->errs[log->n++] = err;
+    log->left--;
+}
+
+/* Requests past their deadline while the socket is full: each gets SKC_ETIMEOUT, in the order
+ * they were sent; those that had not begun to go out never do (the server would work for
+ * nobody), and the stream stays whole: a request sent afterwards is answered. */
+START_TEST(uv_timeouts_in_order_and_unsent)
+{
+    char path[192], uri[200];
+    static struct mute_peer mp;
+    memset(&mp, 0, sizeof mp);
+    mp.lfd = unix_listener("mute2.sock", path, uri);
+    ck_assert_int_eq(pipe(mp.go), 0);
+    pthread_t peer;
+    ck_assert_int_eq(pthread_create(&peer, NULL, mute_peer_main, &mp), 0);
+    uv_loop_t loop;
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    /* 1.5 s: the big requests must time out while the peer waits, and the last PING be
+     * answered before it times out too (the peer answers at once) */
+    skc_options o = {uri, NULL, -1, 1500, 0};
+    skc_async *ac = NULL;
+    ck_assert_int_eq(skc_async_connect(&ac, &o), 0);
+    ck_assert_int_eq(skc_uv_attach(ac, &loop), 0);
+    static struct timeout_log log;
+    memset(&log, 0, sizeof log);
+    skc_async_set_data(ac, &log);
+    static unsigned char junk[BIG_BYTES];
+    log.left = BIG;
+    for (int i = 0; i < BIG; i++)
+        ck_assert_int_eq(
+            skc_async_load_bytes(ac, junk, sizeof junk, on_logged, (void *)(intptr_t)i), 0);
+    while (log.left > 0)
+        ck_assert_int_ne(uv_run(&loop, UV_RUN_ONCE), 0);
+    for (int i = 0; i < BIG; i++) {
+        ck_assert_int_eq(log.order[i], i);
+        ck_assert_int_eq(log.errs[i], SKC_ETIMEOUT);
+    }
+    log.left = 1;
+    ck_assert_int_eq(skc_async_ping(ac, "after", 5, on_logged, (void *)(intptr_t)BIG), 0);
+    ck_assert_int_eq(write(mp.go[1], "g", 1), 1);
+    while (log.left > 0)
+        ck_assert_int_ne(uv_run(&loop, UV_RUN_ONCE), 0);
+    ck_assert_int_eq(log.errs[BIG], 0);
+    ck_assert_int_eq(skc_async_disconnect(ac), 0);
+    loop_finish(&loop);
+    ck_assert_int_eq(pthread_join(peer, NULL), 0);
+    ck_assert(mp.marker_found);
+    /* what the socket had taken before the deadline went out; 12 MB could not all fit */
+    ck_assert_int_lt(mp.big_seen, BIG);
+    close(mp.go[0]);
+    close(mp.go[1]);
+    close(mp.lfd);
+    unlink(path);
+}
+END_TEST
+
 /* skc_uv_attach on a handle whose connect failed (no socket) is refused, saying why. */
 START_TEST(uv_attach_without_a_socket)
 {
@@ -770,6 +1017,8 @@ static Suite *libskc_suite(void)
     tcase_add_test(tc, uv_connect_timeout);
     tcase_add_test(tc, uv_reset_after_data);
     tcase_add_test(tc, uv_attach_without_a_socket);
+    tcase_add_test(tc, uv_deep_pipeline_out_of_order);
+    tcase_add_test(tc, uv_timeouts_in_order_and_unsent);
     tcase_set_timeout(tc, 300);
     suite_add_tcase(s, tc);
     tc = tcase_create("reconnect");
