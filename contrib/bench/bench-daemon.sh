@@ -1,6 +1,7 @@
 #!/bin/sh
 # The daemon's figures in one run, each against a baseline measured by this same script:
-#   1. POSE pipelined (4 connections x 64 in flight), 2 workers
+#   1. POSE pipelined (4 connections x 64 in flight), 2 workers; then libskc's asynchronous
+#      handle with 20,000 and 80,000 PINGs in flight (contrib/bench/bench-async)
 #   2. POSE paced at half the rate measured in 1, RUNS runs: latency p50/p99/p99.9 of each and
 #      the median p99; the first in full, with the share of requests the daemon itself took
 #      1 ms or more over (its latency histogram) and the CPU time the hypervisor stole
@@ -28,7 +29,7 @@ runs=${2:-5}
 secs=${3:-3}
 bin=./daemon/skeld
 load=./contrib/bench/bench-load
-[ -x "$bin" ] && [ -x "$load" ] && [ -x ./contrib/bench/bench-wake ] || { echo "bench-daemon: run make first" >&2; exit 1; }
+[ -x "$bin" ] && [ -x "$load" ] && [ -x ./contrib/bench/bench-wake ] && [ -x ./contrib/bench/bench-async ] || { echo "bench-daemon: run make first" >&2; exit 1; }
 
 dir=$(mktemp -d)
 trap 'stop; rm -rf "$dir"' EXIT INT TERM
@@ -62,6 +63,7 @@ okps() {
 start 2
 pose=$(okps --conns 4 --depth 64 --mix pose=1)
 echo "POSE pipelined, 2 workers: $pose req/s (median of $runs)"
+./contrib/bench/bench-async --uri "unix:$dir/s.sock" --runs "$runs"
 half=$(awk -v r="$pose" 'BEGIN {printf "%d", r / 2}')
 echo "POSE paced at $half/s, the first of $runs runs in full:"
 # One paced run's p99 is one sample of the machine's scheduling: RUNS runs, the first shown
