@@ -486,6 +486,28 @@ static bool same_listener(const struct config *c, int i, int j)
            !memcmp(&p->sin6_addr, &q->sin6_addr, sizeof p->sin6_addr);
 }
 
+/* The address of a tcp:// or http:// listener; -1 for a unix one (or one config_check
+ * refuses). */
+static int listener_addr(const struct config *c, int i, struct sockaddr_storage *addr)
+{
+    const char *u = c->listen[i];
+    return strncmp(u, "unix:", 5) && strstr(u, "//") ? config_listen_addr(strstr(u, "//") + 2, addr)
+                                                     : -1;
+}
+
+bool config_listen_v6only(const struct config *c, int i)
+{
+    struct sockaddr_storage me, other;
+    if (listener_addr(c, i, &me) || me.ss_family != AF_INET6)
+        return false;
+    in_port_t port = ((const struct sockaddr_in6 *)&me)->sin6_port;
+    for (int j = 0; j < c->listen_count; j++)
+        if (j != i && !listener_addr(c, j, &other) && other.ss_family == AF_INET && port &&
+            ((const struct sockaddr_in *)&other)->sin_port == port)
+            return true;
+    return false;
+}
+
 /* Listener i again: no earlier one names its address. */
 static int check_listener_once(const struct config *c, int i, FILE *err)
 {

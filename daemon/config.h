@@ -89,4 +89,9 @@ bool config_token_ok(const struct config *c, const char *got, size_t got_len);
  * config_check refuses such a listener, and the server binds what this reads. */
 int config_listen_addr(const char *hostport, struct sockaddr_storage *addr);
 
+/* Whether listener i, an IPv6 one, must take IPv6 connections only: another listener is IPv4
+ * on its port, which the system would otherwise give it too (net.ipv6.bindv6only=0), so that
+ * the second bind failed. */
+bool config_listen_v6only(const struct config *c, int i);
+
 #endif

@@ -80,7 +80,7 @@ static void on_connection(uv_stream_t *server_stream, int status)
     }
 }
 
-static int listen_tcp(struct server *s, struct listener *l, const char *hostport)
+static int listen_tcp(struct server *s, struct listener *l, const char *hostport, bool v6only)
 {
     struct sockaddr_storage addr;
     int rc;
@@ -89,7 +89,7 @@ static int listen_tcp(struct server *s, struct listener *l, const char *hostport
     if ((rc = uv_tcp_init(s->loop, &l->h.tcp)))
         return rc;
     l->h.handle.data = l;
-    if ((rc = uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&addr, 0)) ||
+    if ((rc = uv_tcp_bind(&l->h.tcp, (struct sockaddr *)&addr, v6only ? UV_TCP_IPV6ONLY : 0)) ||
         (rc = uv_listen(&l->h.stream, 511, on_connection)))
         return rc;
     /* Port 0 asks the kernel: report what we got, for scripts and tests. */
@@ -152,9 +152,10 @@ static int open_listeners(struct server *s)
         const char *uri = s->cfg->listen[i];
         l->srv = s;
         l->http = !strncmp(uri, "http://", 7);
+        bool v6only = config_listen_v6only(s->cfg, i);
         int rc = !strncmp(uri, "unix:", 5)    ? listen_unix(s, l, uri + 5)
-                 : !strncmp(uri, "tcp://", 6) ? listen_tcp(s, l, uri + 6)
-                 : l->http                    ? listen_tcp(s, l, uri + 7)
+                 : !strncmp(uri, "tcp://", 6) ? listen_tcp(s, l, uri + 6, v6only)
+                 : l->http                    ? listen_tcp(s, l, uri + 7, v6only)
                                               : UV_EINVAL;
         if (rc) {
             log_msg(LOG_ERROR, "cannot listen on %s: %s", uri, uv_strerror(rc));
@@ -358,6 +359,24 @@ static int start(struct server *s)
 /* The file under root the ready line suggests, into out: robot.skf, the samples' own (*walk:
  * it has a Walk), when the root holds it, else the root's first .skf by name among those whose
  * name a shell and a URL take as it is; "" for none. Read once, at the start. */
+/* A listener's URI to connect to: a wildcard address (0.0.0.0, [::]) is one to bind, which
+ * browsers refuse and other systems do not connect to: this host's loopback of its family
+ * stands for it. */
+static const char *loopback_for(const char *uri, char *out, size_t cap)
+{
+    static const char *const wild[2] = {"://0.0.0.0:", "://[::]:"}, *const loop[2] = {
+                                                                        "://127.0.0.1:",
+                                                                        "://[::1]:"};
+    for (int k = 0; k < 2; k++) {
+        const char *at = strstr(uri, wild[k]);
+        if (at) {
+            snprintf(out, cap, "%.*s%s%s", (int)(at - uri), uri, loop[k], at + strlen(wild[k]));
+            return out;
+        }
+    }
+    return uri;
+}
+
 static void example_file(const char *root, char *out, size_t cap, bool *walk)
 {
     static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";
@@ -382,12 +401,13 @@ static void example_file(const char *root, char *out, size_t cap, bool *walk)
 static void print_ready(const struct server *s)
 {
     const char *bin = NULL, *web = NULL;
+    char bin_to[sizeof s->listeners[0].uri], web_to[sizeof bin_to];
     for (int i = 0; i < s->listener_count; i++) {
         const struct listener *l = &s->listeners[i];
         if (l->http && !web)
-            web = l->uri;
+            web = loopback_for(l->uri, web_to, sizeof web_to);
         else if (!l->http && !bin)
-            bin = l->uri;
+            bin = loopback_for(l->uri, bin_to, sizeof bin_to);
     }
     /* Without --root a file is named by path only to skelctl, which uploads it. Run from the
      * build tree (daemon/skeld), skelctl is beside it in client/; installed, on the PATH. */

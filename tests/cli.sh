@@ -1042,6 +1042,27 @@ if [ -s "$TMP/metrics.txt" ]; then
 fi
 stop N
 
+# 0.0.0.0 and [::] on one port: the IPv6 listener takes IPv6 connections only (the system
+# would give it IPv4's too, and the second bind failed), so both listen, each on its family.
+if "$PY" -c 'import socket; socket.socket(socket.AF_INET6).bind(("::1", 0))' 2>/dev/null; then
+    port=$("$PY" -c 'import socket; s = socket.socket(); s.bind(("0.0.0.0", 0)); print(s.getsockname()[1])')
+    if start V6 --listen "tcp://0.0.0.0:$port" --listen "http://[::]:$port"; then
+        run v6-ping "$CTL" --uri "tcp://127.0.0.1:$port" ping
+        check "0.0.0.0 and [::] on one port: both listen, IPv4 reaches the tcp:// one" \
+            eval '[ $RC = 0 ] && grep -qx pong "$TMP/v6-ping.out"'
+        if command -v curl >/dev/null 2>&1; then
+            code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 30 "http://[::1]:$port/healthz")
+            check "... and IPv6 the http:// one (GET /healthz: $code)" is "$code" 200
+        fi
+        check "the ready line names loopback addresses, not the wildcards bound" \
+            eval 'grep -qF -- "--uri tcp://127.0.0.1:$port " "$TMP/V6.ready" &&
+                grep -qF "open http://[::1]:$port/" "$TMP/V6.ready"'
+        stop V6
+    fi
+else
+    echo "# no IPv6 on this machine: the [::] listener check is skipped"
+fi
+
 # Under --enable-sanitizers a report may come with the very exit status a check expects (1).
 check "no sanitizer report on any program's stderr" \
     eval '! grep -lE "runtime error:|ERROR: [A-Za-z]*Sanitizer" "$TMP"/*.err "$TMP"/*.log'
