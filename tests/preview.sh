@@ -146,14 +146,16 @@ else
     echo "preview: python3 or curl missing: the \"#N\" names not checked"
 fi
 
-# A file that does not open says why, and offers no spritesheet: the link has no href (an
-# href="#" with `download` saved the page itself as the "spritesheet").
+# A file that does not open says why, its name isolated (U+2068 .. U+2069) as every name from
+# a file or a URL, and offers no spritesheet: the link has no href (an href="#" with
+# `download` saved the page itself as the "spritesheet").
+lri=$(printf '\342\201\250') pdi=$(printf '\342\201\251')
 rm -rf "$tmp/profile"
 # shellcheck disable=SC2086
 HOME=$tmp/home $guard "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
     --no-first-run --user-data-dir="$tmp/profile" --virtual-time-budget=10000 \
     --dump-dom "http://127.0.0.1:$port/?file=missing.skf" >"$tmp/missing.dom" 2>"$tmp/browser.err"
-if ! grep -q 'id="status"[^>]*>Cannot open missing\.skf: ' "$tmp/missing.dom"; then
+if ! grep -q "id=\"status\"[^>]*>Cannot open ${lri}missing\\.skf${pdi}: " "$tmp/missing.dom"; then
     echo "preview: a missing file does not say it cannot be opened; the status said:"
     grep 'id="status"' "$tmp/missing.dom"
     fail=1

@@ -44,6 +44,11 @@ function say(text) {
   ui.status.textContent = text;
 }
 
+// "1 frame", "2 frames"
+function count(n, noun) {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
 // A query string; values percent-encoded (a space as %20, never '+'), empty ones left out.
 function query(params) {
   return Object.entries(params)
@@ -127,7 +132,8 @@ async function listArmatures(choice, quiet) {
     const file = uploadedNames.get(a.id) || a.file;
     const id = `${a.id.slice(0, file ? 8 : 12)}\u2026`;
     const name = file ? `${file} (${id})` : id;
-    const label = `${iso(name)}: ${a.bones} bones; ${a.animations.map(iso).join(', ') || 'no animations'}`;
+    const label = `${iso(name)}: ${count(a.bones, 'bone')}; ` +
+                  `${a.animations.map(iso).join(', ') || 'no animations'}`;
     ui.armature.add(new Option(label, `id:${a.id}`));
   }
   if (choice) ui.armature.value = choice;
@@ -170,7 +176,7 @@ async function sha256Hex(file) {
 async function upload() {
   const file = ui.upload.files[0];
   if (!file) return;
-  say(`Uploading ${file.name}\u2026`);
+  say(`Uploading ${iso(file.name)}\u2026`);
   try {
     // The body is the file's bytes; skeld answers 201 with the id (the bytes' SHA-256). Where
     // the page can hash them itself (a secure context) it PUTs them by that id, which a
@@ -185,7 +191,7 @@ async function upload() {
     await listArmatures(`id:${summary.id}`, true);
     await open(`id:${summary.id}`, {});
   } catch (e) {
-    say(`Upload of ${file.name} failed: ${e.message}`);
+    say(`Upload of ${iso(file.name)} failed: ${e.message}`);
   }
   ui.upload.value = '';
 }
@@ -223,14 +229,14 @@ async function open(choice, wanted) {
   const base = kind === 'id' ? `/v1/armatures/${encodeURIComponent(what)}`
                              : `/v1/files/${what.split('/').map(encodeURIComponent).join('/')}`;
   const generation = player.generation;
-  say(`Opening ${what}\u2026`);
+  say(`Opening ${iso(what)}\u2026`);
   let info;
   try {
     info = await fetchJSON(base);
   } catch (e) {
     if (generation === player.generation) {
-      blank(`Cannot open ${what}`); // not the armature shown before, nor its spritesheet
-      say(`Cannot open ${what}: ${e.message}`);
+      blank(`Cannot open ${iso(what)}`); // not the armature shown before, nor its spritesheet
+      say(`Cannot open ${iso(what)}: ${e.message}`);
     }
     return;
   }
@@ -239,8 +245,8 @@ async function open(choice, wanted) {
   player.info = info;
   const notes = [];
   const anims = info.animations || [], styles = info.styles || [];
-  if (!fillSelect(ui.anim, anims, (a) => `${iso(a.name)} (${a.frames} frames, ${a.fps} fps)`,
-                  wanted.anim, anims.length ? '' : '(rest pose)')) {
+  const animLabel = (a) => `${iso(a.name)} (${count(a.frames, 'frame')}, ${a.fps} fps)`;
+  if (!fillSelect(ui.anim, anims, animLabel, wanted.anim, anims.length ? '' : '(rest pose)')) {
     notes.push(`no animation "${iso(wanted.anim)}"; valid: ${anims.map((a) => iso(a.name)).join(', ')}`);
   }
   if (!fillSelect(ui.style, styles, (s) => iso(s.name), wanted.style, '(default)')) {
@@ -288,7 +294,7 @@ function restart(note = '', resume = true) {
   const what = player.anim ? iso(player.anim.name) : 'the rest pose';
   ui.view.setAttribute('aria-label', `${what}, rendered by skeld`);
   updateSheetLink();
-  say(player.anim ? `${what}: ${n} frames at ${player.anim.fps} fps, ${ui.size.value}${note}`
+  say(player.anim ? `${what}: ${count(n, 'frame')} at ${player.anim.fps} fps, ${ui.size.value}${note}`
                   : `The rest pose, ${ui.size.value}${note}`);
   ui.play.disabled = !player.anim || n < 2; // a rest pose or one frame: nothing to play
   pump();
@@ -493,7 +499,7 @@ async function start() {
   } else if (file) {
     choice = `file:${file}`;
     if (![...ui.armature.options].some((o) => o.value === choice)) { // start() runs again
-      ui.armature.add(new Option(`${file} (under skeld's root)`, choice)); // after a token
+      ui.armature.add(new Option(`${iso(file)} (under skeld's root)`, choice)); // after a token
     }
   }
   await listArmatures(choice, Boolean(choice) || Boolean(id));
