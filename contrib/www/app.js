@@ -34,6 +34,8 @@ const player = {
   current: 0, // the frame on show, or to show next
   shown: false, // whether `current` is drawn
   playing: false,
+  summary: '', // what the status line says of this generation while all is well
+  troubled: false, // the status line says a frame failed: the next to arrive says the summary
   timer: 0,
   generation: 0,
   played: 0, // frames the timer has drawn since the page loaded
@@ -294,8 +296,11 @@ function restart(note = '', resume = true) {
   const what = player.anim ? iso(player.anim.name) : 'the rest pose';
   ui.view.setAttribute('aria-label', `${what}, rendered by skeld`);
   updateSheetLink();
-  say(player.anim ? `${what}: ${count(n, 'frame')} at ${player.anim.fps} fps, ${ui.size.value}${note}`
-                  : `The rest pose, ${ui.size.value}${note}`);
+  player.summary = player.anim
+    ? `${what}: ${count(n, 'frame')} at ${player.anim.fps} fps, ${ui.size.value}${note}`
+    : `The rest pose, ${ui.size.value}${note}`;
+  player.troubled = false;
+  say(player.summary);
   ui.play.disabled = !player.anim || n < 2; // a rest pose or one frame: nothing to play
   pump();
   if (resume) play();
@@ -362,6 +367,10 @@ function request(f, generation, attempt) {
     if (generation !== player.generation) return;
     player.inFlight--;
     slot.ready = true;
+    if (player.troubled) { // skeld answers again: what failed is over
+      player.troubled = false;
+      say(player.summary);
+    }
     if (f === player.current && !player.shown) show(f); // the first frame, or a seek's
     pump();
   };
@@ -393,6 +402,7 @@ async function failed(f, generation, attempt) {
   }
   stop();
   player.frames[f] = undefined; // asked for again when playing resumes
+  player.troubled = true;
   if (res && res.status === 401) { // the token changed (SIGHUP) or was never given
     ui.tokenRow.hidden = false;
     say('This skeld needs its --auth-token (it may have changed): enter it in the Token field.');
