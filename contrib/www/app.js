@@ -34,6 +34,7 @@ const player = {
   current: 0, // the frame on show, or to show next
   shown: false, // whether `current` is drawn
   playing: false,
+  held: false, // playing when a bad size stopped it: the next good size plays again
   summary: '', // what the status line says of this generation while all is well
   troubled: false, // the status line says a frame failed: the next to arrive says the summary
   timer: 0,
@@ -270,6 +271,9 @@ function restart(note = '', resume = true) {
   stop();
   player.generation++;
   if (!validSize()) {
+    // the next good size plays again if this one stopped playing: that change comes with
+    // `resume` false (player.playing, which the stop() above cleared)
+    player.held = player.held || resume;
     say('The size is width x height in pixels, such as 128x128.');
     // nothing of the old size plays, nor is offered as a sheet (the size stays editable)
     ui.play.disabled = ui.frame.disabled = true;
@@ -278,6 +282,8 @@ function restart(note = '', resume = true) {
     return;
   }
   ui.play.disabled = ui.frame.disabled = false;
+  resume = resume || player.held;
+  player.held = false;
   player.anim = (player.info.animations || []).find((a) => String(a.id) === ui.anim.value) ||
                 null;
   const style = (player.info.styles || []).find((s) => String(s.id) === ui.style.value);
