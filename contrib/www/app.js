@@ -41,7 +41,10 @@ const player = {
   generation: 0,
   played: 0, // frames the timer has drawn since the page loaded
 };
-const uploadedNames = new Map(); // id -> file name, for the list's labels
+// id -> the File uploaded from this page: its name labels the list, and its bytes go up again
+// where skeld lost them (the node restarted, or a drain moved the id to another)
+const uploads = new Map();
+const resends = new Map(); // base -> the upload again under way, which the frames share
 
 function say(text) {
   ui.status.textContent = text;
@@ -118,7 +121,8 @@ async function stillCached(base) {
 }
 
 // Refills the list with what skeld has cached (keeping a file: entry) and selects `choice`.
-async function listArmatures(choice, quiet) {
+// `resent`: the armature on show was missing and has been sent again.
+async function listArmatures(choice, quiet, resent = false) {
   let list;
   try {
     list = (await fetchJSON('/v1/armatures')).armatures;
@@ -132,7 +136,8 @@ async function listArmatures(choice, quiet) {
   for (const a of list) {
     // The file it was loaded from (by path, or uploaded from this page), with the start of its
     // id: two versions of one file are two entries.
-    const file = uploadedNames.get(a.id) || a.file;
+    const up = uploads.get(a.id);
+    const file = up ? up.name : a.file;
     const id = `${a.id.slice(0, file ? 8 : 12)}\u2026`;
     const name = file ? `${file} (${id})` : id;
     const label = `${iso(name)}: ${count(a.bones, 'bone')}; ` +
@@ -146,6 +151,10 @@ async function listArmatures(choice, quiet) {
   if (player.base.startsWith('/v1/armatures/') &&
       !list.some((a) => `/v1/armatures/${a.id}` === player.base) &&
       !(await stillCached(player.base))) {
+    // uploaded from this page, which holds its bytes: the node lost it, not the user
+    if (!resent && (await sendAgain(player.base).catch(() => false))) {
+      return listArmatures(choice, quiet, true);
+    }
     stop();
     player.generation++;
     player.base = '';
@@ -176,27 +185,50 @@ async function sha256Hex(file) {
   return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, '0')).join('');
 }
 
+// Sends the file to skeld and returns its id. The body is the file's bytes; skeld answers 201
+// with the id (the bytes' SHA-256). Where the page can hash them itself (a secure context) it
+// PUTs them by that id, which a cluster's HAProxy routes to the node that owns the id (it
+// refuses a POST, which names no node); elsewhere it POSTs them.
+async function send(file) {
+  const id = await sha256Hex(file);
+  const summary = await fetchJSON(id ? `/v1/armatures/${id}` : '/v1/armatures', {
+    method: id ? 'PUT' : 'POST', body: file,
+    headers: {'Content-Type': 'application/octet-stream'},
+  });
+  uploads.set(summary.id, file);
+  return summary.id;
+}
+
 async function upload() {
   const file = ui.upload.files[0];
   if (!file) return;
   say(`Uploading ${iso(file.name)}\u2026`);
   try {
-    // The body is the file's bytes; skeld answers 201 with the id (the bytes' SHA-256). Where
-    // the page can hash them itself (a secure context) it PUTs them by that id, which a
-    // cluster's HAProxy routes to the node that owns the id (it refuses a POST, which names
-    // no node); elsewhere it POSTs them.
-    const id = await sha256Hex(file);
-    const summary = await fetchJSON(id ? `/v1/armatures/${id}` : '/v1/armatures', {
-      method: id ? 'PUT' : 'POST', body: file,
-      headers: {'Content-Type': 'application/octet-stream'},
-    });
-    uploadedNames.set(summary.id, file.name);
-    await listArmatures(`id:${summary.id}`, true);
-    await open(`id:${summary.id}`, {});
+    const id = await send(file);
+    await listArmatures(`id:${id}`, true);
+    await open(`id:${id}`, {});
   } catch (e) {
     say(`Upload of ${iso(file.name)} failed: ${e.message}`);
   }
   ui.upload.value = '';
+}
+
+// The file uploaded from this page that base ("/v1/armatures/{id}") names, if any.
+function uploadAt(base) {
+  return base.startsWith('/v1/armatures/') ? uploads.get(base.slice('/v1/armatures/'.length))
+                                           : undefined;
+}
+
+// Sends again the file uploaded from this page that `base` names, which skeld lost (the node
+// restarted, or a drain moved the id to another node); false if the page holds no such file.
+async function sendAgain(base) {
+  const file = uploadAt(base);
+  if (!file) return false;
+  if (!resends.has(base)) { // the frames that found it missing together: one upload
+    resends.set(base, send(file).finally(() => resends.delete(base)));
+  }
+  await resends.get(base);
+  return true;
 }
 
 // ---- opening an armature ------------------------------------------------------------------
@@ -399,6 +431,16 @@ async function failed(f, generation, attempt) {
     // unreachable: res stays null
   }
   if (generation !== player.generation) return;
+  if (res && res.status === 404 && attempt < MAX_RETRIES && uploadAt(player.base)) {
+    try {
+      await sendLost(generation);
+      if (generation === player.generation) request(f, generation, attempt + 1);
+      return;
+    } catch (e) {
+      body = {message: `skeld lost the file, and sending it again failed: ${e.message}`};
+    }
+    if (generation !== player.generation) return;
+  }
   const transient = !res || res.ok || res.status === 429 || res.status === 503;
   if (transient && attempt < MAX_RETRIES) {
     setTimeout(() => {
@@ -418,6 +460,20 @@ async function failed(f, generation, attempt) {
   if (body && body.message) why = body.message;
   else if (res) why = `${res.status} ${res.statusText}`;
   say(`Frame ${f} could not be rendered: ${why}`);
+}
+
+// A frame of the armature on show, uploaded from this page, was answered 404: skeld lost it
+// (the node restarted, or a drain moved the id to another). Sends it again, unless it is
+// cached: then the 404 came before another frame's upload went through (were it a name that
+// skeld does not know, the frame's retries end).
+async function sendLost(generation) {
+  const base = player.base;
+  if (!resends.has(base) && (await stillCached(base))) return;
+  if (generation === player.generation) {
+    say(`skeld lost ${iso(uploadAt(base).name)}: sending it again\u2026`);
+    player.troubled = true;
+  }
+  await sendAgain(base);
 }
 
 // Draws frame f if it has arrived; returns whether it did.
