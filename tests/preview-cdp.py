@@ -1,0 +1,253 @@
+"""preview-cdp.py SKELD ROOT UPLOAD TMP: the preview page (GET /) clicked and typed into in
+headless Chromium (tests/helpers/cdp.py), against a skeld this script starts, stops and starts
+again on the same port. Run by tests/preview-cdp.sh, which makes ROOT (robot.skf, and
+one.skf whose Glitch is one frame long) and UPLOAD (a robot.skf no other check loads). The
+browser is $CHROMIUM (default chromium).
+
+Checks, each on a page opened afresh:
+  words       a count of one reads "1 frame", and the ?file= entry of the list is isolated
+              (U+2068 .. U+2069) as every name from a file or a URL is
+  bad size    a bad size (0x0, abc) stops playing; a good one then plays again (and a
+              change made while paused stays paused)
+  unreachable skeld stopped: the frames of a new size fail, the status says so; skeld again
+              on the port and Play: the frames play and the status no longer says they fail
+  lost upload skeld restarted (it forgets uploads) under a page playing a file uploaded from
+              it: a new size, and then Refresh, send the file again and play on
+Exit 0 if all passed, 1 if one failed, 77 if this skeld has no http listener, 99 on trouble
+outside the page (skeld or the browser do not start)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+sys.dont_write_bytecode = True  # no __pycache__ left in the source tree (read-only in distcheck)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers"))
+from cdp import Browser, CDPError, Timeout  # noqa: E402
+
+skeld_bin, root, upload, tmp = sys.argv[1:5]
+browser_bin = os.environ.get("CHROMIUM", "chromium")
+TIMEOUT = 60  # seconds for any one wait: a loaded CI machine, or a sanitizer build
+
+
+class Skip(Exception):
+    pass
+
+
+class Skeld:
+    """The daemon, on an http:// listener only; started again on the port it had."""
+
+    def __init__(self):
+        self.port = 0
+        self.proc = None
+        self.err = os.path.join(tmp, "skeld.err")
+
+    def start(self):
+        out = os.path.join(tmp, "skeld.out")
+        with open(out, "wb") as o, open(self.err, "ab") as e:
+            self.proc = subprocess.Popen(
+                [skeld_bin, "serve", "--listen", f"http://127.0.0.1:{self.port}", "--root", root],
+                stdin=subprocess.DEVNULL, stdout=o, stderr=e)
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            with open(out) as o:
+                for line in o:
+                    if line.startswith("listening http://127.0.0.1:"):
+                        self.port = int(line.rsplit(":", 1)[1])
+                        return
+            if self.proc.poll() is not None:
+                with open(self.err) as e:
+                    text = e.read()
+                if self.port == 0 and "http://" in text:
+                    raise Skip(f"this skeld has no http listener:\n{text}")
+                raise RuntimeError(f"skeld exited with status {self.proc.returncode}:\n{text}")
+            time.sleep(0.1)
+        raise RuntimeError(f"skeld did not say it listens within {TIMEOUT} s")
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise RuntimeError(f"skeld did not exit within {TIMEOUT} s of SIGTERM")
+        self.proc = None
+        if rc != 0:
+            raise RuntimeError(f"skeld exited with status {rc} after SIGTERM")
+
+    def restart(self):
+        self.stop()
+        self.start()
+
+    def running(self):
+        return self.proc is not None
+
+    def has(self, armature_id):
+        """Whether skeld has the armature cached (a HEAD of it is not a 404)."""
+        req = urllib.request.Request(f"{self.url()}/v1/armatures/{armature_id}", method="HEAD")
+        try:
+            with urllib.request.urlopen(req, timeout=TIMEOUT):
+                return True
+        except urllib.error.HTTPError as e:
+            return e.code != 404
+
+    def url(self):
+        return f"http://127.0.0.1:{self.port}"
+
+
+# The page, as JavaScript expressions.
+STATUS = "document.getElementById('status').textContent"
+PLAYED = "Number(document.body.dataset.framesPlayed)"
+PLAYING = "document.getElementById('play').textContent === 'Pause'"
+ISO = "\u2068{}\u2069"
+
+
+def set_size(b, size):
+    """Types a size and leaves the field, as a user would (its change event)."""
+    b.evaluate("(() => { const s = document.getElementById('size'); "
+               f"s.value = {json.dumps(size)}; s.dispatchEvent(new Event('change')); }})()")
+
+
+def plays_on(b, what, frames=3):
+    """Waits until the page is playing and has drawn `frames` more frames."""
+    start = b.evaluate(PLAYED)
+    b.wait_for(f"{PLAYING} && {PLAYED} >= {start + frames}", what)
+
+
+def open_playing(b, skeld, query):
+    b.navigate(f"{skeld.url()}/?{query}")
+    plays_on(b, f"/?{query} playing")
+
+
+def check_words(b, skeld):
+    b.navigate(f"{skeld.url()}/?file=one.skf&anim=Glitch")
+    b.wait_for(f"{STATUS}.includes('Glitch')", "one.skf's Glitch chosen")
+    wrong = []
+    label = b.evaluate("[...document.getElementById('armature').options]"
+                       ".find((o) => o.value === 'file:one.skf').text")
+    if label != ISO.format("one.skf") + " (under skeld's root)":
+        wrong.append(f"the ?file= entry of the list is {label!r}: not isolated")
+    anims = b.evaluate("[...document.getElementById('anim').options].map((o) => o.text)")
+    if ISO.format("Glitch") + " (1 frame, 24 fps)" not in anims or \
+            ISO.format("Walk") + " (41 frames, 30 fps)" not in anims:
+        wrong.append(f"the animations are listed as {anims!r}")
+    status = b.evaluate(STATUS)
+    if status != ISO.format("Glitch") + ": 1 frame at 24 fps, 128x128":
+        wrong.append(f"the status says {status!r}")
+    if wrong:
+        raise AssertionError("; ".join(wrong))
+
+
+def check_bad_size(b, skeld):
+    open_playing(b, skeld, "file=robot.skf&anim=Walk&size=96x96")
+    for bad in ("0x0", "abc"):
+        set_size(b, bad)
+        status = b.evaluate(STATUS)
+        if "The size is width x height" not in status or b.evaluate(PLAYING):
+            raise AssertionError(f"size {bad}: the page says {status!r}, playing: "
+                                 f"{b.evaluate(PLAYING)}")
+    set_size(b, "64x64")
+    plays_on(b, "a good size after a bad one playing again")
+    width = b.evaluate("document.getElementById('view').width")
+    if width != 64:
+        raise AssertionError(f"the picture drawn is {width} pixels wide, not 64")
+    # paused, a bad size and then a good one: still paused
+    b.evaluate("document.getElementById('play').click()")
+    set_size(b, "0x0")
+    set_size(b, "72x72")
+    if b.evaluate(PLAYING):
+        raise AssertionError("paused, a bad size then a good one: the page plays")
+
+
+def check_unreachable(b, skeld):
+    open_playing(b, skeld, "file=robot.skf&anim=Walk&size=96x96")
+    skeld.stop()
+    set_size(b, "80x80")  # frames the page does not have: asked of skeld, which is gone
+    b.wait_for(f"{STATUS}.includes('could not be rendered')", "the status saying frames fail")
+    skeld.start()
+    b.evaluate("document.getElementById('play').click()")
+    plays_on(b, "Play once skeld is back")
+    summary = ISO.format("Walk") + ": 41 frames at 30 fps, 80x80"
+    b.wait_for(f"{STATUS} === {json.dumps(summary)}",
+               "playing again, the status saying what plays")
+
+
+def check_lost_upload(b, skeld):
+    b.navigate(f"{skeld.url()}/")
+    b.wait_for(f"!{STATUS}.startsWith('Loading')", "the list of armatures")
+    b.set_files("#upload", [upload])
+    plays_on(b, "the uploaded file playing")
+    choice = b.evaluate("document.getElementById('armature').value")
+    if not choice.startswith("id:"):
+        raise AssertionError(f"playing the upload, the list has {choice!r} chosen")
+    armature = choice[3:]
+    skeld.restart()
+    if skeld.has(armature):
+        raise AssertionError("a restarted skeld still has the upload: nothing to check")
+    set_size(b, "72x72")  # frames the page does not have: asked of skeld, which lost the file
+    plays_on(b, "frames of an upload skeld lost")
+    b.wait_for(f"{STATUS}.endsWith(': 49 frames at 24 fps, 72x72')",
+               "playing again, the status saying what plays")
+    # Refresh finds it missing from the list, and sends it again too
+    skeld.restart()
+    b.evaluate("document.getElementById('refresh').click()")
+    deadline = time.monotonic() + TIMEOUT
+    while not skeld.has(armature):
+        if time.monotonic() > deadline:
+            raise Timeout(f"Refresh: the upload not sent again within {TIMEOUT} s; the status "
+                          f"says {b.evaluate(STATUS)!r}")
+        time.sleep(0.1)
+    b.wait_for(f"document.getElementById('armature').value === {json.dumps(choice)}",
+               "the upload chosen in the list again")
+    plays_on(b, "the upload playing after Refresh")
+
+
+def main():
+    skeld = Skeld()
+    try:
+        skeld.start()
+    except Skip as e:
+        print(f"preview-cdp: {e}: skipped")
+        return 77
+    failed = 0
+    home = os.path.join(tmp, "home")
+    os.makedirs(home, exist_ok=True)
+    try:
+        with Browser(browser_bin, os.path.join(tmp, "profile"), os.path.join(tmp, "browser.err"),
+                     home=home, timeout=TIMEOUT) as b:
+            for name, check in [("words", check_words), ("bad size", check_bad_size),
+                                ("unreachable", check_unreachable),
+                                ("lost upload", check_lost_upload)]:
+                if not skeld.running():
+                    skeld.start()
+                b.errors.clear()
+                try:
+                    check(b, skeld)
+                    print(f"preview-cdp: {name}: ok")
+                except (AssertionError, Timeout, CDPError) as e:
+                    failed = 1
+                    print(f"preview-cdp: {name}: FAILED: {e}")
+                    try:
+                        print(f"  the status says: {b.evaluate(STATUS)!r}")
+                    except (Timeout, CDPError) as e2:
+                        print(f"  the page cannot be read: {e2}")
+                    for err in b.errors:
+                        print(f"  the page: {err}")
+    finally:
+        if skeld.running():
+            skeld.stop()
+    return failed
+
+
+if __name__ == "__main__":
+    # `timeout` ending this script: skeld and the browser stopped too (the finally clauses)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(99))
+    try:
+        sys.exit(main())
+    except (RuntimeError, OSError, CDPError, Timeout) as e:
+        print(f"preview-cdp: {e}")
+        sys.exit(99)
