@@ -708,7 +708,12 @@ struct peer_frame {
     unsigned char body[64];
 };
 
-/* Reads one whole frame from fd (blocking); 0 at the client's end of stream. */
+/* The peers run on threads of their own and report what went wrong to the test's thread,
+ * which asserts (Check's assertions belong to it): each peer function returns NULL, or why it
+ * failed, and a peer that fails closes its socket, so the client's loop ends. */
+
+/* Reads one whole frame from fd (blocking): 1, or 0 at the client's end of stream, or -1 if
+ * the stream ends inside a frame. */
 static int peer_read(int fd, struct peer_frame *f)
 {
     unsigned char h[20];
@@ -725,7 +730,8 @@ static int peer_read(int fd, struct peer_frame *f)
         unsigned char junk[4096];
         size_t want = f->len - got > sizeof junk ? sizeof junk : f->len - got;
         ssize_t n = read(fd, junk, want);
-        ck_assert_msg(n > 0, "the client hung up inside a frame");
+        if (n <= 0)
+            return -1;
         if (got < sizeof f->body)
             memcpy(f->body + got, junk,
                    (size_t)n < sizeof f->body - got ? (size_t)n : sizeof f->body - got);
@@ -734,29 +740,47 @@ static int peer_read(int fd, struct peer_frame *f)
     return 1;
 }
 
-/* Answers f with its own body (a PING's echo; HELLO's reply is made by the caller). */
-static void peer_reply(int fd, const struct peer_frame *f, const void *body, size_t len)
+/* Answers f with body (a PING's echo, or HELLO's reply). */
+static const char *peer_reply(int fd, const struct peer_frame *f, const void *body, size_t len)
 {
     unsigned char h[20] = {'S', 'K', 'L', 'D', 1, (unsigned char)f->op, 1};
     for (int k = 0; k < 4; k++) {
         h[12 + k] = (unsigned char)(f->id >> (8 * k));
         h[16 + k] = (unsigned char)(len >> (8 * k));
     }
-    ck_assert_int_eq(write(fd, h, sizeof h), (ssize_t)sizeof h);
-    ck_assert_int_eq(write(fd, body, len), (ssize_t)len);
+    if (write(fd, h, sizeof h) != (ssize_t)sizeof h || write(fd, body, len) != (ssize_t)len)
+        return "a reply could not be written";
+    return NULL;
 }
 
-/* Accepts on lfd, reads HELLO and answers it (version 1, "fake", a 64 KiB limit). */
-static int peer_hello(int lfd)
+/* Accepts on lfd (the connection into *fd), reads HELLO and answers it (version 1, "fake", a
+ * 64 KiB limit). */
+static const char *peer_hello(int lfd, int *fd)
 {
     static const unsigned char hello[] = {1, 0, 4, 0, 'f', 'a', 'k', 'e', 0, 0, 1, 0};
-    int fd = accept(lfd, NULL, NULL);
-    ck_assert_int_ge(fd, 0);
     struct peer_frame f;
-    ck_assert(peer_read(fd, &f));
-    ck_assert_uint_eq(f.op, OP_HELLO);
-    peer_reply(fd, &f, hello, sizeof hello);
-    return fd;
+    if ((*fd = accept(lfd, NULL, NULL)) < 0)
+        return "accept failed";
+    if (peer_read(*fd, &f) != 1 || f.op != OP_HELLO)
+        return "the client did not begin with HELLO";
+    return peer_reply(*fd, &f, hello, sizeof hello);
+}
+
+/* The peer's end: the connection closed, why it failed (NULL for nothing) as the thread's
+ * result. */
+static void *peer_end(int fd, const char *why)
+{
+    if (fd >= 0)
+        close(fd);
+    return (void *)why;
+}
+
+/* The peer thread's result, asserted on the test's thread. */
+static void join_peer(pthread_t peer)
+{
+    void *why = NULL;
+    ck_assert_int_eq(pthread_join(peer, &why), 0);
+    ck_assert_msg(why == NULL, "the fake peer: %s", (const char *)why);
 }
 
 enum { DEEP = 5000 };
@@ -770,19 +794,19 @@ struct deep_peer {
 static void *deep_peer_main(void *arg)
 {
     struct deep_peer *dp = arg;
-    int fd = peer_hello(dp->lfd);
-    for (int i = 0; i < DEEP; i++)
-        ck_assert(peer_read(fd, &dp->frames[i]));
-    for (int i = 0; i < DEEP; i += 2)
-        peer_reply(fd, &dp->frames[i], dp->frames[i].body, dp->frames[i].len);
-    for (int i = (DEEP - 1) | 1; i > 0; i -= 2)
+    int fd = -1;
+    const char *why = peer_hello(dp->lfd, &fd);
+    for (int i = 0; !why && i < DEEP; i++)
+        why = peer_read(fd, &dp->frames[i]) == 1 ? NULL : "the client hung up before its PINGs";
+    for (int i = 0; !why && i < DEEP; i += 2)
+        why = peer_reply(fd, &dp->frames[i], dp->frames[i].body, dp->frames[i].len);
+    for (int i = (DEEP - 1) | 1; !why && i > 0; i -= 2)
         if (i < DEEP)
-            peer_reply(fd, &dp->frames[i], dp->frames[i].body, dp->frames[i].len);
+            why = peer_reply(fd, &dp->frames[i], dp->frames[i].body, dp->frames[i].len);
     struct peer_frame f;
-    while (peer_read(fd, &f)) /* until the client hangs up */
+    while (!why && peer_read(fd, &f) == 1) /* until the client hangs up */
         ;
-    close(fd);
-    return NULL;
+    return peer_end(fd, why);
 }
 
 struct echo_slot {
@@ -829,7 +853,7 @@ START_TEST(uv_deep_pipeline_out_of_order)
             skc_async_ping(ac, slots[i].payload, strlen(slots[i].payload), on_echo, &slots[i]), 0);
     }
     loop_finish(&loop);
-    ck_assert_int_eq(pthread_join(peer, NULL), 0);
+    join_peer(peer);
     for (int i = 0; i < DEEP; i++) {
         ck_assert_msg(slots[i].done == 1 && slots[i].err == 0 && slots[i].echoed,
                       "request %d: %d callbacks, error %d, echo %s", i, slots[i].done, slots[i].err,
@@ -854,23 +878,26 @@ struct mute_peer {
 static void *mute_peer_main(void *arg)
 {
     struct mute_peer *mp = arg;
-    int fd = peer_hello(mp->lfd);
+    int fd = -1, r = 0;
+    const char *why = peer_hello(mp->lfd, &fd);
     char go;
-    ck_assert_int_eq(read(mp->go[0], &go, 1), 1);
+    if (!why && read(mp->go[0], &go, 1) != 1)
+        why = "the test did not say go";
     struct peer_frame f;
-    while (peer_read(fd, &f)) {
+    while (!why && (r = peer_read(fd, &f)) == 1) {
         if (f.op == OP_LOAD_BYTES) {
             mp->big_seen++;
             continue;
         }
         mp->marker_found = 1;
-        peer_reply(fd, &f, f.body, f.len);
+        why = peer_reply(fd, &f, f.body, f.len);
         break;
     }
-    while (peer_read(fd, &f))
+    if (!why && r < 0)
+        why = "the stream ended inside a frame: the queue lost its place";
+    while (!why && (r = peer_read(fd, &f)) == 1)
         ;
-    close(fd);
-    return NULL;
+    return peer_end(fd, why ? why : r < 0 ? "the stream ended inside a frame" : NULL);
 }
 
 struct timeout_log {
@@ -930,7 +957,7 @@ START_TEST(uv_timeouts_in_order_and_unsent)
     ck_assert_int_eq(log.errs[BIG], 0);
     ck_assert_int_eq(skc_async_disconnect(ac), 0);
     loop_finish(&loop);
-    ck_assert_int_eq(pthread_join(peer, NULL), 0);
+    join_peer(peer);
     ck_assert(mp.marker_found);
     /* what the socket had taken before the deadline went out; 12 MB could not all fit */
     ck_assert_int_lt(mp.big_seen, BIG);
