@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <locale.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -23,6 +24,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <wchar.h>
+#include <wctype.h>
 
 #include <jansson.h>
 
@@ -37,15 +40,47 @@
 /* --version: the program, its package and configure's version (the last word). */
 #define VERSION_LINE "skelctl (" PACKAGE_NAME ") " PACKAGE_VERSION
 
-/* What a daemon said (an error's message, a counter's name), for a terminal: its control
- * characters, and with blank also its spaces, as '?'. A hostile or broken server must not
- * move the cursor, retitle the window or forge lines of output. Written to out, of cap. */
+/* Whether a character of a daemon's text may reach the terminal as it is: not a control
+ * character (C0, DEL, C1), nor one that reorders or hides text (zero-width and bidirectional
+ * marks, embeddings, overrides, isolates, the byte order mark: the engine's list, errors.c),
+ * nor with blank a space. */
+static bool shown_char(wchar_t wc, bool blank)
+{
+    uint32_t c = (uint32_t)wc;
+    return !iswcntrl((wint_t)wc) && !(blank && wc == L' ') && !(c >= 0x200b && c <= 0x200f) &&
+           !(c >= 0x202a && c <= 0x202e) && !(c >= 0x2066 && c <= 0x2069) && c != 0xfeff;
+}
+
+/* What a daemon said (an error's message, a counter's name), for a terminal: read in the
+ * terminal's encoding (the locale's, which main takes up), each character shown_char refuses,
+ * and each byte that is no character there, becomes '?'. A hostile or broken server must not
+ * move the cursor, retitle the window, forge lines of output or turn text around (a raw 0x9b
+ * is a CSI to an 8-bit terminal; in the C locale every byte past ASCII is a '?'). Written to
+ * out, of cap, whole characters only. */
 static const char *shown(const char *s, bool blank, char *out, size_t cap)
 {
-    size_t n = 0;
-    for (; s && *s && n + 1 < cap; s++) {
-        unsigned char ch = (unsigned char)*s;
-        out[n++] = ch < 0x20 || ch == 0x7f || (blank && ch == ' ') ? '?' : (char)ch;
+    size_t n = 0, len = s ? strlen(s) : 0;
+    mbstate_t st;
+    memset(&st, 0, sizeof st);
+    for (size_t i = 0; i < len && n + 1 < cap;) {
+        wchar_t wc;
+        size_t k = mbrtowc(&wc, s + i, len - i, &st);
+        if (k == (size_t)-1 || k == (size_t)-2 || k == 0) { /* no character: its first byte */
+            memset(&st, 0, sizeof st); /* after an invalid sequence the state is undefined */
+            out[n++] = '?';
+            i++;
+            continue;
+        }
+        if (!shown_char(wc, blank)) { /* a character: one '?' for all its bytes */
+            out[n++] = '?';
+            i += k;
+            continue;
+        }
+        if (n + k >= cap)
+            break;
+        memcpy(out + n, s + i, k);
+        n += k;
+        i += k;
     }
     out[n] = 0;
     return out;
@@ -1014,6 +1049,7 @@ static char *global_flag(const char *name, int argc, char **argv, int *i)
 int main(int argc, char **argv)
 {
     bool stdout_closed = outfile_keep_std_fds();
+    setlocale(LC_CTYPE, ""); /* the terminal's encoding, for what shown() lets through */
     skc_options opt;
     memset(&opt, 0, sizeof opt);
     opt.uri = getenv("SKELD_URI");

@@ -787,6 +787,14 @@ if start_fake fake-text hostile-text; then
     run fake-err "$CTL" --uri "unix:$TMP/fake-text.sock" render "$FAKE_ID" -o "$TMP/x.png"
     check "a daemon's error message with terminal escapes: shown with '?' for them" \
         eval '[ $RC = 1 ] && said fake-err "unknown animation ?]0;pwned??[2J" && ! grep -q "$(printf "\033")" "$TMP/fake-err.err"'
+    # past ASCII, in the terminal's encoding: in UTF-8 a C1 CSI, a raw 0x9b and a right-to-left
+    # override are one '?' each and 歩く passes; in the C locale every such byte is a '?'
+    run fake-utf8 env LC_ALL=C.UTF-8 "$CTL" --uri "unix:$TMP/fake-text.sock" render "$FAKE_ID" -o "$TMP/x.png"
+    check "in a UTF-8 locale: C1 controls (UTF-8 and raw) and a bidi override as '?', 歩く kept" \
+        said fake-utf8 "[2J?2J??歩く"
+    run fake-c env LC_ALL=C "$CTL" --uri "unix:$TMP/fake-text.sock" render "$FAKE_ID" -o "$TMP/x.png"
+    check "in the C locale: every byte past ASCII as '?'" \
+        eval 'said fake-c "[2J??2J??????????" && ! LC_ALL=C grep -q "[$(printf "\200-\377")]" "$TMP/fake-c.err"'
     run fake-stats "$CTL" --uri "unix:$TMP/fake-text.sock" stats
     check "a counter named with a newline and an escape: one line, '?' for each" \
         eval '[ $RC = 0 ] && [ "$(cat "$TMP/fake-stats.out")" = "evil?forged?1?]0;pwned??[2J 5" ]'

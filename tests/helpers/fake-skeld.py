@@ -11,7 +11,8 @@ the size asked (libskc checks each IHDR against it), for these frames, per MODE:
   fewer        the frames asked for but the last
   two-for-one  two pictures of each frame asked for (two for a single frame)
 and, for what skelctl prints of what a daemon says:
-  hostile-text RENDER refused with a message holding terminal escapes, and STATS answered
+  hostile-text RENDER refused with a message holding terminal escapes (C0, and C1 both as
+               UTF-8 and as a raw byte), a right-to-left override and Japanese, and STATS answered
                with a counter whose name holds a newline (a forged line) and an escape
 and, for a sheet (a RENDER of C x R cells) and INFO_JSON:
   sheet        a well-formed sheet (one picture of C x R cells from the first frame, a JSON
@@ -30,6 +31,9 @@ OP_HELLO, OP_RENDER, OP_STATS, OP_INFO_JSON = 1, 11, 12, 13
 F_REPLY = 1
 S_UNKNOWN_OPCODE, S_NOT_FOUND = 5, 7
 ESCAPES = "\x1b]0;pwned\x07\x1b[2J"  # retitle the window, clear the screen
+# past ASCII: a CSI as a UTF-8 C1 character and as a raw byte (an 8-bit terminal's), a
+# right-to-left override, and two characters a UTF-8 terminal must show
+HIGH = "\u009b2J".encode() + b"\x9b" + "\u202e\u6b69\u304f".encode()
 RANGE = 1 << 5  # evaluation flag: a frame range (first..last in the render request)
 
 
@@ -39,7 +43,7 @@ def frame(op, status, req_id, body):
 
 
 def string(s):
-    b = s.encode()
+    b = s if isinstance(s, bytes) else s.encode()
     return struct.pack("<H", len(b)) + b
 
 
@@ -136,7 +140,8 @@ def serve(conn, mode):
             reply = struct.pack("<H", 1) + string("skeld 0.0.0 on fake")
             reply += struct.pack("<I", 1 << 20)
         elif op == OP_RENDER and mode == "hostile-text":
-            conn.sendall(frame(op, S_NOT_FOUND, req_id, string("unknown animation " + ESCAPES)))
+            text = ("unknown animation " + ESCAPES).encode() + HIGH
+            conn.sendall(frame(op, S_NOT_FOUND, req_id, string(text)))
             continue
         elif op == OP_STATS and mode == "hostile-text":  # str name, u32 high, u32 low
             reply = struct.pack("<I", 1) + string("evil\nforged 1" + ESCAPES)
