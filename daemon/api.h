@@ -12,7 +12,7 @@
 #include "http.h"
 
 #define API_ROUTES 9
-#define API_STATUSES 17
+#define API_STATUSES 18
 
 struct api {
     struct dispatch *d;

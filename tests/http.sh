@@ -1214,6 +1214,9 @@ tally other 401
 check "a token in a chunked body's trailer is no Authorization header: 401" \
     is "$(py raw "${PORT[B]}" 'POST /v1/armatures HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\nAuthorization: Bearer s3cret\r\n\r\n')" 401
 tally other 401
+check "a request line in HTTP/2.0 is answered 505 (counted in /metrics as every answer is)" \
+    is "$(py raw "${PORT[B]}" 'GET /healthz HTTP/2.0\r\nHost: a\r\n\r\n')" 505
+tally other 505
 get au "$B/v1/armatures" -H 'Cookie: theme=dark; skeld_token=s3%63ret'
 check "with the cookie skeld_token (percent-encoded) among others: 200" is "$ST" 200
 tally list 200
