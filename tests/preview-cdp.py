@@ -13,8 +13,13 @@ Checks, each on a page opened afresh:
               on the port and Play: the frames play and the status no longer says they fail
   lost upload skeld restarted (it forgets uploads) under a page playing a file uploaded from
               it: a new size, and then Refresh, send the file again and play on
+  insecure    the page on a host that is not loopback (an insecure context: no crypto.subtle)
+              still uploads with PUT by the file's SHA-256, which a cluster's HAProxy routes
+              (it refuses a POST), and plays the file
 Exit 0 if all passed, 1 if one failed, 77 if this skeld has no http listener, 99 on trouble
 outside the page (skeld or the browser do not start)."""
+import hashlib
+import io
 import json
 import os
 import signal
@@ -23,6 +28,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+import zipfile
 
 sys.dont_write_bytecode = True  # no __pycache__ left in the source tree (read-only in distcheck)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers"))
@@ -31,6 +37,9 @@ from cdp import Browser, CDPError, Timeout  # noqa: E402
 skeld_bin, root, upload, tmp = sys.argv[1:5]
 browser_bin = os.environ.get("CHROMIUM", "chromium")
 TIMEOUT = 60  # seconds for any one wait: a loaded CI machine, or a sanitizer build
+# A name that is not loopback, which Chromium resolves to 127.0.0.1: a page served from it is not
+# a secure context (plain http off localhost), as a page reached over a LAN would be.
+INSECURE_HOST = "skeld.test"
 
 
 class Skip(Exception):
@@ -206,6 +215,29 @@ def check_lost_upload(b, skeld):
     plays_on(b, "the upload playing after Refresh")
 
 
+def check_insecure(b, skeld):
+    # bytes of their own (the upload with a zip comment): one PUT of them, in this check only
+    buf = io.BytesIO(open(upload, "rb").read())
+    with zipfile.ZipFile(buf, "a") as z:
+        z.comment = b"preview-cdp insecure"
+    path = os.path.join(tmp, "insecure.skf")
+    with open(path, "wb") as f:
+        f.write(buf.getvalue())
+    armature = hashlib.sha256(buf.getvalue()).hexdigest()
+    b.navigate(f"http://{INSECURE_HOST}:{skeld.port}/")
+    if b.evaluate("window.isSecureContext"):
+        raise AssertionError(f"http://{INSECURE_HOST}/ is a secure context: nothing to check")
+    b.wait_for(f"!{STATUS}.startsWith('Loading')", "the list of armatures")
+    b.set_files("#upload", [path])
+    plays_on(b, "the file uploaded from an insecure context playing")
+    with open(skeld.err) as e:
+        log = e.read()
+    if f"method=PUT path=/v1/armatures/{armature} status=201" not in log:
+        posted = "method=POST path=/v1/armatures " in log
+        raise AssertionError("the upload was not a PUT by its SHA-256 (%s)" %
+                             ("it was a POST" if posted else "no PUT of it in skeld's log"))
+
+
 def main():
     skeld = Skeld()
     try:
@@ -218,10 +250,12 @@ def main():
     os.makedirs(home, exist_ok=True)
     try:
         with Browser(browser_bin, os.path.join(tmp, "profile"), os.path.join(tmp, "browser.err"),
-                     home=home, timeout=TIMEOUT) as b:
+                     home=home, timeout=TIMEOUT,
+                     args=[f"--host-resolver-rules=MAP {INSECURE_HOST} 127.0.0.1"]) as b:
             for name, check in [("words", check_words), ("bad size", check_bad_size),
                                 ("unreachable", check_unreachable),
-                                ("lost upload", check_lost_upload)]:
+                                ("lost upload", check_lost_upload),
+                                ("insecure", check_insecure)]:
                 if not skeld.running():
                     skeld.start()
                 b.errors.clear()

@@ -28,7 +28,8 @@ class CDPError(Exception):
 
 
 class Browser:
-    def __init__(self, binary, profile, log, home=None, timeout=60):
+    def __init__(self, binary, profile, log, home=None, timeout=60, args=()):
+        """args: more of Chromium's switches, such as --host-resolver-rules."""
         self.timeout = timeout  # seconds any one reply or wait may take
         to_r, self.to_w = os.pipe()
         self.from_r, from_w = os.pipe()
@@ -48,7 +49,7 @@ class Browser:
         self.proc = subprocess.Popen(
             [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
              "--no-first-run", "--no-default-browser-check", "--remote-debugging-pipe",
-             f"--user-data-dir={profile}", "about:blank"],
+             f"--user-data-dir={profile}", *args, "about:blank"],
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env,
             close_fds=False, preexec_fn=descriptors)
         os.close(to_r)
