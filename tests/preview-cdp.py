@@ -13,6 +13,9 @@ Checks, each on a page opened afresh:
               on the port and Play: the frames play and the status no longer says they fail
   lost upload skeld restarted (it forgets uploads) under a page playing a file uploaded from
               it: a new size, and then Refresh, send the file again and play on
+  listed      two files uploaded from the page, then skeld restarted (it lost both): Refresh
+              lists both (the page holds them; behind a cluster's HAProxy the list is one
+              node's, which lacks uploads that live on other nodes)
   insecure    the page on a host that is not loopback (an insecure context: no crypto.subtle)
               still uploads with PUT by the file's SHA-256, which a cluster's HAProxy routes
               (it refuses a POST), and plays the file
@@ -215,15 +218,45 @@ def check_lost_upload(b, skeld):
     plays_on(b, "the upload playing after Refresh")
 
 
-def check_insecure(b, skeld):
-    # bytes of their own (the upload with a zip comment): one PUT of them, in this check only
+def variant(name):
+    """A copy of the upload with bytes of its own (a zip comment): (its path, its id)."""
     buf = io.BytesIO(open(upload, "rb").read())
     with zipfile.ZipFile(buf, "a") as z:
-        z.comment = b"preview-cdp insecure"
-    path = os.path.join(tmp, "insecure.skf")
+        z.comment = b"preview-cdp " + name.encode()
+    path = os.path.join(tmp, name + ".skf")
     with open(path, "wb") as f:
         f.write(buf.getvalue())
-    armature = hashlib.sha256(buf.getvalue()).hexdigest()
+    return path, hashlib.sha256(buf.getvalue()).hexdigest()
+
+
+OPTIONS = "[...document.getElementById('armature').options].map((o) => o.value)"
+
+
+def check_listed(b, skeld):
+    b.navigate(f"{skeld.url()}/")
+    b.wait_for(f"!{STATUS}.startsWith('Loading')", "the list of armatures")
+    ids = []
+    for name in ("first", "second"):
+        path, armature = variant(name)
+        b.set_files("#upload", [path])
+        b.wait_for(f"document.getElementById('armature').value === 'id:{armature}'",
+                   f"the {name} upload chosen")
+        plays_on(b, f"the {name} upload playing")
+        ids.append(armature)
+    skeld.restart()
+    # the list emptied first, so that what Refresh lists is told from what was there
+    b.evaluate("[...document.getElementById('armature').options]"
+               ".filter((o) => o.value.startsWith('id:')).forEach((o) => o.remove())")
+    b.evaluate("document.getElementById('refresh').click()")
+    b.wait_for(f"{OPTIONS}.includes('id:{ids[1]}')", "the upload on show listed again")
+    if f"id:{ids[0]}" not in b.evaluate(OPTIONS):
+        raise AssertionError("Refresh lists the upload on show (sent again), not the one "
+                             "uploaded before it")
+
+
+def check_insecure(b, skeld):
+    # bytes of their own: one PUT of them, in this check only
+    path, armature = variant("insecure")
     b.navigate(f"http://{INSECURE_HOST}:{skeld.port}/")
     if b.evaluate("window.isSecureContext"):
         raise AssertionError(f"http://{INSECURE_HOST}/ is a secure context: nothing to check")
@@ -255,7 +288,7 @@ def main():
             for name, check in [("words", check_words), ("bad size", check_bad_size),
                                 ("unreachable", check_unreachable),
                                 ("lost upload", check_lost_upload),
-                                ("insecure", check_insecure)]:
+                                ("listed", check_listed), ("insecure", check_insecure)]:
                 if not skeld.running():
                     skeld.start()
                 b.errors.clear()

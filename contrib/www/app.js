@@ -41,8 +41,10 @@ const player = {
   generation: 0,
   played: 0, // frames the timer has drawn since the page loaded
 };
-// id -> the File uploaded from this page: its name labels the list, and its bytes go up again
-// where skeld lost them (the node restarted, or a drain moved the id to another)
+// id -> what was uploaded from this page: {file, bones, animations}, the File and its entry of
+// the list (a count of bones, the animations' names). Its name labels the list, it is listed
+// where skeld's list lacks it, and its bytes go up again where skeld lost them (the node
+// restarted, or a drain moved the id to another)
 const uploads = new Map();
 const resends = new Map(); // base -> the upload again under way, which the frames share
 
@@ -133,11 +135,17 @@ async function listArmatures(choice, quiet, resent = false) {
   for (const opt of [...ui.armature.options]) {
     if (opt.value.startsWith('id:')) opt.remove();
   }
-  for (const a of list) {
+  // This page's uploads that the list lacks are listed too: behind a cluster's HAProxy the list
+  // is one node's cache, and an upload lives on the node its id hashes to (without them the
+  // list offered neither the file on show nor one uploaded before it); one that skeld lost is
+  // sent again when it is opened.
+  const mine = [...uploads].filter(([id]) => !list.some((a) => a.id === id))
+    .map(([id, up]) => ({id, bones: up.bones, animations: up.animations}));
+  for (const a of [...list, ...mine]) {
     // The file it was loaded from (by path, or uploaded from this page), with the start of its
     // id: two versions of one file are two entries.
     const up = uploads.get(a.id);
-    const file = up ? up.name : a.file;
+    const file = up ? up.file.name : a.file;
     const id = `${a.id.slice(0, file ? 8 : 12)}\u2026`;
     const name = file ? `${file} (${id})` : id;
     const label = `${iso(name)}: ${count(a.bones, 'bone')}; ` +
@@ -164,7 +172,9 @@ async function listArmatures(choice, quiet, resent = false) {
     say('The armature on show is no longer cached: choose another, or upload it again.');
     return;
   }
-  if (!quiet) say(list.length ? 'Choose an armature.' : 'Nothing is cached: upload a .skf.');
+  if (!quiet) {
+    say(list.length || mine.length ? 'Choose an armature.' : 'Nothing is cached: upload a .skf.');
+  }
 }
 
 // Clears the picture and says what it shows (for screen readers), and takes the spritesheet
@@ -242,7 +252,8 @@ async function send(file) {
   const summary = await fetchJSON(`/v1/armatures/${id}`, {
     method: 'PUT', body: file, headers: {'Content-Type': 'application/octet-stream'},
   });
-  uploads.set(summary.id, file);
+  uploads.set(summary.id, {file, bones: summary.bones.length,
+                           animations: summary.animations.map((a) => a.name)});
   return summary.id;
 }
 
@@ -260,7 +271,7 @@ async function upload() {
   ui.upload.value = '';
 }
 
-// The file uploaded from this page that base ("/v1/armatures/{id}") names, if any.
+// What was uploaded from this page ({file, ..}) that base ("/v1/armatures/{id}") names, if any.
 function uploadAt(base) {
   return base.startsWith('/v1/armatures/') ? uploads.get(base.slice('/v1/armatures/'.length))
                                            : undefined;
@@ -269,10 +280,10 @@ function uploadAt(base) {
 // Sends again the file uploaded from this page that `base` names, which skeld lost (the node
 // restarted, or a drain moved the id to another node); false if the page holds no such file.
 async function sendAgain(base) {
-  const file = uploadAt(base);
-  if (!file) return false;
+  const up = uploadAt(base);
+  if (!up) return false;
   if (!resends.has(base)) { // the frames that found it missing together: one upload
-    resends.set(base, send(file).finally(() => resends.delete(base)));
+    resends.set(base, send(up.file).finally(() => resends.delete(base)));
   }
   await resends.get(base);
   return true;
@@ -517,7 +528,7 @@ async function sendLost(generation) {
   const base = player.base;
   if (!resends.has(base) && (await stillCached(base))) return;
   if (generation === player.generation) {
-    say(`skeld lost ${iso(uploadAt(base).name)}: sending it again\u2026`);
+    say(`skeld lost ${iso(uploadAt(base).file.name)}: sending it again\u2026`);
     player.troubled = true;
   }
   await sendAgain(base);
