@@ -15,7 +15,9 @@ Checks, each on a page opened afresh:
               it: a new size, and then Refresh, send the file again and play on
   listed      two files uploaded from the page, then skeld restarted (it lost both): Refresh
               lists both (the page holds them; behind a cluster's HAProxy the list is one
-              node's, which lacks uploads that live on other nodes)
+              node's, which lacks uploads that live on other nodes); skeld restarted again,
+              the first chosen from the list, with the browser's cache off, is sent again
+              and plays
   insecure    the page on a host that is not loopback (an insecure context: no crypto.subtle)
               still uploads with PUT by the file's SHA-256, which a cluster's HAProxy routes
               (it refuses a POST), and plays the file
@@ -252,6 +254,23 @@ def check_listed(b, skeld):
     if f"id:{ids[0]}" not in b.evaluate(OPTIONS):
         raise AssertionError("Refresh lists the upload on show (sent again), not the one "
                              "uploaded before it")
+    # Chosen again once skeld lost it: the browser's cache off, as once it dropped the answers,
+    # so that skeld is asked for the armature (it answered for it, immutable, while it held it).
+    skeld.restart()
+    b.send("Network.enable")
+    b.send("Network.setCacheDisabled", {"cacheDisabled": True})
+    try:
+        b.evaluate("(() => { const s = document.getElementById('armature'); "
+                   f"s.value = 'id:{ids[0]}'; s.dispatchEvent(new Event('change')); }})()")
+        b.wait_for(f"{PLAYING} || {STATUS}.startsWith('Cannot open')",
+                   "the first upload opened, or not")
+        if not b.evaluate(PLAYING):
+            raise AssertionError("an upload skeld lost, chosen from the list: "
+                                 f"{b.evaluate(STATUS)!r}")
+        plays_on(b, "the first upload, sent again, playing")
+    finally:
+        b.send("Network.setCacheDisabled", {"cacheDisabled": False})
+        b.send("Network.disable")
 
 
 def check_insecure(b, skeld):

@@ -325,7 +325,13 @@ async function open(choice, wanted) {
   say(`Opening ${iso(what)}\u2026`);
   let info;
   try {
-    info = await fetchJSON(base);
+    info = await fetchJSON(base).catch(async (e) => {
+      // an upload of this page that skeld lost (the list offers the page's uploads): sent
+      // again, then opened; the browser's cache answered this only while it held the answer
+      if (!uploadAt(base) || (await stillCached(base))) throw e;
+      await sendAgain(base);
+      return fetchJSON(base);
+    });
   } catch (e) {
     if (generation === player.generation) {
       blank(`Cannot open ${iso(what)}`); // not the armature shown before, nor its spritesheet
