@@ -624,8 +624,11 @@ static enum http_verb verb_of(unsigned m);
 static int on_url(http_parser *p, const char *at, size_t n)
 {
     struct http_conn *c = conn_of(p);
-    /* the method is known from here: a HEAD refused before its headers end gets no body */
+    /* the method is known from here: a HEAD refused before its headers end gets no body, and
+     * the access line of a request refused in its headers (431) names its method */
     c->cur->verb = verb_of(p->method);
+    snprintf(c->cur->method, sizeof c->cur->method, "%s",
+             http_method_str((enum http_method)p->method));
     return append(&c->cur->url, &c->cur->url_len, at, n, MAX_URL) ? fail(c, 414) : 0;
 }
 

@@ -56,6 +56,12 @@ check "an unknown animation: status NOT_FOUND" \
 check "HTTP: peer address and port, method, path with its query (quoted: it has =), status" \
     grep -qE 'event=access proto=http peer=127\.0\.0\.1:[0-9]+ method=GET path="/v1/files/robot\.skf/pose\?anim=Walk&frame=3" status=200 bytes=[1-9][0-9]* us=[0-9]+$' "$LOG"
 
+# A request refused in its headers (over 16 KiB: 431) is logged with its method and path.
+curl -s -o /dev/null -H "X-Big: $(head -c 17000 /dev/zero | tr '\0' a)" "$web/v1/armatures?big=1"
+wait_for grep -q ' status=431 ' "$LOG"
+check "a 431 (headers over 16 KiB): the access line names its method and path" \
+    grep -qE 'event=access proto=http peer=127\.0\.0\.1:[0-9]+ method=GET path="/v1/armatures\?big=1" status=431 ' "$LOG"
+
 # Bytes a client chose reach the log as text only: bytes that are not UTF-8 and C1 controls
 # (U+009B is a terminal's CSI) as '?', well-formed UTF-8 text as it is.
 hostport=${web#http://}
