@@ -54,11 +54,6 @@ static int broken(skc_client *c, int code, const char *what)
     return skc__fail(c, code, "%s: %s%s", what, buf, hint);
 }
 
-static struct skc__pending *find(skc_client *c, uint32_t id)
-{
-    return skc__pend_find(c, id);
-}
-
 static void drop(skc_client *c, struct skc__pending *p)
 {
     free(p->f.body);
@@ -67,7 +62,7 @@ static void drop(skc_client *c, struct skc__pending *p)
 
 int skc__forget(skc_client *c, uint32_t req_id)
 {
-    struct skc__pending *p = find(c, req_id);
+    struct skc__pending *p = skc__pend_find(c, req_id);
     if (!p)
         return skc__fail(c, SKC_EINVAL, "no request %u is pending", (unsigned)req_id);
     drop(c, p);
@@ -91,7 +86,7 @@ static int file_frame(skc_client *c, const struct skp_frame *f)
         skc__close(c, "the server sent a request (opcode %u)", f->h.opcode);
         return skc__fail(c, SKC_EPROTO, "%s", c->gone);
     }
-    struct skc__pending *p = find(c, f->h.id);
+    struct skc__pending *p = skc__pend_find(c, f->h.id);
     if (!p && f->h.id == 0 && f->h.status != SKP_S_OK) {
         /* A connection-level error (framing, version): the server closes after it. */
         size_t len = 0;
@@ -264,7 +259,7 @@ void skc__unsend_overdue(skc_client *c, int64_t now)
         from = to = from + queued_frame(c, from, &id);
     while (from < c->out_len) {
         size_t len = queued_frame(c, from, &id);
-        const struct skc__pending *p = find(c, id);
+        const struct skc__pending *p = skc__pend_find(c, id);
         if (!p || p->deadline < 0 || p->deadline > now) {
             if (to != from)
                 memmove(c->out + to, c->out + from, len);
@@ -405,7 +400,7 @@ static uint32_t next_id(skc_client *c)
             c->ids_wrapped = 1;
             continue;
         }
-        if (!c->ids_wrapped || !find(c, c->next_id))
+        if (!c->ids_wrapped || !skc__pend_find(c, c->next_id))
             return c->next_id;
     }
 }
@@ -442,7 +437,7 @@ int skc__queue(skc_client *c, uint8_t op, skc__encoder enc, const void *arg, siz
 /* A request that failed to go out is no longer pending. */
 static void unsend(skc_client *c, uint32_t id)
 {
-    struct skc__pending *p = find(c, id);
+    struct skc__pending *p = skc__pend_find(c, id);
     if (p)
         drop(c, p);
 }
@@ -510,7 +505,7 @@ int skc__recv(skc_client *c, uint32_t req_id, int64_t deadline, skc_reply **out)
      * the queue is taken back on a timeout (mine is its end). */
     int rc = c->out_off < c->out_len ? flush_wait(c, c->out_len, deadline) : 0;
     for (;;) {
-        struct skc__pending *p = find(c, req_id);
+        struct skc__pending *p = skc__pend_find(c, req_id);
         if (!p)
             return skc__fail(c, SKC_EINVAL, "no request %u is pending", (unsigned)req_id);
         if (p->done) {
@@ -528,7 +523,7 @@ int skc__recv(skc_client *c, uint32_t req_id, int64_t deadline, skc_reply **out)
         short rev = 0;
         if (rc == 0 && (rc = wait_fd(c, POLLIN, deadline, &rev)) == 0)
             rc = read_some(c, NULL);
-        p = find(c, req_id);
+        p = skc__pend_find(c, req_id);
         if (rc && p && p->done)
             return take(c, p, out); /* it arrived just before the error */
         if (rc && rc != SKC_ETIMEOUT && p)
@@ -541,7 +536,7 @@ int skc__recv(skc_client *c, uint32_t req_id, int64_t deadline, skc_reply **out)
 int skc__try_recv(skc_client *c, uint32_t req_id, skc_reply **out)
 {
     for (;;) {
-        struct skc__pending *p = find(c, req_id);
+        struct skc__pending *p = skc__pend_find(c, req_id);
         if (!p)
             return skc__fail(c, SKC_EINVAL, "no request %u is pending", (unsigned)req_id);
         if (p->done)
@@ -553,7 +548,7 @@ int skc__try_recv(skc_client *c, uint32_t req_id, skc_reply **out)
         int got = 0, rc = skc__flush(c); /* ours may still be queued */
         if (rc == 0 || rc == SKC_EAGAIN)
             rc = read_some(c, &got);
-        p = find(c, req_id);
+        p = skc__pend_find(c, req_id);
         if (p && p->done)
             return take(c, p, out);
         if (rc && p)

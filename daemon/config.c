@@ -462,6 +462,22 @@ static int check_listener(const struct config *c, int i, FILE *err)
     return 0;
 }
 
+/* The address of a tcp:// or http:// listener; -1 for a unix one (or one config_check
+ * refuses). */
+static int listener_addr(const struct config *c, int i, struct sockaddr_storage *addr)
+{
+    const char *u = c->listen[i];
+    return strncmp(u, "unix:", 5) && strstr(u, "//") ? config_listen_addr(strstr(u, "//") + 2, addr)
+                                                     : -1;
+}
+
+/* An address's port (network order), of either family. */
+static in_port_t port_of(const struct sockaddr_storage *a)
+{
+    return a->ss_family == AF_INET ? ((const struct sockaddr_in *)(const void *)a)->sin_port
+                                   : ((const struct sockaddr_in6 *)(const void *)a)->sin6_port;
+}
+
 /* Whether listeners i and j (both valid) name one address: one unix path, or one IP address
  * and port (tcp:// and http:// alike; port 0, any free one, never clashes). The second would
  * fail the start at bind, after the first had printed that it listens. */
@@ -472,38 +488,25 @@ static bool same_listener(const struct config *c, int i, int j)
     if (unix_a || unix_b)
         return unix_a && unix_b && !strcmp(a + 5, b + 5);
     struct sockaddr_storage x, y;
-    if (config_listen_addr(strstr(a, "//") + 2, &x) || config_listen_addr(strstr(b, "//") + 2, &y))
+    if (listener_addr(c, i, &x) || listener_addr(c, j, &y) || x.ss_family != y.ss_family ||
+        !port_of(&x) || port_of(&x) != port_of(&y))
         return false;
-    if (x.ss_family != y.ss_family)
-        return false;
-    if (x.ss_family == AF_INET) {
-        const struct sockaddr_in *p = (const void *)&x, *q = (const void *)&y;
-        return p->sin_port && p->sin_port == q->sin_port &&
-               p->sin_addr.s_addr == q->sin_addr.s_addr;
-    }
-    const struct sockaddr_in6 *p = (const void *)&x, *q = (const void *)&y;
-    return p->sin6_port && p->sin6_port == q->sin6_port &&
-           !memcmp(&p->sin6_addr, &q->sin6_addr, sizeof p->sin6_addr);
-}
-
-/* The address of a tcp:// or http:// listener; -1 for a unix one (or one config_check
- * refuses). */
-static int listener_addr(const struct config *c, int i, struct sockaddr_storage *addr)
-{
-    const char *u = c->listen[i];
-    return strncmp(u, "unix:", 5) && strstr(u, "//") ? config_listen_addr(strstr(u, "//") + 2, addr)
-                                                     : -1;
+    if (x.ss_family == AF_INET)
+        return ((const struct sockaddr_in *)(const void *)&x)->sin_addr.s_addr ==
+               ((const struct sockaddr_in *)(const void *)&y)->sin_addr.s_addr;
+    return !memcmp(&((const struct sockaddr_in6 *)(const void *)&x)->sin6_addr,
+                   &((const struct sockaddr_in6 *)(const void *)&y)->sin6_addr,
+                   sizeof(struct in6_addr));
 }
 
 bool config_listen_v6only(const struct config *c, int i)
 {
     struct sockaddr_storage me, other;
-    if (listener_addr(c, i, &me) || me.ss_family != AF_INET6)
+    if (listener_addr(c, i, &me) || me.ss_family != AF_INET6 || !port_of(&me))
         return false;
-    in_port_t port = ((const struct sockaddr_in6 *)&me)->sin6_port;
     for (int j = 0; j < c->listen_count; j++)
-        if (j != i && !listener_addr(c, j, &other) && other.ss_family == AF_INET && port &&
-            ((const struct sockaddr_in *)&other)->sin_port == port)
+        if (j != i && !listener_addr(c, j, &other) && other.ss_family == AF_INET &&
+            port_of(&other) == port_of(&me))
             return true;
     return false;
 }

@@ -356,9 +356,6 @@ static int start(struct server *s)
     return open_listeners(s);
 }
 
-/* The file under root the ready line suggests, into out: robot.skf, the samples' own (*walk:
- * it has a Walk), when the root holds it, else the root's first .skf by name among those whose
- * name a shell and a URL take as it is; "" for none. Read once, at the start. */
 /* A listener's URI to connect to: a wildcard address (0.0.0.0, [::]) is one to bind, which
  * browsers refuse and other systems do not connect to: this host's loopback of its family
  * stands for it. */
@@ -377,6 +374,9 @@ static const char *loopback_for(const char *uri, char *out, size_t cap)
     return uri;
 }
 
+/* The file under root the ready line suggests, into out: robot.skf, the samples' own (*walk:
+ * it has a Walk), when the root holds it, else the root's first .skf by name among those whose
+ * name a shell and a URL take as it is; "" for none. Read once, at the start. */
 static void example_file(const char *root, char *out, size_t cap, bool *walk)
 {
     static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-";

@@ -635,68 +635,6 @@ START_TEST(uv_connect_timeout)
 }
 END_TEST
 
-/* Reads one whole frame from fd (blocking): header and body. */
-static void read_frame(int fd)
-{
-    unsigned char buf[4096];
-    size_t want = 20, got = 0;
-    while (got < want) {
-        ssize_t n = read(fd, buf + got, want - got);
-        ck_assert_msg(n > 0, "the client hung up: %s", n < 0 ? strerror(errno) : "EOF");
-        got += (size_t)n;
-        if (got == 20 && want == 20) /* body_len, little-endian at offset 16 */
-            want += buf[16] | buf[17] << 8 | (size_t)buf[18] << 16 | (size_t)buf[19] << 24;
-        ck_assert_uint_le(want, sizeof buf);
-    }
-}
-
-/* A peer that answers HELLO, starts a reply and closes with a request still unread: the
- * client's socket then holds data and an error (ECONNRESET) at once. libuv reports that as a
- * poll error and stops the poll handle; the adapter must go on watching, or the read that
- * would meet the error never comes: no callback, and the loop returns with the handle alive. */
-START_TEST(uv_reset_after_data)
-{
-    char path[192], uri[200];
-    int lfd = unix_listener("reset.sock", path, uri);
-    uv_loop_t loop;
-    ck_assert_int_eq(uv_loop_init(&loop), 0);
-    static struct run run;
-    memset(&run, 0, sizeof run);
-    run.expected = 99;
-    /* No connect timeout; the PING's (a minute) comes long after the end of the connection,
-     * which alone can answer it. */
-    skc_async *ac = async_open(&loop, &run, uri, NULL, -1);
-    ck_assert_int_eq(skc_async_ping(ac, "unread", 6, on_slot, &run.ping), 0);
-    int sfd = accept(lfd, NULL, NULL);
-    ck_assert_int_ge(sfd, 0);
-    /* HELLO and PING go out on the loop's first turns. */
-    struct pollfd p = {sfd, POLLIN, 0};
-    for (int turns = 0; poll(&p, 1, 0) == 0; turns++) {
-        ck_assert_int_lt(turns, 1000);
-        uv_run(&loop, UV_RUN_NOWAIT);
-    }
-    read_frame(sfd); /* HELLO; the PING stays unread */
-    /* HELLO's reply (version 1, "fake", a 64 KiB limit), then a PING reply promising 64 KiB
-     * and sending none of it. */
-    static const char hello[] = "SKLD\1\1\1\0\0\0\0\0\1\0\0\0\14\0\0\0"
-                                "\1\0\4\0fake\0\0\1\0";
-    static const char part[] = "SKLD\1\2\1\0\0\0\0\0\2\0\0\0\0\0\1\0";
-    ck_assert_int_eq(write(sfd, hello, sizeof hello - 1), (ssize_t)sizeof hello - 1);
-    ck_assert_int_eq(write(sfd, part, sizeof part - 1), (ssize_t)sizeof part - 1);
-    close(sfd);
-    loop_finish(&loop);
-    ck_assert_int_eq(run.connect_err, 0);
-    ck_assert_int_eq(run.ping.done, 1);
-    ck_assert_int_eq(run.ping.err, SKC_EIO);
-    ck_assert_int_eq(run.disconnects, 1);
-    ck_assert_int_eq(run.disconnect_err, SKC_EIO);
-    close(lfd);
-    unlink(path);
-}
-END_TEST
-
-/* ---- a peer on a thread of its own, for the pending table --------------------------------- */
-
 /* The opcodes the peer tells apart (proto/skp.h). */
 enum { OP_HELLO = 1, OP_LOAD_BYTES = 4 };
 
@@ -707,10 +645,6 @@ struct peer_frame {
     size_t len;
     unsigned char body[64];
 };
-
-/* The peers run on threads of their own and report what went wrong to the test's thread,
- * which asserts (Check's assertions belong to it): each peer function returns NULL, or why it
- * failed, and a peer that fails closes its socket, so the client's loop ends. */
 
 /* Reads one whole frame from fd (blocking): 1, or 0 at the client's end of stream, or -1 if
  * the stream ends inside a frame. */
@@ -739,6 +673,58 @@ static int peer_read(int fd, struct peer_frame *f)
     }
     return 1;
 }
+
+/* A peer that answers HELLO, starts a reply and closes with a request still unread: the
+ * client's socket then holds data and an error (ECONNRESET) at once. libuv reports that as a
+ * poll error and stops the poll handle; the adapter must go on watching, or the read that
+ * would meet the error never comes: no callback, and the loop returns with the handle alive. */
+START_TEST(uv_reset_after_data)
+{
+    char path[192], uri[200];
+    int lfd = unix_listener("reset.sock", path, uri);
+    uv_loop_t loop;
+    ck_assert_int_eq(uv_loop_init(&loop), 0);
+    static struct run run;
+    memset(&run, 0, sizeof run);
+    run.expected = 99;
+    /* No connect timeout; the PING's (a minute) comes long after the end of the connection,
+     * which alone can answer it. */
+    skc_async *ac = async_open(&loop, &run, uri, NULL, -1);
+    ck_assert_int_eq(skc_async_ping(ac, "unread", 6, on_slot, &run.ping), 0);
+    int sfd = accept(lfd, NULL, NULL);
+    ck_assert_int_ge(sfd, 0);
+    /* HELLO and PING go out on the loop's first turns. */
+    struct pollfd p = {sfd, POLLIN, 0};
+    for (int turns = 0; poll(&p, 1, 0) == 0; turns++) {
+        ck_assert_int_lt(turns, 1000);
+        uv_run(&loop, UV_RUN_NOWAIT);
+    }
+    struct peer_frame hello_req;
+    ck_assert_int_eq(peer_read(sfd, &hello_req), 1); /* HELLO; the PING stays unread */
+    /* HELLO's reply (version 1, "fake", a 64 KiB limit), then a PING reply promising 64 KiB
+     * and sending none of it. */
+    static const char hello[] = "SKLD\1\1\1\0\0\0\0\0\1\0\0\0\14\0\0\0"
+                                "\1\0\4\0fake\0\0\1\0";
+    static const char part[] = "SKLD\1\2\1\0\0\0\0\0\2\0\0\0\0\0\1\0";
+    ck_assert_int_eq(write(sfd, hello, sizeof hello - 1), (ssize_t)sizeof hello - 1);
+    ck_assert_int_eq(write(sfd, part, sizeof part - 1), (ssize_t)sizeof part - 1);
+    close(sfd);
+    loop_finish(&loop);
+    ck_assert_int_eq(run.connect_err, 0);
+    ck_assert_int_eq(run.ping.done, 1);
+    ck_assert_int_eq(run.ping.err, SKC_EIO);
+    ck_assert_int_eq(run.disconnects, 1);
+    ck_assert_int_eq(run.disconnect_err, SKC_EIO);
+    close(lfd);
+    unlink(path);
+}
+END_TEST
+
+/* ---- a peer on a thread of its own, for the pending table --------------------------------- */
+
+/* The peers run on threads of their own and report what went wrong to the test's thread,
+ * which asserts (Check's assertions belong to it): each peer function returns NULL, or why it
+ * failed, and a peer that fails closes its socket, so the client's loop ends. */
 
 /* Answers f with body (a PING's echo, or HELLO's reply). */
 static const char *peer_reply(int fd, const struct peer_frame *f, const void *body, size_t len)

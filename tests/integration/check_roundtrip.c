@@ -974,6 +974,13 @@ static void check_info_against(const skc_reply *r, json_t *j)
     ck_assert_uint_eq(json_array_size(atlases), s->atlas_count);
 }
 
+/* n uploads of the same bytes, pipelined: their request ids into ids. */
+static void send_loads(skc_client *c, const char *skf, size_t len, int n, uint32_t *ids)
+{
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(skc_send_load_bytes(c, skf, len, &ids[i]), 0);
+}
+
 /* A burst of uploads of one uncached file parses it once: the LOADs that arrive while it is
  * being parsed wait for that parse, and those after it find it cached. */
 START_TEST(concurrent_loads_parse_once)
@@ -986,8 +993,7 @@ START_TEST(concurrent_loads_parse_once)
     char *skf = slurp(sample(path, "robot.skf"), &len);
     ck_assert_ptr_nonnull(skf);
     uint32_t ids[N];
-    for (int i = 0; i < N; i++)
-        ck_assert_int_eq(skc_send_load_bytes(c, skf, len, &ids[i]), 0);
+    send_loads(c, skf, len, N, ids);
     unsigned char first[SKC_ID_SIZE];
     for (int i = 0; i < N; i++) {
         skc_reply *r = NULL;
@@ -1003,8 +1009,7 @@ START_TEST(concurrent_loads_parse_once)
     /* The same for bytes that fail to parse: every LOAD gets the parse's error. */
     skf[len / 2] ^= 0x55;
     skf[len / 2 + 1] ^= 0x55;
-    for (int i = 0; i < N; i++)
-        ck_assert_int_eq(skc_send_load_bytes(c, skf, len, &ids[i]), 0);
+    send_loads(c, skf, len, N, ids);
     for (int i = 0; i < N; i++) {
         int rc = skc_recv(c, ids[i], NULL);
         ck_assert_msg(rc == SKC_ESERVER && skc_status(c) == SKC_S_BAD_FILE, "bad LOAD %d: %s", i,
@@ -1035,8 +1040,7 @@ START_TEST(concurrent_loads_outlive_a_full_cache)
     char *skf = slurp(sample(path, "critter.skf"), &len);
     ck_assert_ptr_nonnull(skf);
     uint32_t ids[N];
-    for (int i = 0; i < N; i++)
-        ck_assert_int_eq(skc_send_load_bytes(c, skf, len, &ids[i]), 0);
+    send_loads(c, skf, len, N, ids);
     for (int i = 0; i < N; i++) {
         skc_reply *r = NULL;
         ck_assert_msg(skc_recv(c, ids[i], &r) == 0, "LOAD %d: %s", i, skc_errmsg(c));
