@@ -4,6 +4,8 @@
 #   json     the HTTP POSE body of FILE in µs, and skp_fmt_g9 against printf's %.9g (bench-json)
 #   render   raster and PNG encode ms per 512x512 frame, PNG bytes against zlib and libdeflate
 #            level 1 on the same pixels (bench-render, which measures those baselines itself)
+#   stages   the default encoder's time by stage (tokenizer, counting, codes, Huffman writing,
+#            the rest) against the raster of the same frame (bench-stages)
 #   fill     ns per pixel of fill on stress files of large layers and of tiny triangles, and
 #            what a bone-step is worth in pixels: the drawing budget's weights (bench-fill)
 #   process  `skeld render --frames 0-99` as a whole process (100 PNG files written, one
@@ -42,6 +44,9 @@ echo "== pose JSON, the HTTP POSE body (bench-json)"
 
 echo "== render (one thread, medians)"
 ./contrib/bench/bench-render --renders 1000 "$skf" samples/robot.skf
+
+echo "== the default encoder's stages against the raster (bench-stages)"
+./contrib/bench/bench-stages --runs 300 "$skf" samples/robot.skf
 
 echo "== fill: the drawing budget's weights (bench-fill)"
 ./contrib/gen-samples --stress "$dir/stress" >/dev/null

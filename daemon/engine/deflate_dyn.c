@@ -396,9 +396,10 @@ static void every_symbol_coded(struct freqs *f, const struct dists *ds)
 }
 
 /* Greedy: at each byte from from on the longest of the repeats, else a literal (take). No
- * repeat reaches past n, so a block's items end where the block does. Returns the item count. */
+ * repeat reaches past n, so a block's items end where the block does. Returns the item count;
+ * two NOTHING items follow them (put_items). */
 static size_t tokenize(const uint8_t *in, size_t from, size_t n, const struct dists *ds,
-                       const int32_t *live, uint16_t *it, struct freqs *f, bool sample)
+                       const int32_t *live, uint16_t *it)
 {
     size_t stride = ds->stride;
     size_t t = 0;
@@ -417,7 +418,6 @@ static size_t tokenize(const uint8_t *in, size_t from, size_t n, const struct di
             other_repeats(in, i, max, ds, &lu, &lc);
         t = take(in, &i, l4, lu, lc, it, t);
     }
-    count_items(it, t, f, ds, sample);
     it[t] = it[t + 1] = NOTHING; /* to a whole number of puts: put_items */
     return t;
 }
@@ -774,7 +774,8 @@ void deflate_dyn_block(struct deflate_dyn_stream *z, const uint8_t *in, size_t f
     uint16_t *items = scratch;
     struct freqs f;
     memset(&f, 0, sizeof f);
-    size_t count = tokenize(in, from, to, &ds, live, items, &f, true);
+    size_t count = tokenize(in, from, to, &ds, live, items);
+    count_items(items, count, &f, &ds, true);
     struct freqs coded = f;
     every_symbol_coded(&coded, &ds);
     struct block bk;

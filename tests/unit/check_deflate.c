@@ -282,7 +282,8 @@ START_TEST(block_bits_is_exact)
         struct freqs f;
         memset(&f, 0, sizeof f);
         struct dists ds = dists_of(stride, g_cell);
-        size_t count = tokenize(in, 0, n, &ds, spans ? live : NULL, items, &f, false);
+        size_t count = tokenize(in, 0, n, &ds, spans ? live : NULL, items);
+        count_items(items, count, &f, &ds, false); /* exact counts */
         struct block bk;
         plan_block(&bk, &f);
         struct bits b = {out, 0, 0};
