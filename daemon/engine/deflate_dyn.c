@@ -274,12 +274,6 @@ static uint32_t repeat_starts(uint32_t m)
     return four & two >> 4;
 }
 
-/* How many of m's bits are set in a row from bit 0, at most k (<= 32). */
-static unsigned ones_from_0(uint32_t m, unsigned k)
-{
-    return (unsigned)__builtin_ctzll(~(uint64_t)m | 1ull << k);
-}
-
 /* The window's 32 bytes as literal items at at (which has room for 32, whatever the caller
  * keeps). */
 static void copy_window(uint16_t *at, const uint8_t *p)
@@ -303,39 +297,81 @@ static uint32_t same_as(const uint8_t *p, size_t d)
            (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(a1, b1)) << 16;
 }
 
+/* How many of the window's bytes from bit lits on repeat, m being the mask of those equal to
+ * the bytes a distance back: at most WINDOW - lits, since ~m's bits past the window's are set. */
+static unsigned ones_from(uint32_t m, unsigned lits)
+{
+    return (unsigned)__builtin_ctzll(~(uint64_t)m >> lits);
+}
+
 /* Thirty-two bytes from i compared with those 4 back and a row back at once: the bytes from i
  * on that start no repeat of MIN_REPEAT or more at either distance (at most WINDOW_STARTS)
  * are literals; where a repeat starts, the same masks say how long each one is when it ends
  * within them, so only a longer one is measured on, from the window's end (measured again from
  * its start, the skellington frame took 2.4% longer: bench-deflate.sh). The items are those the
- * byte-by-byte checks would choose. Needs i >= stride >= WINDOW and i + WINDOW <= n. */
-static size_t tokenize_window(const uint8_t *in, size_t *i, size_t n, const struct dists *ds,
-                              const int32_t *live, uint16_t *it, size_t t)
+ * byte-by-byte checks would choose. Needs i >= stride >= WINDOW and i + WINDOW <= n. With sheet
+ * a constant (always inlined), a frame's windows do none of the cell's work.
+ *
+ * A repeat starts at i, so one of the lengths is MIN_REPEAT or more and a match is taken;
+ * the others need no zeroing under MIN_REPEAT, being shorter than it (take's choice). */
+static inline __attribute__((always_inline)) size_t
+tokenize_window(const uint8_t *in, size_t *at, size_t n, size_t stride, size_t cell,
+                const int32_t *live, uint16_t *it, size_t t, bool sheet)
 {
-    uint32_t m4 = same_as(in + *i, 4), mu = same_as(in + *i, ds->stride),
-             mc = ds->cell ? same_as(in + *i, ds->cell) : 0;
-    uint32_t starts = repeat_starts(m4) | repeat_starts(mu) | repeat_starts(mc);
-    unsigned lits = starts ? (unsigned)__builtin_ctz(starts) : WINDOW_STARTS;
-    copy_window(it + t, in + *i);
+    size_t i = *at;
+    const uint8_t *p = in + i;
+    uint32_t m4 = same_as(p, 4), mu = same_as(p, stride), mc = sheet ? same_as(p, cell) : 0;
+    uint32_t starts = repeat_starts(m4) | repeat_starts(mu) | (sheet ? repeat_starts(mc) : 0);
+    copy_window(it + t, p);
+    if (!starts) {
+        *at = i + WINDOW_STARTS;
+        return t + WINDOW_STARTS;
+    }
+    unsigned lits = (unsigned)__builtin_ctz(starts), known = WINDOW - lits;
     t += lits;
-    *i += lits;
-    if (lits == WINDOW_STARTS)
-        return t;
-    unsigned known = WINDOW - lits, r4 = ones_from_0(m4 >> lits, known),
-             ru = ones_from_0(mu >> lits, known), rc = ones_from_0(mc >> lits, known);
-    size_t l4 = r4 < known ? r4 : known + repeat4_run(in, *i + known, n, live, ds->stride), lu = 0,
-           lc = 0;
-    l4 = l4 >= MIN_REPEAT ? l4 : 0;
+    i += lits;
+    size_t l4 = ones_from(m4, lits);
+    if (l4 == known)
+        l4 += repeat4_run(in, i + known, n, live, stride);
+    if (l4 > MAX_MATCH) {
+        *at = i + l4;
+        return long_repeat(it, t, l4);
+    }
+    size_t l = l4, lu = 0, lc = 0;
+    unsigned dist = DIST_4;
     if (l4 < MAX_MATCH) {
-        size_t max = n - *i < MAX_MATCH ? n - *i : MAX_MATCH; /* >= known: i + WINDOW <= n */
-        lu = ru < known ? ru : known + repeat_run(in, *i + known, max - known, ds->stride);
-        lu = lu >= MIN_REPEAT ? lu : 0;
-        if (ds->cell) {
-            lc = rc < known ? rc : known + repeat_run(in, *i + known, max - known, ds->cell);
-            lc = lc >= MIN_REPEAT ? lc : 0;
+        size_t max = n - i < MAX_MATCH ? n - i : MAX_MATCH; /* >= known: i + WINDOW <= n */
+        lu = ones_from(mu, lits);
+        if (lu == known)
+            lu += repeat_run(in, i + known, max - known, stride);
+        if (sheet) {
+            lc = ones_from(mc, lits);
+            if (lc == known)
+                lc += repeat_run(in, i + known, max - known, cell);
         }
     }
-    return take(in, i, l4, lu, lc, it, t);
+    if (lu > l) {
+        l = lu;
+        dist = DIST_UP;
+    }
+    if (sheet && lc > l) {
+        l = lc;
+        dist = DIST_CELL;
+    }
+    *at = i + l;
+    return put_match(it, t, l, dist);
+}
+
+/* The windows from *i on while a whole one fits (i + WINDOW <= n), for a sheet or not. */
+static inline __attribute__((always_inline)) size_t
+tokenize_windows(const uint8_t *in, size_t *at, size_t n, const struct dists *ds,
+                 const int32_t *live, uint16_t *it, size_t t, bool sheet)
+{
+    size_t i = *at, stride = ds->stride, cell = ds->cell;
+    for (size_t last = n - WINDOW; i <= last;)
+        t = tokenize_window(in, &i, n, stride, cell, live, it, t, sheet);
+    *at = i;
+    return t;
 }
 #endif
 
@@ -395,29 +431,40 @@ static void every_symbol_coded(struct freqs *f, const struct dists *ds)
         f->dist[ds->dcell] += !f->dist[ds->dcell];
 }
 
+/* The greedy choice at i byte by byte, where no window fits. */
+static size_t tokenize_byte(const uint8_t *in, size_t *i, size_t n, const struct dists *ds,
+                            const int32_t *live, uint16_t *it, size_t t)
+{
+    size_t l4 = *i >= 4 && in[*i] == in[*i - 4] ? repeat4_len(in, *i, n, live, ds->stride) : 0,
+           lu = 0, lc = 0;
+    size_t max = n - *i < MAX_MATCH ? n - *i : MAX_MATCH;
+    if (l4 < MAX_MATCH)
+        other_repeats(in, *i, max, ds, &lu, &lc);
+    return take(in, i, l4, lu, lc, it, t);
+}
+
 /* Greedy: at each byte from from on the longest of the repeats, else a literal (take). No
- * repeat reaches past n, so a block's items end where the block does. Returns the item count;
- * two NOTHING items follow them (put_items). */
+ * repeat reaches past n, so a block's items end where the block does. Windows apply from a row
+ * in (i >= stride) to the last whole window, so the bytes go byte by byte, then in windows (the
+ * test of where they apply made once, not at each), then byte by byte again. Returns the item
+ * count; two NOTHING items follow them (put_items). */
 static size_t tokenize(const uint8_t *in, size_t from, size_t n, const struct dists *ds,
                        const int32_t *live, uint16_t *it)
 {
-    size_t stride = ds->stride;
-    size_t t = 0;
-    for (size_t i = from; i < n;) {
+    size_t t = 0, i = from;
 #ifdef __SSE2__
-        /* Detailed areas are mostly literals and short repeats: thirty-two bytes at a time. */
-        if (stride >= WINDOW && i >= stride && i + WINDOW <= n) {
-            t = tokenize_window(in, &i, n, ds, live, it, t);
-            continue;
-        }
-#endif
-        size_t l4 = i >= 4 && in[i] == in[i - 4] ? repeat4_len(in, i, n, live, stride) : 0, lu = 0,
-               lc = 0;
-        size_t max = n - i < MAX_MATCH ? n - i : MAX_MATCH;
-        if (l4 < MAX_MATCH)
-            other_repeats(in, i, max, ds, &lu, &lc);
-        t = take(in, &i, l4, lu, lc, it, t);
+    /* Detailed areas are mostly literals and short repeats: thirty-two bytes at a time. */
+    if (ds->stride >= WINDOW && n >= WINDOW) {
+        while (i < ds->stride && i < n)
+            t = tokenize_byte(in, &i, n, ds, live, it, t);
+        if (ds->cell)
+            t = tokenize_windows(in, &i, n, ds, live, it, t, true);
+        else
+            t = tokenize_windows(in, &i, n, ds, live, it, t, false);
     }
+#endif
+    while (i < n)
+        t = tokenize_byte(in, &i, n, ds, live, it, t);
     it[t] = it[t + 1] = NOTHING; /* to a whole number of puts: put_items */
     return t;
 }
