@@ -104,6 +104,15 @@ static __m128i eq16(const uint8_t *p, const uint8_t *q)
                           _mm_loadu_si128((const __m128i *)(const void *)q));
 }
 
+/* eq16, or with four the 16 bytes at p compared with pat (the four bytes before them four
+ * times over: p at a multiple of 4 from the start of a repeat at distance 4). */
+static inline __attribute__((always_inline)) __m128i eq16_or(const uint8_t *p, const uint8_t *q,
+                                                             __m128i pat, bool four)
+{
+    return four ? _mm_cmpeq_epi8(_mm_loadu_si128((const __m128i *)(const void *)p), pat)
+                : eq16(p, q);
+}
+
 /* A compare's 16 bytes as 16 bits. */
 static uint32_t mask16(__m128i e)
 {
@@ -116,7 +125,8 @@ static uint32_t mask16(__m128i e)
  * is (every x86-64), the four compares ANDed into one mask to test, else 8, and the first
  * difference found from the masks of equal bytes. (32 at a time, two masks tested, tokenize
  * took 1.05x the instructions on the critter frame: callgrind of bench-stages.) */
-static size_t repeat_run(const uint8_t *in, size_t i, size_t max, size_t d)
+static inline __attribute__((always_inline)) size_t repeat_run_at(const uint8_t *in, size_t i,
+                                                                  size_t max, size_t d, bool four)
 {
     size_t l = 0;
     if (max >= 8) { /* most repeats in detailed areas are short: one 8-byte look first */
@@ -132,9 +142,15 @@ static size_t repeat_run(const uint8_t *in, size_t i, size_t max, size_t d)
     }
 #ifdef __SSE2__
     const uint8_t *p = in + i, *q = in + i - d;
+    uint32_t before = 0;
+    if (four)
+        memcpy(&before, in + i - 4, 4);
+    __m128i pat = _mm_set1_epi32((int)before);
     for (; l + 64 <= max; l += 64) { /* one mask for 64 bytes: the four compares ANDed */
-        __m128i e0 = eq16(p + l, q + l), e1 = eq16(p + l + 16, q + l + 16),
-                e2 = eq16(p + l + 32, q + l + 32), e3 = eq16(p + l + 48, q + l + 48);
+        __m128i e0 = eq16_or(p + l, q + l, pat, four),
+                e1 = eq16_or(p + l + 16, q + l + 16, pat, four),
+                e2 = eq16_or(p + l + 32, q + l + 32, pat, four),
+                e3 = eq16_or(p + l + 48, q + l + 48, pat, four);
         __m128i all = _mm_and_si128(_mm_and_si128(e0, e1), _mm_and_si128(e2, e3));
         if (_mm_movemask_epi8(all) != 0xffff) {
             uint64_t same = (uint64_t)mask16(e0) | (uint64_t)mask16(e1) << 16 |
@@ -143,7 +159,8 @@ static size_t repeat_run(const uint8_t *in, size_t i, size_t max, size_t d)
         }
     }
     if (l + 32 <= max) {
-        uint32_t same = mask16(eq16(p + l, q + l)) | mask16(eq16(p + l + 16, q + l + 16)) << 16;
+        uint32_t same = mask16(eq16_or(p + l, q + l, pat, four)) |
+                        mask16(eq16_or(p + l + 16, q + l + 16, pat, four)) << 16;
         if (same != 0xffffffffu)
             return l + (size_t)__builtin_ctz(~same);
         l += 32;
@@ -159,6 +176,19 @@ static size_t repeat_run(const uint8_t *in, size_t i, size_t max, size_t d)
     while (l < max && in[i + l] == in[i + l - d])
         l++;
     return l;
+}
+
+static size_t repeat_run(const uint8_t *in, size_t i, size_t max, size_t d)
+{
+    return repeat_run_at(in, i, max, d, false);
+}
+
+/* repeat_run at distance 4: the bytes from i repeat the four before i over and over, so where
+ * the SIMD compares go 16 bytes from i at a multiple of 4, they are compared with those four
+ * bytes four times over, one load a compare rather than two. */
+static size_t repeat_run_4(const uint8_t *in, size_t i, size_t max)
+{
+    return repeat_run_at(in, i, max, 4, true);
 }
 
 /* repeat_run, or 0 for a repeat too short to be a match (under MIN_REPEAT). */
@@ -199,7 +229,7 @@ static size_t repeat4_run(const uint8_t *in, size_t i, size_t n, const int32_t *
     memcpy(&before, in + i - 4, 4);
     if (live && before == 0 && i < n)
         from = zero_run_end(live, stride, n, i);
-    return from - i + repeat_run(in, from, n - from, 4);
+    return from - i + repeat_run_4(in, from, n - from);
 }
 
 /* repeat4_run, or 0 under MIN_REPEAT. */
