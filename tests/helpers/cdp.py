@@ -10,6 +10,10 @@ same pipe with a sessionId.
         b.navigate("http://127.0.0.1:8080/")
         b.wait_for("document.body.dataset.framesPlayed > 5", "5 frames played")
 
+A handler answers an event as it is read, whatever is awaited then: with Fetch.enable,
+b.handlers["Fetch.requestPaused"] = fn holds the page's requests for fn to fail, continue or
+keep (answering with b.post, which awaits no reply).
+
 Every wait has a deadline (Timeout names what was awaited); none sleeps for a fixed time."""
 import fcntl
 import json
@@ -58,6 +62,8 @@ class Browser:
         self.buf = b""
         self.events = []  # (method, params) not read yet
         self.errors = []  # what the page threw or logged as an error, for a failure's report
+        self.handlers = {}  # event method -> a function of its params, called as it is read
+        self.posted = set()  # ids of commands sent by post(), whose replies no one awaits
         self.session = None
         try:
             target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
@@ -107,6 +113,10 @@ class Browser:
         msg = json.loads(msg)
         if "id" not in msg:
             self._event(msg)
+        elif msg["id"] in self.posted:
+            self.posted.discard(msg["id"])
+            if "error" in msg:
+                self.errors.append(f"a posted command: {msg['error'].get('message')}")
         return msg
 
     def _event(self, msg):
@@ -118,9 +128,11 @@ class Browser:
             self.errors.append(" ".join(str(a.get("value", a.get("description")))
                                         for a in params.get("args", [])))
         self.events.append((method, params))
+        if method in self.handlers:
+            self.handlers[method](params)
 
-    def send(self, method, params=None, browser=False, timeout=None):
-        """Sends a command (to the page unless `browser`) and returns its result."""
+    def _write(self, method, params, browser):
+        """Sends a command and returns its id."""
         self.next_id += 1
         msg = {"id": self.next_id, "method": method, "params": params or {}}
         if self.session and not browser:
@@ -128,6 +140,17 @@ class Browser:
         data = json.dumps(msg).encode() + b"\0"
         while data:
             data = data[os.write(self.to_w, data):]
+        return msg["id"]
+
+    def post(self, method, params=None):
+        """Sends a command to the page without awaiting its reply (an error in it is kept in
+        self.errors): what an event handler may send, being called while another command's
+        reply is awaited."""
+        self.posted.add(self._write(method, params, False))
+
+    def send(self, method, params=None, browser=False, timeout=None):
+        """Sends a command (to the page unless `browser`) and returns its result."""
+        msg = {"id": self._write(method, params, browser)}
         deadline = time.monotonic() + (timeout or self.timeout)
         while True:
             reply = self._read(deadline)
@@ -176,6 +199,14 @@ class Browser:
             if time.monotonic() >= deadline:
                 raise Timeout(f"{what}: not within {timeout or self.timeout} s")
             # not a sleep: the pipe is read meanwhile, so events and errors are kept
+            self._read(min(deadline, time.monotonic() + 0.1))
+
+    def wait_until(self, predicate, what, timeout=None):
+        """Reads the pipe (so handlers run) until predicate() is true."""
+        deadline = time.monotonic() + (timeout or self.timeout)
+        while not predicate():
+            if time.monotonic() >= deadline:
+                raise Timeout(f"{what}: not within {timeout or self.timeout} s")
             self._read(min(deadline, time.monotonic() + 0.1))
 
     def set_files(self, selector, paths):
