@@ -4,6 +4,13 @@ again on the same port. Run by tests/preview-cdp.sh, which makes ROOT (robot.skf
 one.skf whose Glitch is one frame long) and UPLOAD (a robot.skf no other check loads). The
 browser is $CHROMIUM (default chromium).
 
+While skeld is stopped this script holds its port (bound, not listening: a connection is
+refused, as with nothing there), so that no other process is given it meanwhile. Should one
+take it all the same (in the moment between the hold and skeld's bind), skeld cannot listen
+on it again: the check under way is run again from its start, on a port skeld gets afresh
+(the page's state lives on its origin, so a check cannot carry on elsewhere), at most three
+times.
+
 Checks, each on a page opened afresh:
   words       a count of one reads "1 frame", and the ?file= entry of the list is isolated
               (U+2068 .. U+2069) as every name from a file or a URL is
@@ -21,6 +28,8 @@ Checks, each on a page opened afresh:
   insecure    the page on a host that is not loopback (an insecure context: no crypto.subtle)
               still uploads with PUT by the file's SHA-256, which a cluster's HAProxy routes
               (it refuses a POST), and plays the file
+  port taken  another process listens on skeld's port while skeld is down: skeld cannot
+              start on it, and the check runs again on a new port
 Exit 0 if all passed, 1 if one failed, 77 if this skeld has no http listener, 99 on trouble
 outside the page (skeld or the browser do not start)."""
 import hashlib
@@ -28,6 +37,7 @@ import io
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -51,16 +61,27 @@ class Skip(Exception):
     pass
 
 
+class PortTaken(Exception):
+    """skeld could not listen on its port again: another process has it."""
+
+
 class Skeld:
-    """The daemon, on an http:// listener only; started again on the port it had."""
+    """The daemon, on an http:// listener only; started again on the port it had, which this
+    script holds while skeld is stopped."""
 
     def __init__(self):
         self.port = 0
         self.proc = None
+        self.hold = None  # the port, bound while skeld is stopped
+        self.moves = 0  # new ports taken in the check under way (main counts them)
         self.err = os.path.join(tmp, "skeld.err")
 
     def start(self):
+        """Starts skeld on its port (a new one if that is 0); PortTaken if it is not free."""
+        self.release()
         out = os.path.join(tmp, "skeld.out")
+        with open(self.err, "ab") as e:
+            seen = e.tell()  # what this start writes there comes after
         with open(out, "wb") as o, open(self.err, "ab") as e:
             self.proc = subprocess.Popen(
                 [skeld_bin, "serve", "--listen", f"http://127.0.0.1:{self.port}", "--root", root],
@@ -73,13 +94,29 @@ class Skeld:
                         self.port = int(line.rsplit(":", 1)[1])
                         return
             if self.proc.poll() is not None:
+                rc, self.proc = self.proc.returncode, None
                 with open(self.err) as e:
+                    e.seek(seen)
                     text = e.read()
                 if self.port == 0 and "http://" in text:
                     raise Skip(f"this skeld has no http listener:\n{text}")
-                raise RuntimeError(f"skeld exited with status {self.proc.returncode}:\n{text}")
+                if self.port and f"127.0.0.1:{self.port}: address already in use" in text:
+                    raise PortTaken(f"port {self.port} taken while skeld was stopped")
+                raise RuntimeError(f"skeld exited with status {rc}:\n{text}")
             time.sleep(0.1)
         raise RuntimeError(f"skeld did not say it listens within {TIMEOUT} s")
+
+    def release(self):
+        """Lets the port go (skeld binds it next)."""
+        if self.hold:
+            self.hold.close()
+            self.hold = None
+
+    def move(self):
+        """The port is lost to another process: the next start gets a new one."""
+        self.release()
+        self.port = 0
+        self.moves += 1
 
     def stop(self):
         self.proc.send_signal(signal.SIGTERM)
@@ -90,6 +127,16 @@ class Skeld:
             self.proc.wait()
             raise RuntimeError(f"skeld did not exit within {TIMEOUT} s of SIGTERM")
         self.proc = None
+        # Held until skeld starts again: a kernel handing out ports (to another test's port 0,
+        # to an outgoing connection) passes over a bound one. SO_REUSEADDR: skeld's closed
+        # connections may still hold the port in TIME_WAIT. Not listening: refused, as before.
+        hold = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        hold.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            hold.bind(("127.0.0.1", self.port))
+            self.hold = hold
+        except OSError:
+            hold.close()  # taken already: start() will say so
         if rc != 0:
             raise RuntimeError(f"skeld exited with status {rc} after SIGTERM")
 
@@ -290,6 +337,26 @@ def check_insecure(b, skeld):
                              ("it was a POST" if posted else "no PUT of it in skeld's log"))
 
 
+def check_port_taken(b, skeld):
+    open_playing(b, skeld, "file=robot.skf&anim=Walk&size=64x64")
+    if skeld.moves:
+        return  # the check run again on a new port: the page plays there
+    skeld.stop()
+    skeld.release()  # the moment between the hold and skeld's bind
+    thief = socket.create_server(("127.0.0.1", skeld.port))
+    try:
+        skeld.start()  # PortTaken: main moves skeld to a new port, and runs this again
+    finally:
+        thief.close()
+    raise AssertionError(f"skeld started on port {skeld.port}, which another process listens on")
+
+
+CHECKS = [("words", check_words), ("bad size", check_bad_size), ("unreachable", check_unreachable),
+          ("lost upload", check_lost_upload), ("listed", check_listed),
+          ("insecure", check_insecure), ("port taken", check_port_taken)]
+PORT_TRIES = 3  # runs of one check, each on a new port when another process took skeld's
+
+
 def main():
     skeld = Skeld()
     try:
@@ -304,29 +371,44 @@ def main():
         with Browser(browser_bin, os.path.join(tmp, "profile"), os.path.join(tmp, "browser.err"),
                      home=home, timeout=TIMEOUT,
                      args=[f"--host-resolver-rules=MAP {INSECURE_HOST} 127.0.0.1"]) as b:
-            for name, check in [("words", check_words), ("bad size", check_bad_size),
-                                ("unreachable", check_unreachable),
-                                ("lost upload", check_lost_upload),
-                                ("listed", check_listed), ("insecure", check_insecure)]:
-                if not skeld.running():
-                    skeld.start()
-                b.errors.clear()
-                try:
-                    check(b, skeld)
-                    print(f"preview-cdp: {name}: ok")
-                except (AssertionError, Timeout, CDPError) as e:
-                    failed = 1
-                    print(f"preview-cdp: {name}: FAILED: {e}")
-                    try:
-                        print(f"  the status says: {b.evaluate(STATUS)!r}")
-                    except (Timeout, CDPError) as e2:
-                        print(f"  the page cannot be read: {e2}")
-                    for err in b.errors:
-                        print(f"  the page: {err}")
+            for name, check in CHECKS:
+                skeld.moves = 0
+                result = run(b, skeld, name, check)
+                while result is None:
+                    if skeld.moves == PORT_TRIES - 1:
+                        raise RuntimeError(f"{name}: skeld's port taken {PORT_TRIES} times")
+                    skeld.move()
+                    result = run(b, skeld, name, check)
+                failed |= result
     finally:
         if skeld.running():
             skeld.stop()
+        skeld.release()
     return failed
+
+
+def run(b, skeld, name, check):
+    """Runs one check and says how it went: 0 passed, 1 failed, None to run it again on a new
+    port (another process took skeld's while skeld was stopped)."""
+    b.errors.clear()
+    try:
+        if not skeld.running():
+            skeld.start()
+        check(b, skeld)
+        print(f"preview-cdp: {name}: ok")
+        return 0
+    except PortTaken as e:
+        print(f"preview-cdp: {name}: {e}: run again on a new port")
+        return None
+    except (AssertionError, Timeout, CDPError) as e:
+        print(f"preview-cdp: {name}: FAILED: {e}")
+        try:
+            print(f"  the status says: {b.evaluate(STATUS)!r}")
+        except (Timeout, CDPError) as e2:
+            print(f"  the page cannot be read: {e2}")
+        for err in b.errors:
+            print(f"  the page: {err}")
+        return 1
 
 
 if __name__ == "__main__":
