@@ -18,6 +18,10 @@ Checks, each on a page opened afresh:
               change made while paused stays paused)
   unreachable skeld stopped: the frames of a new size fail, the status says so; skeld again
               on the port and Play: the frames play and the status no longer says they fail
+  late give-up
+              the frames of a new size unreachable (the page's requests failed through the
+              Fetch domain) until frame 0 gives up, its siblings' last retries held; Play
+              with skeld reachable, then the siblings give up: playing goes on
   lost upload skeld restarted (it forgets uploads) under a page playing a file uploaded from
               it: a new size, and then Refresh, send the file again and play on
   listed      two files uploaded from the page, then skeld restarted (it lost both): Refresh
@@ -36,12 +40,14 @@ import hashlib
 import io
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
 import sys
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import zipfile
 
@@ -237,6 +243,65 @@ def check_unreachable(b, skeld):
                "playing again, the status saying what plays")
 
 
+def check_late_give_up(b, skeld):
+    with urllib.request.urlopen(f"{skeld.url()}/app.js", timeout=TIMEOUT) as r:
+        retries = int(re.search(r"const MAX_RETRIES = ([0-9]+);", r.read().decode())[1])
+    open_playing(b, skeld, "file=robot.skf&anim=Walk&size=96x96")
+    # The frames of a new size, as skeld's being unreachable would fail them (a frame is an
+    # Image; when one fails the page fetch()es its URL to learn why, and retries while that
+    # fails too). Frame 0's requests fail until it gives up; its siblings' too, but for the
+    # fetch after their last retry, whose failure gives them up: it is held. Once frame 0 has
+    # given up, the requests of the other frames (and later ones of these) reach skeld.
+    held = {}  # frame -> its last fetch, held
+    fetches = {}  # frame -> the fetches of it seen
+    down = set()  # the frames whose requests fail: those asked for while all failed
+    state = {"all down": True}
+
+    def paused(params):
+        request = params["requestId"]
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(params["request"]["url"]).query)
+        f = int(query["frame"][0])
+        if state["all down"]:
+            down.add(f)
+        if params["resourceType"] != "Image" and f in down:  # a fetch(): Chromium says XHR
+            fetches[f] = fetches.get(f, 0) + 1
+            if f != 0 and fetches[f] == retries + 1:
+                held[f] = request
+                return
+        if f in down and f not in held and (state["all down"] or f != 0):
+            b.post("Fetch.failRequest", {"requestId": request, "errorReason": "ConnectionRefused"})
+        else:
+            b.post("Fetch.continueRequest", {"requestId": request})
+
+    b.handlers["Fetch.requestPaused"] = paused
+    b.send("Fetch.enable", {"patterns": [{"urlPattern": "*/render.png?*"}]})
+    try:
+        set_size(b, "88x88")  # a size no other check asks for: nothing of it in the cache
+        b.wait_for(f"{STATUS}.startsWith('Frame 0 could not be rendered')", "frame 0 given up")
+        if b.evaluate(PLAYING):
+            raise AssertionError("frame 0 gave up, and the page plays on")
+        state["all down"] = False
+        b.wait_until(lambda: down - {0} <= held.keys(), "the other frames at their last retry")
+        b.evaluate("document.getElementById('play').click()")
+        summary = ISO.format("Walk") + ": 41 frames at 30 fps, 88x88"
+        b.wait_for(f"{STATUS} === {json.dumps(summary)}", "Play: frame 0 drawn")
+        start = b.evaluate(PLAYED)
+        for request in held.values():  # their last retries fail: they give up
+            b.send("Fetch.failRequest", {"requestId": request, "errorReason": "ConnectionRefused"})
+        # the next frames (1, 2, 3) are drawn only once they gave up and were asked for again
+        b.wait_for(f"!({PLAYING}) || {PLAYED} >= {start + 5}",
+                   "frames played on after the older give-ups, or playing stopped")
+        if not b.evaluate(PLAYING):
+            raise AssertionError(f"frames {sorted(held)}, given up after Play, stopped playing: "
+                                 f"{b.evaluate(STATUS)!r}")
+        status = b.evaluate(STATUS)
+        if status != summary:
+            raise AssertionError(f"playing on, the status says {status!r}")
+    finally:
+        del b.handlers["Fetch.requestPaused"]
+        b.send("Fetch.disable")  # what is held goes on
+
+
 def check_lost_upload(b, skeld):
     b.navigate(f"{skeld.url()}/")
     b.wait_for(f"!{STATUS}.startsWith('Loading')", "the list of armatures")
@@ -352,7 +417,8 @@ def check_port_taken(b, skeld):
 
 
 CHECKS = [("words", check_words), ("bad size", check_bad_size), ("unreachable", check_unreachable),
-          ("lost upload", check_lost_upload), ("listed", check_listed),
+          ("late give-up", check_late_give_up), ("lost upload", check_lost_upload),
+          ("listed", check_listed),
           ("insecure", check_insecure), ("port taken", check_port_taken)]
 PORT_TRIES = 3  # runs of one check, each on a new port when another process took skeld's
 

@@ -39,6 +39,9 @@ const player = {
   troubled: false, // the status line says a frame failed: the next to arrive says the summary
   timer: 0,
   generation: 0,
+  // counts the starts of playing (Play, or a restart that plays): a frame that gives up stops
+  // only the playing it was asked for in, not one the user started since (Play again)
+  playStarts: 0,
   played: 0, // frames the timer has drawn since the page loaded
 };
 // id -> what was uploaded from this page: {file, bones, animations}, the File and its entry of
@@ -404,8 +407,8 @@ function restart(note = '', resume = true) {
   player.troubled = false;
   say(player.summary);
   ui.play.disabled = !player.anim || n < 2; // a rest pose or one frame: nothing to play
+  if (resume) play(); // first: the frames are asked for under the playing it starts
   pump();
-  if (resume) play();
 }
 
 function frameURL(f) {
@@ -456,11 +459,13 @@ function pump() {
   const n = frameCount();
   for (let k = 0; k < n && player.inFlight < MAX_IN_FLIGHT; k++) {
     const f = (player.current + k) % n;
-    if (!player.frames[f]) request(f, player.generation, 0);
+    if (!player.frames[f]) request(f, player.generation, player.playStarts, 0);
   }
 }
 
-function request(f, generation, attempt) {
+// Asks for frame f of `generation`; `started` is the player.playStarts it was first asked
+// for under, which its retries keep.
+function request(f, generation, started, attempt) {
   const img = new Image();
   const slot = {img, ready: false};
   player.frames[f] = slot;
@@ -479,14 +484,14 @@ function request(f, generation, attempt) {
   img.onerror = () => {
     if (generation !== player.generation) return;
     player.inFlight--;
-    failed(f, generation, attempt);
+    failed(f, generation, started, attempt);
   };
   img.src = frameURL(f);
 }
 
 // A frame did not load. An Image cannot tell why, so fetch the same URL: while skeld is only
 // busy, try again a little later; otherwise stop and show skeld's message.
-async function failed(f, generation, attempt) {
+async function failed(f, generation, started, attempt) {
   let res = null, body = null;
   try {
     res = await fetch(frameURL(f));
@@ -498,7 +503,7 @@ async function failed(f, generation, attempt) {
   if (res && res.status === 404 && attempt < MAX_RETRIES && uploadAt(player.base)) {
     try {
       await sendLost(generation);
-      if (generation === player.generation) request(f, generation, attempt + 1);
+      if (generation === player.generation) request(f, generation, started, attempt + 1);
       return;
     } catch (e) {
       body = {message: `skeld lost the file, and sending it again failed: ${e.message}`};
@@ -508,12 +513,19 @@ async function failed(f, generation, attempt) {
   const transient = !res || res.ok || res.status === 429 || res.status === 503;
   if (transient && attempt < MAX_RETRIES) {
     setTimeout(() => {
-      if (generation === player.generation) request(f, generation, attempt + 1);
+      if (generation === player.generation) request(f, generation, started, attempt + 1);
     }, RETRY_MS);
     return;
   }
-  stop();
   player.frames[f] = undefined; // asked for again when playing resumes
+  if (started !== player.playStarts) {
+    // asked for before the user pressed Play again (a sibling of a frame that gave up, its
+    // retries still under way then): that playing is over, and this one asks for the frame
+    // afresh, with retries of its own
+    if (player.playing) pump();
+    return;
+  }
+  stop();
   player.troubled = true;
   if (res && res.status === 401) { // the token changed (SIGHUP) or was never given
     ui.tokenRow.hidden = false;
@@ -571,6 +583,7 @@ function tick() {
 function play() {
   if (player.playing || !player.anim || frameCount() < 2 || ui.play.disabled) return;
   player.playing = true;
+  player.playStarts++;
   player.timer = setInterval(tick, 1000 / (player.anim.fps > 0 ? player.anim.fps : 24));
   ui.play.textContent = 'Pause';
   pump(); // frames that failed before are asked for again
