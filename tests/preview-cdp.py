@@ -29,6 +29,8 @@ Checks, each on a page opened afresh:
               node's, which lacks uploads that live on other nodes); skeld restarted again,
               the first chosen from the list, with the browser's cache off, is sent again
               and plays
+  cannot open an upload chosen from the list while skeld is down: "Cannot open" names the
+              file, not its id
   insecure    the page on a host that is not loopback (an insecure context: no crypto.subtle)
               still uploads with PUT by the file's SHA-256, which a cluster's HAProxy routes
               (it refuses a POST), and plays the file
@@ -402,6 +404,31 @@ def check_insecure(b, skeld):
                              ("it was a POST" if posted else "no PUT of it in skeld's log"))
 
 
+def check_cannot_open(b, skeld):
+    path, armature = variant("named")
+    b.navigate(f"{skeld.url()}/")
+    b.wait_for(f"!{STATUS}.startsWith('Loading')", "the list of armatures")
+    b.set_files("#upload", [path])
+    plays_on(b, "the upload playing")
+    skeld.stop()
+    # the browser's cache off, which would answer for the armature without skeld
+    b.send("Network.enable")
+    b.send("Network.setCacheDisabled", {"cacheDisabled": True})
+    try:
+        for choice in ("", f"id:{armature}"):
+            b.evaluate("(() => { const s = document.getElementById('armature'); "
+                       f"s.value = '{choice}'; s.dispatchEvent(new Event('change')); }})()")
+        status = b.wait_for(f"{STATUS}.startsWith('Cannot open') && {STATUS}",
+                            "the upload chosen while skeld is down")
+        label = b.evaluate("document.getElementById('view').getAttribute('aria-label')")
+        said = "Cannot open " + ISO.format("named.skf")
+        if not status.startswith(said + ": ") or label != said:
+            raise AssertionError(f"the status says {status!r}, the picture {label!r}")
+    finally:
+        b.send("Network.setCacheDisabled", {"cacheDisabled": False})
+        b.send("Network.disable")
+
+
 def check_port_taken(b, skeld):
     open_playing(b, skeld, "file=robot.skf&anim=Walk&size=64x64")
     if skeld.moves:
@@ -418,7 +445,7 @@ def check_port_taken(b, skeld):
 
 CHECKS = [("words", check_words), ("bad size", check_bad_size), ("unreachable", check_unreachable),
           ("late give-up", check_late_give_up), ("lost upload", check_lost_upload),
-          ("listed", check_listed),
+          ("listed", check_listed), ("cannot open", check_cannot_open),
           ("insecure", check_insecure), ("port taken", check_port_taken)]
 PORT_TRIES = 3  # runs of one check, each on a new port when another process took skeld's
 

@@ -325,20 +325,22 @@ async function open(choice, wanted) {
   const base = kind === 'id' ? `/v1/armatures/${encodeURIComponent(what)}`
                              : `/v1/files/${what.split('/').map(encodeURIComponent).join('/')}`;
   const generation = player.generation;
-  say(`Opening ${iso(what)}\u2026`);
+  // an upload of this page by its file's name, not its id
+  const up = uploadAt(base), name = iso(up ? up.file.name : what);
+  say(`Opening ${name}\u2026`);
   let info;
   try {
     info = await fetchJSON(base).catch(async (e) => {
       // an upload of this page that skeld lost (the list offers the page's uploads): sent
       // again, then opened; the browser's cache answered this only while it held the answer
-      if (!uploadAt(base) || (await stillCached(base))) throw e;
+      if (!up || (await stillCached(base))) throw e;
       await sendAgain(base);
       return fetchJSON(base);
     });
   } catch (e) {
     if (generation === player.generation) {
-      blank(`Cannot open ${iso(what)}`); // not the armature shown before, nor its spritesheet
-      say(`Cannot open ${iso(what)}: ${e.message}`);
+      blank(`Cannot open ${name}`); // not the armature shown before, nor its spritesheet
+      say(`Cannot open ${name}: ${e.message}`);
     }
     return;
   }
