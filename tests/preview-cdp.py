@@ -23,12 +23,13 @@ Checks, each on a page opened afresh:
               Fetch domain) until frame 0 gives up, its siblings' last retries held; Play
               with skeld reachable, then the siblings give up: playing goes on
   lost upload skeld restarted (it forgets uploads) under a page playing a file uploaded from
-              it: a new size, and then Refresh, send the file again and play on
+              it: a new size, and then Refresh, send the file again and play on; Refresh says
+              that it sent the file again
   listed      two files uploaded from the page, then skeld restarted (it lost both): Refresh
               lists both (the page holds them; behind a cluster's HAProxy the list is one
               node's, which lacks uploads that live on other nodes); skeld restarted again,
               the first chosen from the list, with the browser's cache off, is sent again
-              and plays
+              (the status says so) and plays
   cannot open an upload chosen from the list while skeld is down: "Cannot open" names the
               file, not its id
   insecure    the page on a host that is not loopback (an insecure context: no crypto.subtle)
@@ -332,6 +333,8 @@ def check_lost_upload(b, skeld):
     b.wait_for(f"document.getElementById('armature').value === {json.dumps(choice)}",
                "the upload chosen in the list again")
     plays_on(b, "the upload playing after Refresh")
+    said = "skeld lost " + ISO.format("upload.skf") + ": sent it again."
+    b.wait_for(f"{STATUS} === {json.dumps(said)}", "Refresh saying it sent the upload again")
 
 
 def variant(name):
@@ -382,6 +385,9 @@ def check_listed(b, skeld):
             raise AssertionError("an upload skeld lost, chosen from the list: "
                                  f"{b.evaluate(STATUS)!r}")
         plays_on(b, "the first upload, sent again, playing")
+        status = b.evaluate(STATUS)
+        if not status.endswith(" (skeld lost " + ISO.format("first.skf") + ": sent it again)"):
+            raise AssertionError(f"the first upload sent again, the status says {status!r}")
     finally:
         b.send("Network.setCacheDisabled", {"cacheDisabled": False})
         b.send("Network.disable")

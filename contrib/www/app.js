@@ -163,8 +163,13 @@ async function listArmatures(choice, quiet, resent = false) {
       !list.some((a) => `/v1/armatures/${a.id}` === player.base) &&
       !(await stillCached(player.base))) {
     // uploaded from this page, which holds its bytes: the node lost it, not the user
-    if (!resent && (await sendAgain(player.base).catch(() => false))) {
-      return listArmatures(choice, quiet, true);
+    const up = uploadAt(player.base);
+    if (up && !resent) {
+      say(`skeld lost ${iso(up.file.name)}: sending it again\u2026`);
+      if (await sendAgain(player.base).catch(() => false)) {
+        say(`skeld lost ${iso(up.file.name)}: sent it again.`);
+        return listArmatures(choice, quiet, true);
+      }
     }
     stop();
     player.generation++;
@@ -327,6 +332,7 @@ async function open(choice, wanted) {
   const generation = player.generation;
   // an upload of this page by its file's name, not its id
   const up = uploadAt(base), name = iso(up ? up.file.name : what);
+  const notes = [];
   say(`Opening ${name}\u2026`);
   let info;
   try {
@@ -334,7 +340,9 @@ async function open(choice, wanted) {
       // an upload of this page that skeld lost (the list offers the page's uploads): sent
       // again, then opened; the browser's cache answered this only while it held the answer
       if (!up || (await stillCached(base))) throw e;
+      if (generation === player.generation) say(`skeld lost ${name}: sending it again\u2026`);
       await sendAgain(base);
+      notes.push(`skeld lost ${name}: sent it again`);
       return fetchJSON(base);
     });
   } catch (e) {
@@ -347,7 +355,6 @@ async function open(choice, wanted) {
   if (generation !== player.generation) return; // another choice was made meanwhile
   player.base = base;
   player.info = info;
-  const notes = [];
   const anims = info.animations || [], styles = info.styles || [];
   const animLabel = (a) => `${iso(a.name)} (${count(a.frames, 'frame')}, ${a.fps} fps)`;
   if (!fillSelect(ui.anim, anims, animLabel, wanted.anim, anims.length ? '' : '(rest pose)')) {
