@@ -1,8 +1,9 @@
 """preview-cdp.py SKELD ROOT UPLOAD TMP: the preview page (GET /) clicked and typed into in
 headless Chromium (tests/helpers/cdp.py), against a skeld this script starts, stops and starts
 again on the same port. Run by tests/preview-cdp.sh, which makes ROOT (robot.skf, and
-one.skf whose Glitch is one frame long) and UPLOAD (a robot.skf no other check loads). The
-browser is $CHROMIUM (default chromium).
+one.skf whose Glitch is one frame long), UPLOAD (a robot.skf no other check loads) and
+TMP/onebone.skf (a robot.skf of its root bone alone). The browser is $CHROMIUM (default
+chromium).
 
 While skeld is stopped this script holds its port (bound, not listening: a connection is
 refused, as with nothing there), so that no other process is given it meanwhile. Should one
@@ -12,8 +13,8 @@ on it again: the check under way is run again from its start, on a port skeld ge
 times.
 
 Checks, each on a page opened afresh:
-  words       a count of one reads "1 frame", and the ?file= entry of the list is isolated
-              (U+2068 .. U+2069) as every name from a file or a URL is
+  words       a count of one reads "1 frame" and "1 bone", and the ?file= entry of the list
+              is isolated (U+2068 .. U+2069) as every name from a file or a URL is
   bad size    a bad size (0x0, abc) stops playing; a good one then plays again (and a
               change made while paused stays paused)
   unreachable skeld stopped: the frames of a new size fail, the status says so; skeld again
@@ -208,6 +209,17 @@ def check_words(b, skeld):
     status = b.evaluate(STATUS)
     if status != ISO.format("Glitch") + ": 1 frame at 24 fps, 128x128":
         wrong.append(f"the status says {status!r}")
+    # a file of one bone, uploaded: its entry of the list counts it
+    path = os.path.join(tmp, "onebone.skf")
+    with open(path, "rb") as f:
+        armature = hashlib.sha256(f.read()).hexdigest()
+    b.set_files("#upload", [path])
+    b.wait_for(f"document.getElementById('armature').value === 'id:{armature}'",
+               "the file of one bone uploaded and chosen")
+    label = b.evaluate("(() => { const s = document.getElementById('armature'); "
+                       "return s.options[s.selectedIndex].text; })()")
+    if not label.startswith(ISO.format(f"onebone.skf ({armature[:8]}\u2026)") + ": 1 bone; "):
+        wrong.append(f"the file of one bone is listed as {label!r}")
     if wrong:
         raise AssertionError("; ".join(wrong))
 

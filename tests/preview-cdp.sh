@@ -26,7 +26,8 @@ trap 'rm -rf "$tmp"' EXIT
 trap 'exit 99' HUP INT TERM
 
 # The root: robot.skf, and one.skf, whose Glitch keeps only its frame 0 keys (one frame long).
-# The upload: robot.skf with a style renamed, bytes no other check loads.
+# The upload: robot.skf with a style renamed, bytes no other check loads. onebone.skf: robot.skf
+# of its root bone alone (no sample has one bone), uploaded to see "1 bone".
 mkdir "$tmp/root" && cp "$samples/robot.skf" "$tmp/root/" || exit 99
 python3 "$srcdir/tests/helpers/edit-skf.py" "$samples/robot.skf" "$tmp/root/one.skf" '
 a = j["animations"][3]
@@ -35,6 +36,11 @@ for k in a["keyframes"]:
     k.pop("next_kf", None)' || exit 99
 python3 "$srcdir/tests/helpers/edit-skf.py" "$samples/robot.skf" "$tmp/upload.skf" '
 j["styles"][1]["name"] = "Crimson"' || exit 99
+python3 "$srcdir/tests/helpers/edit-skf.py" "$samples/robot.skf" "$tmp/onebone.skf" '
+j["bones"] = j["bones"][:1]
+j["ik_root_ids"] = []
+for a in j["animations"]:
+    a["keyframes"] = []' || exit 99
 
 # `timeout` bounds a browser or a daemon that hangs past every wait's own bound.
 guard=
