@@ -39,7 +39,8 @@ Checks, each on a page opened afresh:
   port taken  another process listens on skeld's port while skeld is down: skeld cannot
               start on it, and the check runs again on a new port
 Exit 0 if all passed, 1 if one failed, 77 if this skeld has no http listener, 99 on trouble
-outside the page (skeld or the browser do not start)."""
+outside the page (skeld or the browser do not start, or another process took skeld's port
+in each of a check's three runs)."""
 import hashlib
 import io
 import json
@@ -260,7 +261,10 @@ def check_unreachable(b, skeld):
 
 def check_late_give_up(b, skeld):
     with urllib.request.urlopen(f"{skeld.url()}/app.js", timeout=TIMEOUT) as r:
-        retries = int(re.search(r"const MAX_RETRIES = ([0-9]+);", r.read().decode())[1])
+        found = re.search(r"const MAX_RETRIES = ([0-9]+);", r.read().decode())
+    if not found:
+        raise AssertionError("app.js has no MAX_RETRIES: this check must learn its retries")
+    retries = int(found[1])
     open_playing(b, skeld, "file=robot.skf&anim=Walk&size=96x96")
     # The frames of a new size, as skeld's being unreachable would fail them (a frame is an
     # Image; when one fails the page fetch()es its URL to learn why, and retries while that
