@@ -6,7 +6,9 @@
 # samples/robot.skf), so that both see the same spells of a shared machine. The client is this
 # tree's bench-load for both. Prints each pair and the median of the pairs' new/old ratios: the
 # A/B of a change to the daemon's request path. Run from a configured and built tree; REV is
-# built in a temporary worktree, removed at the end.
+# built in a temporary worktree, removed at the end. THREADS (default 2) and MIX (bench-load's
+# flags, default "--conns 4 --depth 64 --mix pose=1") change the daemons' workers and the load:
+#   THREADS=1 MIX="--conns 4 --depth 4 --mix pose=0,mesh=0,render=1 --size 512" bench-daemon-rev.sh REV
 set -eu
 rev=${1:?usage: bench-daemon-rev.sh REV [PAIRS] [FILE.skf...]}
 pairs=${2:-6}
@@ -24,15 +26,19 @@ git -C "$here" worktree add -q --detach "$tmp/old" "$rev"
     make -j2 daemon/skeld >/dev/null) || { echo "bench-daemon-rev.sh: $rev does not build" >&2; exit 1; }
 old=$tmp/old/daemon/skeld
 
-# one_run BIN FILE: the ok/s of one 3-second pipelined POSE run against a fresh daemon
+threads=${THREADS:-2}
+mix=${MIX:---conns 4 --depth 64 --mix pose=1}
+
+# one_run BIN FILE: the ok/s of one 3-second run of the load against a fresh daemon
 one_run() {
     rm -f "$tmp/s.sock"
     "$1" serve --listen "unix:$tmp/s.sock" --root "$here/samples" --preload "$here/samples" \
-        --threads 2 --result-cache-mb 0 --log-level warn >"$tmp/out" 2>&1 &
+        --threads "$threads" --result-cache-mb 0 --log-level warn >"$tmp/out" 2>&1 &
     pid=$!
     wait_for "bench-daemon-rev.sh: skeld did not start" "$tmp/out" grep -qs '^listening' "$tmp/out"
-    "$load" --uri "unix:$tmp/s.sock" --skf "$2" --seconds 3 --pid "$pid" --conns 4 --depth 64 \
-        --mix pose=1 | sed -n 's/.* = \([0-9.]*\) ok\/s/\1/p'
+    # shellcheck disable=SC2086
+    "$load" --uri "unix:$tmp/s.sock" --skf "$2" --seconds 3 --pid "$pid" $mix |
+        sed -n 's/.* = \([0-9.]*\) ok\/s/\1/p'
     stop
 }
 
@@ -46,7 +52,7 @@ for file in "$@"; do
         echo "$o $n" >>"$tmp/runs"
         i=$((i + 1))
     done
-    echo "$file ($pairs pairs, POSE/s pipelined, 2 workers)"
+    echo "$file ($pairs pairs, ok/s with $threads worker(s), bench-load $mix)"
     awk -v rev="$rev" '{printf "  %s %s, this tree %s: %.3f\n", rev, $1, $2, $2 / $1}' "$tmp/runs"
     ratio=$(awk '{print $2 / $1}' "$tmp/runs" | median | awk '{printf "%.3f", $1}')
     echo "  new/old: $ratio (median of the pairs)"
