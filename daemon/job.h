@@ -35,6 +35,11 @@ struct worker {
     struct pose *scratch_pose;
     struct image image;
     struct byte_buf png_scratch;
+    /* Each PNG is encoded here, then copied to its reply at its own size: the encoder reserves
+     * its worst case (2 MiB for 512x512), which as the reply's own buffer crossed malloc's mmap
+     * threshold, so every RENDER mapped and unmapped it, and the unmapping, on the loop thread,
+     * interrupted the other workers to flush their TLBs. */
+    struct byte_buf png_out;
     struct frame_memo framing; /* the last fit camera's bounds (request_frame_remember) */
 };
 

@@ -277,6 +277,7 @@ static void free_worker(struct worker *w)
     pose_free(w->scratch_pose);
     image_close(&w->image);
     free(w->png_scratch.data);
+    free(w->png_out.data);
 }
 
 void pool_shutdown(struct pool *p)

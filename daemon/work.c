@@ -502,18 +502,18 @@ static int put_picture(struct work *r, struct worker *w, const struct image *img
                    ? -1
                    : 0;
     }
-    size_t at = out->len;
-    if (append_u32(out, 0))
-        return -1;
     struct png_opts po;
     png_opts_for_level(&po, r->picture.png_level);
     po.live = img->live;
     po.scanlines = image_png_rows(img);
     po.cell_width = img->cell_width;
-    if (png_encode(img->rgba, img->width, img->height, &po, out, &w->png_scratch))
+    w->png_out.len = 0;
+    if (png_encode(img->rgba, img->width, img->height, &po, &w->png_out, &w->png_scratch))
         return -1;
-    skp_put_u32(out->data + at, (uint32_t)(out->len - at - 4));
-    return 0;
+    return append_u32(out, (uint32_t)w->png_out.len) ||
+                   byte_buf_append(out, w->png_out.data, w->png_out.len)
+               ? -1
+               : 0;
 }
 
 /* Where a RENDER's frames go: each into the reply as it is drawn, or into one sheet. */
@@ -659,6 +659,10 @@ static void trim_pictures(struct worker *w)
         free(w->png_scratch.data);
         w->png_scratch = (struct byte_buf){0};
     }
+    if (w->png_out.cap > WORK_KEEP_PICTURE_BYTES) {
+        free(w->png_out.data);
+        w->png_out = (struct byte_buf){0};
+    }
 }
 
 static void render_frames(struct work *r, struct worker *w)
@@ -689,8 +693,8 @@ static void render_frames(struct work *r, struct worker *w)
     }
     sheet_close(&out.sheet);
     skp_put_u32(out.buf.data, out.count);
-    /* The encoder kept room for its worst case (twice the picture): give back what the reply
-     * does not use while it waits in the queue to be written. */
+    /* The reply grew by doubling: give back what it does not use while it waits in the queue
+     * to be written. */
     uint8_t *fit = realloc(out.buf.data, out.buf.len);
     r->body = fit ? fit : out.buf.data;
     r->body_len = out.buf.len;
