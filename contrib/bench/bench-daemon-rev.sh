@@ -37,9 +37,13 @@ one_run() {
     pid=$!
     wait_for "bench-daemon-rev.sh: skeld did not start" "$tmp/out" grep -qs '^listening' "$tmp/out"
     # shellcheck disable=SC2086
-    "$load" --uri "unix:$tmp/s.sock" --skf "$2" --seconds 3 --pid "$pid" $mix |
-        sed -n 's/.* = \([0-9.]*\) ok\/s/\1/p'
+    r=$("$load" --uri "unix:$tmp/s.sock" --skf "$2" --seconds 3 --pid "$pid" $mix |
+        sed -n 's/.* = \([0-9.]*\) ok\/s/\1/p')
     stop
+    # a flag bench-load refuses (MIX) or a daemon that died: no figure, not a ratio of nan
+    awk -v r="$r" 'BEGIN {exit !(r > 0)}' ||
+        { echo "bench-daemon-rev.sh: no ok/s from $1 with bench-load $mix" >&2; exit 1; }
+    echo "$r"
 }
 
 for file in "$@"; do

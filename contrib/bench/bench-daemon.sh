@@ -34,7 +34,14 @@ load=./contrib/bench/bench-load
 [ -x "$bin" ] && [ -x "$load" ] && [ -x ./contrib/bench/bench-wake ] && [ -x ./contrib/bench/bench-async ] || { echo "bench-daemon: run make first" >&2; exit 1; }
 
 dir=$(mktemp -d)
-trap 'stop; [ -z "$pid1" ] || kill -TERM "$pid1" 2>/dev/null; rm -rf "$dir"' EXIT INT TERM
+pid1=
+# stop_one: stop for the second daemon (start_one's), which may have died already: under set -e
+# a failing kill in the trap would end it before the temporary directory is removed.
+stop_one() {
+    [ -n "$pid1" ] && kill -TERM "$pid1" 2>/dev/null && wait "$pid1" 2>/dev/null || true
+    pid1=
+}
+trap 'stop; stop_one; rm -rf "$dir"' EXIT INT TERM
 
 # start THREADS [RESULT-CACHE-MB]: a daemon with the samples preloaded (FILE is uploaded by
 # bench-load). The result cache is off unless asked for: the figures measure the work, not
@@ -49,7 +56,6 @@ start() {
 
 # start_one: a second daemon with one worker on one.sock (its pid in pid1), beside the first,
 # so that RENDER on 1 and 2 workers can alternate run by run; an idle daemon takes no CPU.
-pid1=
 start_one() {
     $bin serve --listen "unix:$dir/one.sock" --root samples --preload samples --threads 1 \
         --result-cache-mb 0 --log-level warn >"$dir/out1" 2>&1 &
@@ -118,13 +124,15 @@ while [ $n -lt "$runs" ]; do
     # shellcheck disable=SC2086
     b=$($load --uri "unix:$dir/one.sock" --skf "$skf" --seconds "$secs" --pid "$pid1" $rendermix |
         sed -n 's/.* = \([0-9.]*\) ok\/s/\1/p')
+    # a daemon that died answers nothing: bench-load's 0 ok/s would make the ratio inf
+    awk -v a="$a" -v b="$b" 'BEGIN {exit !(a > 0 && b > 0)}' ||
+        { echo "bench-daemon: a RENDER run gave no figure (2 workers: '$a', 1: '$b')" >&2; exit 1; }
     echo "$a" >>"$dir/r2"
     echo "$b" >>"$dir/r1"
     awk -v a="$a" -v b="$b" 'BEGIN {print a / b}' >>"$dir/rr"
     n=$((n + 1))
 done
-kill -TERM "$pid1" && wait "$pid1" 2>/dev/null || true
-pid1=
+stop_one
 render2=$(median <"$dir/r2")
 render1=$(median <"$dir/r1")
 echo "RENDER 512x512, 2 workers: $render2 PNG/s"
