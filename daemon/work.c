@@ -305,9 +305,9 @@ int work_pose_json(const struct pose *p, bool matrix, struct byte_buf *out)
     size_t guess = 64 + (size_t)n * (matrix ? 440 : 200) + (size_t)arm->vert_count * 56;
     for (uint32_t b = 0; b < n; b++)
         guess += strlen(views[b].tex);
-    int rc = byte_buf_reserve(out, out->len + guess + 1);
+    int rc = byte_buf_reserve(out, guess + 1); /* room past out->len */
     size_t len = rc ? 0 : skp_pose_json((char *)out->data + out->len, guess + 1, views, n);
-    if (!rc && len > guess && !(rc = byte_buf_reserve(out, out->len + len + 1)))
+    if (!rc && len > guess && !(rc = byte_buf_reserve(out, len + 1)))
         skp_pose_json((char *)out->data + out->len, len + 1, views, n);
     if (!rc)
         out->len += len;
