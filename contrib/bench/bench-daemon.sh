@@ -137,7 +137,8 @@ render2=$(median <"$dir/r2")
 render1=$(median <"$dir/r1")
 echo "RENDER 512x512, 2 workers: $render2 PNG/s"
 echo "RENDER 512x512, 1 worker: $render1 PNG/s"
-echo "RENDER 2 workers / 1 worker: $(median <"$dir/rr")x (median of $runs alternating pairs; range $(sort -g "$dir/rr" | head -n 1)-$(sort -g "$dir/rr" | tail -n 1))"
+two() { awk '{printf "%.2f", $1}'; }
+echo "RENDER 2 workers / 1 worker: $(median <"$dir/rr" | two)x (median of $runs alternating pairs; range $(sort -g "$dir/rr" | head -n 1 | two)-$(sort -g "$dir/rr" | tail -n 1 | two))"
 echo "RSS with three armatures cached, after the runs:"
 bench --conns 1 --depth 1 --mix pose=1 | grep RSS | sed 's/^/  /'
 stop
