@@ -11,9 +11,9 @@
  * - after the picture is drawn again, each stage of deflate_dyn_block on its own: the
  *   tokenizer (items), the counting of the symbols, the codes (plan), and the Huffman
  *   writing (header and items).
- * The encode less those stages is the rest: Adler-32, CRC-32 and the chunks. The program
- * prints medians, the encode without counting and writing (a floor for any Huffman coder that
- * follows this tokenizer, however fast) and the encode without tokenizing (a floor for any
+ * The encode less those stages is the rest: Adler-32, CRC-32, the size check and the chunks. The
+ * program prints medians, the encode without counting and writing (a floor for any Huffman coder
+ * that follows this tokenizer, however fast) and the encode without tokenizing (a floor for any
  * search for repeats that feeds this coder).
  *
  * The stages are deflate_dyn.c's own static functions: this file includes that source, with
@@ -101,7 +101,7 @@ static void report(const char *path, const struct stage_run *s, double *t[T_KIND
     printf("  raster %.3f ms; encode %.3f ms = %.2f of the raster\n", r, m[T_ENCODE],
            m[T_ENCODE] / r);
     printf("  tokenize %.3f ms (%.2f), count %.3f (%.2f), plan %.3f (%.2f), write %.3f (%.2f), "
-           "the rest (Adler-32, CRC-32, chunks) %.3f (%.2f)\n",
+           "the rest (Adler-32, CRC-32, size check, chunks) %.3f (%.2f)\n",
            m[T_TOKENIZE], m[T_TOKENIZE] / r, m[T_COUNT], m[T_COUNT] / r, m[T_PLAN], m[T_PLAN] / r,
            m[T_WRITE], m[T_WRITE] / r, rest, rest / r);
     printf("  encode without counting and writing: %.3f ms = %.2f of the raster; without "
