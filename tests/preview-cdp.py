@@ -23,6 +23,9 @@ Checks, each on a page opened afresh:
               the frames of a new size unreachable (the page's requests failed through the
               Fetch domain) until frame 0 gives up, its siblings' last retries held; Play
               with skeld reachable, then the siblings give up: playing goes on
+  error stays the frames of a new size failed through the Fetch domain, frame 0's held, until
+              another gives up and stops playing: frame 0, arriving late, is drawn, but the
+              status keeps the error; Play, and it says what plays
   lost upload skeld restarted (it forgets uploads) under a page playing a file uploaded from
               it: a new size, and then Refresh, send the file again and play on; Refresh says
               that it sent the file again
@@ -259,12 +262,17 @@ def check_unreachable(b, skeld):
                "playing again, the status saying what plays")
 
 
-def check_late_give_up(b, skeld):
+def max_retries(skeld):
+    """The retries the page gives a frame before it gives up (app.js's MAX_RETRIES)."""
     with urllib.request.urlopen(f"{skeld.url()}/app.js", timeout=TIMEOUT) as r:
         found = re.search(r"const MAX_RETRIES = ([0-9]+);", r.read().decode())
     if not found:
         raise AssertionError("app.js has no MAX_RETRIES: this check must learn its retries")
-    retries = int(found[1])
+    return int(found[1])
+
+
+def check_late_give_up(b, skeld):
+    retries = max_retries(skeld)
     open_playing(b, skeld, "file=robot.skf&anim=Walk&size=96x96")
     # The frames of a new size, as skeld's being unreachable would fail them (a frame is an
     # Image; when one fails the page fetch()es its URL to learn why, and retries while that
@@ -321,6 +329,64 @@ def check_late_give_up(b, skeld):
     finally:
         del b.handlers["Fetch.requestPaused"]
         b.send("Fetch.disable")  # what is held goes on
+
+
+def check_error_stays(b, skeld):
+    retries = max_retries(skeld)
+    open_playing(b, skeld, "file=robot.skf&anim=Walk&size=96x96")
+    # The frames of a new size: frame 0's request held, the others failed (as skeld's being
+    # unreachable would fail them) until one of them gives up and stops playing; from that
+    # failure on every request is held, so that no other frame gives up. Then frame 0 arrives,
+    # late: it is drawn, and the status keeps the error, nothing playing.
+    held = []  # (frame, request) of the requests held
+    fetches = {}  # frame -> the fetches of it seen (a frame that fails fetch()es its URL)
+    state = {"given up": None}  # the frame whose last fetch failed
+
+    def paused(params):
+        request = params["requestId"]
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(params["request"]["url"]).query)
+        f = int(query["frame"][0])
+        if f == 0 or state["given up"] is not None:
+            held.append((f, request))
+            return
+        if params["resourceType"] != "Image":  # a fetch(): Chromium says XHR
+            fetches[f] = fetches.get(f, 0) + 1
+            if fetches[f] == retries + 1:  # its last: failed, it gives up
+                state["given up"] = f
+        b.post("Fetch.failRequest", {"requestId": request, "errorReason": "ConnectionRefused"})
+
+    b.handlers["Fetch.requestPaused"] = paused
+    b.send("Fetch.enable", {"patterns": [{"urlPattern": "*/render.png?*"}]})
+    try:
+        set_size(b, "84x84")  # a size no other check asks for: nothing of it in the cache
+        b.wait_until(lambda: state["given up"] is not None, "a frame at its last retry")
+        said = f"Frame {state['given up']} could not be rendered: "
+        error = b.wait_for(f"{STATUS}.startsWith({json.dumps(said)}) && {STATUS}",
+                           "a frame given up")
+        if b.evaluate(PLAYING):
+            raise AssertionError(f"a frame gave up, and the page plays on: {error!r}")
+        first = [request for f, request in held if f == 0]
+        if len(first) != 1:
+            raise AssertionError(f"frame 0 asked for {len(first)} times, not once")
+        b.send("Fetch.continueRequest", {"requestId": first[0]})
+        # drawn in the handler that says the status, after it: one evaluation reads both
+        status = b.wait_for(f"document.getElementById('view').width === 84 && {STATUS}",
+                            "frame 0 arrived late and drawn")
+        if status != error or b.evaluate(PLAYING):
+            raise AssertionError(f"frame 0 arrived after frame {state['given up']} gave up: "
+                                 f"the status says {status!r}, not {error!r}; playing: "
+                                 f"{b.evaluate(PLAYING)}")
+        # Play, then what is held goes on: the frames play and the status says what plays
+        b.evaluate("document.getElementById('play').click()")
+        del b.handlers["Fetch.requestPaused"]
+        b.send("Fetch.disable")
+        plays_on(b, "Play after the error")
+        summary = ISO.format("Walk") + ": 41 frames at 30 fps, 84x84"
+        b.wait_for(f"{STATUS} === {json.dumps(summary)}",
+                   "playing again, the status saying what plays")
+    finally:
+        if b.handlers.pop("Fetch.requestPaused", None):
+            b.send("Fetch.disable")  # what is held goes on
 
 
 def check_lost_upload(b, skeld):
@@ -468,8 +534,8 @@ def check_port_taken(b, skeld):
 
 
 CHECKS = [("words", check_words), ("bad size", check_bad_size), ("unreachable", check_unreachable),
-          ("late give-up", check_late_give_up), ("lost upload", check_lost_upload),
-          ("listed", check_listed), ("cannot open", check_cannot_open),
+          ("late give-up", check_late_give_up), ("error stays", check_error_stays),
+          ("lost upload", check_lost_upload), ("listed", check_listed), ("cannot open", check_cannot_open),
           ("insecure", check_insecure), ("port taken", check_port_taken)]
 PORT_TRIES = 3  # runs of one check, each on a new port when another process took skeld's
 

@@ -37,6 +37,9 @@ const player = {
   held: false, // playing when a bad size stopped it: the next good size plays again
   summary: '', // what the status line says of this generation while all is well
   troubled: false, // the status line says a frame failed: the next to arrive says the summary
+  // a frame gave up and stopped playing: the status keeps its error (frames still in flight
+  // arrive, drawn, but say nothing) until the user plays again or makes a new choice
+  halted: false,
   timer: 0,
   generation: 0,
   // counts the starts of playing (Play, or a restart that plays): a frame that gives up stops
@@ -413,7 +416,7 @@ function restart(note = '', resume = true) {
   player.summary = player.anim
     ? `${what}: ${count(n, 'frame')} at ${player.anim.fps} fps, ${ui.size.value}${note}`
     : `The rest pose, ${ui.size.value}${note}`;
-  player.troubled = false;
+  player.troubled = player.halted = false;
   say(player.summary);
   ui.play.disabled = !player.anim || n < 2; // a rest pose or one frame: nothing to play
   if (resume) play(); // first: the frames are asked for under the playing it starts
@@ -483,7 +486,7 @@ function request(f, generation, started, attempt) {
     if (generation !== player.generation) return;
     player.inFlight--;
     slot.ready = true;
-    if (player.troubled) { // skeld answers again: what failed is over
+    if (player.troubled && !player.halted) { // skeld answers again: what failed is over
       player.troubled = false;
       say(player.summary);
     }
@@ -536,6 +539,7 @@ async function failed(f, generation, started, attempt) {
   }
   stop();
   player.troubled = true;
+  player.halted = true;
   if (res && res.status === 401) { // the token changed (SIGHUP) or was never given
     ui.tokenRow.hidden = false;
     say('This skeld needs its --auth-token (it may have changed): enter it in the Token field.');
@@ -554,7 +558,7 @@ async function failed(f, generation, started, attempt) {
 async function sendLost(generation) {
   const base = player.base;
   if (!resends.has(base) && (await stillCached(base))) return;
-  if (generation === player.generation) {
+  if (generation === player.generation && !player.halted) { // not over a frame's error
     say(`skeld lost ${iso(uploadAt(base).file.name)}: sending it again\u2026`);
     player.troubled = true;
   }
@@ -592,6 +596,7 @@ function tick() {
 function play() {
   if (player.playing || !player.anim || frameCount() < 2 || ui.play.disabled) return;
   player.playing = true;
+  player.halted = false; // the next frame to arrive says the summary
   player.playStarts++;
   player.timer = setInterval(tick, 1000 / (player.anim.fps > 0 ? player.anim.fps : 24));
   ui.play.textContent = 'Pause';
