@@ -29,6 +29,10 @@ Checks, each on a page opened afresh:
   lost upload skeld restarted (it forgets uploads) under a page playing a file uploaded from
               it: a new size, and then Refresh, send the file again and play on; Refresh says
               that it sent the file again
+  resend fails
+              skeld restarted under a page playing a file uploaded from it, the upload again
+              refused (the Fetch domain answers its PUT 503): Refresh says that sending the
+              file (named) again failed, and why (the answer's message)
   listed      two files uploaded from the page, then skeld restarted (it lost both): Refresh
               lists both (the page holds them; behind a cluster's HAProxy the list is one
               node's, which lacks uploads that live on other nodes); skeld restarted again,
@@ -44,6 +48,7 @@ Checks, each on a page opened afresh:
 Exit 0 if all passed, 1 if one failed, 77 if this skeld has no http listener, 99 on trouble
 outside the page (skeld or the browser do not start, or another process took skeld's port
 in each of a check's three runs)."""
+import base64
 import hashlib
 import io
 import json
@@ -421,6 +426,50 @@ def check_lost_upload(b, skeld):
     b.wait_for(f"{STATUS} === {json.dumps(said)}", "Refresh saying it sent the upload again")
 
 
+def check_resend_fails(b, skeld):
+    path, armature = variant("refused")
+    b.navigate(f"{skeld.url()}/")
+    b.wait_for(f"!{STATUS}.startsWith('Loading')", "the list of armatures")
+    b.set_files("#upload", [path])
+    plays_on(b, "the upload playing")
+    # Its upload again refused with skeld's kind of error; its frames held (one that found it
+    # missing would send it again too, and say so), so that what Refresh says is what is read.
+    refused = "preview-cdp refuses this upload"
+
+    def paused(params):
+        request, method = params["requestId"], params["request"]["method"]
+        if "/render.png?" in params["request"]["url"]:
+            return  # held
+        if method == "PUT":
+            body = json.dumps({"error": "unavailable", "message": refused}).encode()
+            b.post("Fetch.fulfillRequest", {
+                "requestId": request, "responseCode": 503,
+                "responseHeaders": [{"name": "Content-Type", "value": "application/json"}],
+                "body": base64.b64encode(body).decode()})
+        else:
+            b.post("Fetch.continueRequest", {"requestId": request})
+
+    b.handlers["Fetch.requestPaused"] = paused
+    b.send("Fetch.enable", {"patterns": [{"urlPattern": "*/render.png?*"},
+                                         {"urlPattern": f"*/v1/armatures/{armature}"}]})
+    try:
+        skeld.restart()
+        if skeld.has(armature):
+            raise AssertionError("a restarted skeld still has the upload: nothing to check")
+        b.evaluate("document.getElementById('refresh').click()")
+        # the upload is no longer on show: nothing of it plays
+        b.wait_for("document.getElementById('playback').disabled",
+                   "Refresh done with the upload it could not send again")
+        status = b.evaluate(STATUS)
+        said = f"skeld lost {ISO.format('refused.skf')}, and sending it again failed: {refused}"
+        if status != said or b.evaluate(PLAYING):
+            raise AssertionError(f"the upload not sent again, Refresh says {status!r}; playing: "
+                                 f"{b.evaluate(PLAYING)}")
+    finally:
+        del b.handlers["Fetch.requestPaused"]
+        b.send("Fetch.disable")  # what is held goes on
+
+
 def variant(name):
     """A copy of the upload with bytes of its own (a zip comment): (its path, its id)."""
     buf = io.BytesIO(open(upload, "rb").read())
@@ -535,7 +584,8 @@ def check_port_taken(b, skeld):
 
 CHECKS = [("words", check_words), ("bad size", check_bad_size), ("unreachable", check_unreachable),
           ("late give-up", check_late_give_up), ("error stays", check_error_stays),
-          ("lost upload", check_lost_upload), ("listed", check_listed), ("cannot open", check_cannot_open),
+          ("lost upload", check_lost_upload), ("resend fails", check_resend_fails),
+          ("listed", check_listed), ("cannot open", check_cannot_open),
           ("insecure", check_insecure), ("port taken", check_port_taken)]
 PORT_TRIES = 3  # runs of one check, each on a new port when another process took skeld's
 

@@ -4,9 +4,9 @@
 # library only) against a skeld it stops and starts again on its port. It checks what a DOM
 # dump (preview.sh) cannot: playing again after a bad size, after skeld was unreachable (and
 # on, when frames asked for before Play give up after it) and after skeld lost a file the
-# page uploaded (saying that it sent it again); an error kept on the status line past frames
-# that arrive after it stopped playing; and the words shown (1 frame, 1 bone, isolated names,
-# an upload's name where it cannot be opened).
+# page uploaded (saying that it sent it again, or why it could not); an error kept on the
+# status line past frames that arrive after it stopped playing; and the words shown (1 frame,
+# 1 bone, isolated names, an upload's name where it cannot be opened).
 # Skips (77) without Chromium or python3 (contrib/install-deps installs both) or when this
 # skeld has no http:// listener. Only loopback; every wait is bounded.
 set -u

@@ -167,12 +167,21 @@ async function listArmatures(choice, quiet, resent = false) {
       !(await stillCached(player.base))) {
     // uploaded from this page, which holds its bytes: the node lost it, not the user
     const up = uploadAt(player.base);
+    let why = 'The armature on show is no longer cached: choose another, or upload it again.';
     if (up && !resent) {
-      say(`skeld lost ${iso(up.file.name)}: sending it again\u2026`);
-      if (await sendAgain(player.base).catch(() => false)) {
-        say(`skeld lost ${iso(up.file.name)}: sent it again.`);
+      const name = iso(up.file.name);
+      say(`skeld lost ${name}: sending it again\u2026`);
+      let failure = null;
+      try {
+        await sendAgain(player.base);
+      } catch (e) {
+        failure = e;
+      }
+      if (!failure) {
+        say(`skeld lost ${name}: sent it again.`);
         return listArmatures(choice, quiet, true);
       }
+      why = `skeld lost ${name}, and sending it again failed: ${failure.message}`;
     }
     stop();
     player.generation++;
@@ -180,7 +189,7 @@ async function listArmatures(choice, quiet, resent = false) {
     ui.playback.disabled = true;
     ui.armature.value = '';
     blank('No armature chosen');
-    say('The armature on show is no longer cached: choose another, or upload it again.');
+    say(why);
     return;
   }
   if (!quiet) {
