@@ -369,11 +369,12 @@ async function open(choice, wanted) {
   player.info = info;
   const anims = info.animations || [], styles = info.styles || [];
   const animLabel = (a) => `${iso(a.name)} (${count(a.frames, 'frame')}, ${a.fps} fps)`;
+  const names = (items) => items.map((it) => iso(it.name)).join(', ');
   if (!fillSelect(ui.anim, anims, animLabel, wanted.anim, anims.length ? '' : '(rest pose)')) {
-    notes.push(`no animation "${iso(wanted.anim)}"; valid: ${anims.map((a) => iso(a.name)).join(', ')}`);
+    notes.push(`no animation "${iso(wanted.anim)}"; valid: ${names(anims)}`);
   }
   if (!fillSelect(ui.style, styles, (s) => iso(s.name), wanted.style, '(default)')) {
-    notes.push(`no style "${iso(wanted.style)}"; valid: ${styles.map((s) => iso(s.name)).join(', ')}`);
+    notes.push(`no style "${iso(wanted.style)}"; valid: ${names(styles)}`);
   }
   ui.playback.disabled = false;
   restart(notes.length ? ` (${notes.join(', ')})` : '');
@@ -447,10 +448,11 @@ function updateSheetLink() {
   const n = frameCount(), p = player.params;
   const cols = Math.ceil(Math.sqrt(n)), rows = Math.ceil(n / cols);
   const [w, h] = p.size.split('x').map(Number);
+  const tooBig = cols * w > MAX_SHEET_SIDE || rows * h > MAX_SHEET_SIDE;
   const why = !player.anim ? 'the rest pose has no frames to put on a sheet'
-            : cols * w > MAX_SHEET_SIDE || rows * h > MAX_SHEET_SIDE
-              ? `${cols * w}x${rows * h} pixels: over skeld's ${MAX_SHEET_SIDE} a side; choose a smaller size`
-              : '';
+            : tooBig ? `${cols * w}x${rows * h} pixels: over skeld's ${MAX_SHEET_SIDE} a side; ` +
+                       'choose a smaller size'
+            : '';
   if (why) {
     ui.sheet.removeAttribute('href');
     ui.sheet.textContent = `No spritesheet: ${why}`;
