@@ -32,7 +32,8 @@ here=$(dirname "$0")
 BROWSER_FPS=33.3 BROWSER_COLD_S=3.7 BROWSER_RSS_MIB=1075 RUST_US=20.5
 
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT INT TERM
+trap 'rm -rf "$dir"' EXIT
+trap 'exit 130' INT TERM # the EXIT trap cleans up; without an exit the script would go on
 
 echo "== engine"
 ./contrib/bench/bench-engine "$skf" | tee "$dir/engine"

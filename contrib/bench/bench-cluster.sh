@@ -25,7 +25,8 @@ done
 
 dir=$(mktemp -d)
 pids=
-trap 'for p in $pids; do kill -TERM $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$dir"' EXIT INT TERM
+trap 'for p in $pids; do kill -TERM $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$dir"' EXIT
+trap 'exit 130' INT TERM # the EXIT trap cleans up; without an exit the script would go on
 mkdir "$dir/root"
 for k in 0 1 2 3 4 5 6 7; do
     set -- samples/robot.skf samples/critter.skf samples/robot-0.7.skf samples/lamp-0.7.skf

@@ -20,7 +20,8 @@ new=$here/daemon/skeld
 load=$here/contrib/bench/bench-load
 [ -x "$new" ] && [ -x "$load" ] || { echo "bench-daemon-rev.sh: build the tree first (make)" >&2; exit 1; }
 tmp=$(mktemp -d)
-trap 'stop; git -C "$here" worktree remove --force "$tmp/old" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT INT TERM
+trap 'stop; git -C "$here" worktree remove --force "$tmp/old" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM # the EXIT trap cleans up; without an exit the script would go on
 git -C "$here" worktree add -q --detach "$tmp/old" "$rev"
 (cd "$tmp/old" && autoreconf -fi >/dev/null 2>&1 && ./configure -q >/dev/null &&
     make -j2 daemon/skeld >/dev/null) || { echo "bench-daemon-rev.sh: $rev does not build" >&2; exit 1; }

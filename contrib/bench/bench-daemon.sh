@@ -41,7 +41,8 @@ stop_one() {
     [ -n "$pid1" ] && kill -TERM "$pid1" 2>/dev/null && wait "$pid1" 2>/dev/null || true
     pid1=
 }
-trap 'stop; stop_one; rm -rf "$dir"' EXIT INT TERM
+trap 'stop; stop_one; rm -rf "$dir"' EXIT
+trap 'exit 130' INT TERM # the EXIT trap cleans up; without an exit the script would go on
 
 # start THREADS [RESULT-CACHE-MB]: a daemon with the samples preloaded (FILE is uploaded by
 # bench-load). The result cache is off unless asked for: the figures measure the work, not
@@ -69,13 +70,19 @@ bench() {
     $load --uri "unix:$dir/s.sock" --skf "$skf" --seconds "$secs" --pid "$pid" "$@"
 }
 
-# okps ARGS...: the median ok/s of RUNS runs
+# okps ARGS...: the median ok/s of RUNS runs; a run that gives no figure (the daemon died,
+# bench-load refused its flags) fails the script rather than the median
 okps() {
+    : >"$dir/okps"
     n=0
     while [ $n -lt "$runs" ]; do
-        bench "$@" | sed -n 's/.* = \([0-9.]*\) ok\/s/\1/p'
+        v=$(bench "$@" | sed -n 's/.* = \([0-9.]*\) ok\/s/\1/p')
+        awk -v v="$v" 'BEGIN {exit !(v > 0)}' ||
+            { echo "bench-daemon: a run gave no figure (bench-load $*)" >&2; exit 1; }
+        echo "$v" >>"$dir/okps"
         n=$((n + 1))
-    done | median
+    done
+    median <"$dir/okps"
 }
 
 start 2

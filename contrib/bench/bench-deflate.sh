@@ -14,6 +14,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 [ -f "$here/daemon/engine/.libs/libengine.a" ] || { echo "bench-deflate.sh: build the tree first (make)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM # the EXIT trap cleans up (a signal's default end would skip it)
 mkdir "$tmp/a"
 for f in deflate_dyn.c deflate_dyn.h deflate_bits.h; do
     git -C "$here" show "$rev:daemon/engine/$f" > "$tmp/a/$f"

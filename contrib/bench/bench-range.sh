@@ -23,7 +23,8 @@ ctl=$here/client/skelctl
 [ -x "$bin" ] && [ -x "$ctl" ] || { echo "bench-range: run make first" >&2; exit 1; }
 
 dir=$(mktemp -d)
-trap 'stop; [ -z "$rev" ] || git -C "$here" worktree remove --force "$dir/rev" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT INT TERM
+trap 'stop; [ -z "$rev" ] || git -C "$here" worktree remove --force "$dir/rev" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
+trap 'exit 130' INT TERM # the EXIT trap cleans up; without an exit the script would go on
 if [ -n "$rev" ]; then
     git -C "$here" worktree add -q --detach "$dir/rev" "$rev"
     (cd "$dir/rev" && autoreconf -fi >/dev/null 2>&1 && ./configure -q >/dev/null &&

@@ -17,6 +17,7 @@ new=$here/contrib/bench/bench-render
 [ -x "$new" ] || { echo "bench-rev.sh: build the tree first (make)" >&2; exit 1; }
 tmp=$(mktemp -d)
 trap 'git -C "$here" worktree remove --force "$tmp/old" >/dev/null 2>&1 || true; rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM # the EXIT trap cleans up (a signal's default end would skip it)
 git -C "$here" worktree add -q --detach "$tmp/old" "$rev"
 (cd "$tmp/old" && autoreconf -fi >/dev/null 2>&1 && ./configure -q >/dev/null &&
     make -j2 contrib/bench/bench-render >/dev/null) || { echo "bench-rev.sh: $rev does not build" >&2; exit 1; }
