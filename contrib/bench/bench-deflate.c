@@ -53,22 +53,12 @@ struct frame {
 static int draw(const char *path, struct frame *f)
 {
     struct armature *arm;
-    struct eng_error err;
-    if (armature_load_file(path, NULL, &arm, &err)) {
-        fprintf(stderr, "bench-deflate: %s\n", err.msg);
-        return 1;
-    }
-    struct pose *p = pose_new(arm);
+    struct pose *p;
     struct render_opts opts;
-    render_opts_default(&opts);
-    opts.straight_alpha = true;
-    opts.png_rows = true;
+    if (bench_load_posed("bench-deflate", path, 0, 0, &arm, &p, &opts))
+        return 1;
     image_init(&f->img);
-    int rc = 1;
-    if (p) {
-        bench_pose_like_player(arm, p, &opts);
-        rc = render(arm, p, &opts, &f->img);
-    }
+    int rc = render(arm, p, &opts, &f->img);
     pose_free(p);
     armature_free(arm);
     if (rc) {

@@ -159,19 +159,10 @@ static void bench_bands(const struct armature *arm, const struct pose *p,
 static int bench_file(const char *path, int renders, uint32_t w, uint32_t h, bool baselines)
 {
     struct armature *arm;
-    struct eng_error err;
-    if (armature_load_file(path, NULL, &arm, &err)) {
-        fprintf(stderr, "bench-render: %s\n", err.msg);
-        return 1;
-    }
-    struct pose *p = pose_new(arm);
+    struct pose *p;
     struct render_opts opts;
-    render_opts_default(&opts);
-    opts.width = w;
-    opts.height = h;
-    opts.straight_alpha = true;
-    opts.png_rows = true; /* as the daemon draws a frame it sends as a PNG */
-    bench_pose_like_player(arm, p, &opts);
+    if (bench_load_posed("bench-render", path, w, h, &arm, &p, &opts))
+        return 1;
     struct image img;
     image_init(&img);
     struct byte_buf png = {0}, scratch = {0};

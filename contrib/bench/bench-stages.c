@@ -109,39 +109,35 @@ static void report(const char *path, const struct stage_run *s, double *t[T_KIND
            no_coder, no_coder / r, no_tokenizer, no_tokenizer / r, runs);
 }
 
+/* A first raster and encode size the run's buffers (the items go in the encoder's scratch, as
+ * the stages need them), and the figures' arrays: 0, or -1 if one fails. */
+static int prepare(const struct armature *arm, struct pose *p, const struct render_opts *opts,
+                   struct stage_run *s, double *t[T_KINDS], int runs)
+{
+    if (render(arm, p, opts, &s->img))
+        return -1;
+    size_t n = ((size_t)s->img.width * 4 + 1) * s->img.height;
+    struct png_opts po = {.level = PNG_LEVEL_DEFAULT, .live = s->img.live, .scanlines = true};
+    if (png_encode(s->img.rgba, s->img.width, s->img.height, &po, &s->png, &s->scratch) ||
+        s->scratch.cap < stages_dyn_scratch_size(n) || !(s->out = malloc(stages_dyn_bound(n) + 64)))
+        return -1;
+    for (int k = 0; k < T_KINDS; k++)
+        if (!(t[k] = calloc((size_t)runs, sizeof *t[k])))
+            return -1;
+    return 0;
+}
+
 static int bench_file(const char *path, int runs)
 {
     struct armature *arm;
-    struct eng_error err;
-    if (armature_load_file(path, NULL, &arm, &err)) {
-        fprintf(stderr, "bench-stages: %s\n", err.msg);
-        return 1;
-    }
-    struct pose *p = pose_new(arm);
+    struct pose *p;
     struct render_opts opts;
-    render_opts_default(&opts);
-    opts.straight_alpha = true;
-    opts.png_rows = true; /* as the daemon draws a frame it sends as a PNG */
+    if (bench_load_posed("bench-stages", path, 0, 0, &arm, &p, &opts))
+        return 1;
     struct stage_run s = {0};
     image_init(&s.img);
     double *t[T_KINDS] = {0};
-    int rc = 1;
-    if (p) {
-        bench_pose_like_player(arm, p, &opts);
-        rc = render(arm, p, &opts, &s.img); /* sizes the picture */
-    }
-    size_t n = rc ? 0 : ((size_t)s.img.width * 4 + 1) * s.img.height;
-    if (!rc) {
-        s.out = malloc(stages_dyn_bound(n) + 64);
-        struct png_opts po = {.level = PNG_LEVEL_DEFAULT, .live = s.img.live, .scanlines = true};
-        rc = png_encode(s.img.rgba, s.img.width, s.img.height, &po, &s.png, &s.scratch);
-        rc |= s.scratch.cap < stages_dyn_scratch_size(n); /* the items, as the stages need */
-        for (int k = 0; k < T_KINDS; k++)
-            t[k] = calloc((size_t)runs, sizeof *t[k]);
-        for (int k = 0; k < T_KINDS; k++)
-            rc |= !t[k];
-        rc |= !s.out;
-    }
+    int rc = prepare(arm, p, &opts, &s, t, runs) ? 1 : 0;
     if (rc) {
         fprintf(stderr, "bench-stages: %s: render, encode or memory failed\n", path);
     } else {
