@@ -198,6 +198,12 @@ def plays_on(b, what, frames=3):
     b.wait_for(f"{PLAYING} && {PLAYED} >= {start + frames}", what)
 
 
+def open_list(b, url):
+    """Opens the page at url and waits until it has listed the armatures."""
+    b.navigate(url)
+    b.wait_for(f"!{STATUS}.startsWith('Loading')", "the list of armatures")
+
+
 def open_playing(b, skeld, query):
     b.navigate(f"{skeld.url()}/?{query}")
     plays_on(b, f"/?{query} playing")
@@ -395,8 +401,7 @@ def check_error_stays(b, skeld):
 
 
 def check_lost_upload(b, skeld):
-    b.navigate(f"{skeld.url()}/")
-    b.wait_for(f"!{STATUS}.startsWith('Loading')", "the list of armatures")
+    open_list(b, f"{skeld.url()}/")
     b.set_files("#upload", [upload])
     plays_on(b, "the uploaded file playing")
     choice = b.evaluate("document.getElementById('armature').value")
@@ -413,12 +418,7 @@ def check_lost_upload(b, skeld):
     # Refresh finds it missing from the list, and sends it again too
     skeld.restart()
     b.evaluate("document.getElementById('refresh').click()")
-    deadline = time.monotonic() + TIMEOUT
-    while not skeld.has(armature):
-        if time.monotonic() > deadline:
-            raise Timeout(f"Refresh: the upload not sent again within {TIMEOUT} s; the status "
-                          f"says {b.evaluate(STATUS)!r}")
-        time.sleep(0.1)
+    b.wait_until(lambda: skeld.has(armature), "Refresh sending the upload again")
     b.wait_for(f"document.getElementById('armature').value === {json.dumps(choice)}",
                "the upload chosen in the list again")
     plays_on(b, "the upload playing after Refresh")
@@ -428,8 +428,7 @@ def check_lost_upload(b, skeld):
 
 def check_resend_fails(b, skeld):
     path, armature = variant("refused")
-    b.navigate(f"{skeld.url()}/")
-    b.wait_for(f"!{STATUS}.startsWith('Loading')", "the list of armatures")
+    open_list(b, f"{skeld.url()}/")
     b.set_files("#upload", [path])
     plays_on(b, "the upload playing")
     # Its upload again refused with skeld's kind of error; its frames held (one that found it
@@ -485,8 +484,7 @@ OPTIONS = "[...document.getElementById('armature').options].map((o) => o.value)"
 
 
 def check_listed(b, skeld):
-    b.navigate(f"{skeld.url()}/")
-    b.wait_for(f"!{STATUS}.startsWith('Loading')", "the list of armatures")
+    open_list(b, f"{skeld.url()}/")
     ids = []
     for name in ("first", "second"):
         path, armature = variant(name)
@@ -545,8 +543,7 @@ def check_insecure(b, skeld):
 
 def check_cannot_open(b, skeld):
     path, armature = variant("named")
-    b.navigate(f"{skeld.url()}/")
-    b.wait_for(f"!{STATUS}.startsWith('Loading')", "the list of armatures")
+    open_list(b, f"{skeld.url()}/")
     b.set_files("#upload", [path])
     plays_on(b, "the upload playing")
     skeld.stop()
